@@ -1,0 +1,29 @@
+"""lazyloop: the executable specification of loops in ML graph IRs.
+
+TensorRT's formal semantics of loops, made executable: every tensor inside a loop is a
+memoised lazy stream, boundary layers are stream combinators, trip limits decide how many
+elements are forced. ONNX Loop/Scan and OpenVINO Loop-5 are lowered onto the same core.
+"""
+from .ambiguity import REGISTER as AMBIGUITIES
+from .enums import (ActivationType, ElementWiseOperation, LayerType, LoopOutput,
+                    MatrixOperation, ReduceOperation, TripLimit, UnaryOperation)
+from .errors import (EvaluationError, FuelExhausted, InputError, IteratorOutOfBounds,
+                     LazyLoopError, LengthTooShort, ModelError, NegativeTripCount, ShapeError,
+                     StreamShapeChanged, StructureError, UnsupportedError)
+from .evaluate import Evaluation, ForceEvent, evaluate, run
+from .network import Network
+from .plan import compile_network
+from .types import (OpaqueType, TensorType, bool, float16, float32, float64, int8, int32,
+                    int64, uint8)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "AMBIGUITIES", "ActivationType", "ElementWiseOperation", "LayerType", "LoopOutput",
+    "MatrixOperation", "ReduceOperation", "TripLimit", "UnaryOperation", "EvaluationError",
+    "FuelExhausted", "InputError", "IteratorOutOfBounds", "LazyLoopError", "LengthTooShort",
+    "ModelError", "NegativeTripCount", "ShapeError", "StreamShapeChanged", "StructureError",
+    "UnsupportedError", "Evaluation", "ForceEvent", "evaluate", "run", "Network",
+    "compile_network", "OpaqueType", "TensorType", "bool", "float16", "float32", "float64",
+    "int8", "int32", "int64", "uint8",
+]

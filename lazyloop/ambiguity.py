@@ -1,0 +1,101 @@
+"""The ambiguity register, as code.
+
+Where the source documents disagree or say nothing, lazyloop does not pick silently. Each
+entry names the rule it touches, the readings (one is the default) and where each comes from.
+A caller selects another reading with ``readings={"A1": "reverse-all"}`` on any evaluate
+call. spec/ambiguities.md holds the same entries in prose; a test keeps the two in step.
+"""
+from __future__ import annotations
+
+from typing import Mapping, Optional
+
+import attrs
+
+from .errors import LazyLoopError
+
+
+@attrs.frozen
+class Ambiguity:
+    id: str
+    rule: str
+    question: str
+    readings: Mapping[str, str]  # reading name -> where it comes from
+    default: str
+
+
+REGISTER = {a.id: a for a in [
+    Ambiguity("A1", "output/reverse",
+              "REVERSE with a length Y > n: where does the padding go?",
+              {"padding-after": "the formal semantics pads CONCATENATE after the values; "
+                                "REVERSE is 'similar' with the order reversed",
+               "reverse-all": "reverse the whole padded CONCATENATE result (padding first)"},
+              "padding-after"),
+    Ambiguity("A2", "iterator/reverse",
+              "reverse iterator: which element is element i?",
+              {"guide": "developer guide: X[L-1-i], L the extent of the iterated axis",
+               "api-reference": "API reference: gather(t, M-1-i), M the COUNT trip count"},
+              "guide"),
+    Ambiguity("A3", "openvino/loop5",
+              "OpenVINO output by last iteration of a result without back edge, after zero trips",
+              {"undefined": "nothing was produced, so the value is undefined (masked)",
+               "error": "refuse, like OpenVINO's reference implementation refuses zero trips"},
+              "undefined"),
+    Ambiguity("A4", "trip/count",
+              "negative COUNT limit",
+              {"by-profile": "TensorRT: runtime error; ONNX: zero trips (its reference "
+                             "evaluator); OpenVINO: no count limit (-1 means infinite)",
+               "error": "a runtime error in every profile",
+               "zero-trips": "zero trips in every profile",
+               "no-limit": "no count limit in every profile"},
+              "by-profile"),
+    Ambiguity("A5", "openvino/loop5",
+              "OpenVINO loop that runs zero trips (count 0 or a false first condition)",
+              {"execute": "run it: initial values, empty concatenations (CPU plugin)",
+               "refuse": "a runtime error (OpenVINO's reference implementation)"},
+              "execute"),
+    Ambiguity("A6", "profile/tensorrt-dtypes",
+              "'the loop API supports only FP32 and FP16' vs a bool WHILE recurrence example",
+              {"profile": "floating point loop values FP32/FP16; bool and int32/int64 allowed",
+               "fp-only": "every loop value FP32 or FP16 (the sentence read literally)"},
+              "profile"),
+    Ambiguity("A7", "onnx/loop",
+              "does the ONNX Loop return its final condition?",
+              {"signature": "operator signature: carried values then scan outputs",
+               "sample": "the documented sample lists the condition first"},
+              "signature"),
+    Ambiguity("A8", "onnx/loop",
+              "ONNX Loop scan outputs: concatenated or stacked?",
+              {"stack": "stacked on a new axis 0 (pseudo-code, onnxruntime, onnx/onnx#3122)",
+               "concatenate": "concatenated along the existing axis 0 (the prose)"},
+              "stack"),
+    Ambiguity("A9", "onnx/loop",
+              "ONNX Loop with cond omitted: what does the body's condition input receive?",
+              {"true": "true on every trip",
+               "undefined": "nothing: the input is undefined and reading it is masked"},
+              "true"),
+    Ambiguity("A10", "laziness/dead",
+              "a layer that fails on a value nobody reads",
+              {"lazy": "TensorRT's lazy semantics never forces it: no error",
+               "eager": "every layer runs on every trip, as ONNX/OpenVINO runtimes do"},
+              "lazy"),
+]}
+
+
+class UnknownReading(LazyLoopError):
+    pass
+
+
+def resolve(readings: Optional[Mapping[str, str]]) -> dict:
+    """The full reading table: defaults overridden by the caller's choices."""
+    chosen = {a.id: a.default for a in REGISTER.values()}
+    for key, value in (readings or {}).items():
+        entry = REGISTER.get(key)
+        if entry is None:
+            raise UnknownReading(f"readings[{key!r}]", "ambiguity/register",
+                                 "no such ambiguity", f"use one of {sorted(REGISTER)}")
+        if value not in entry.readings:
+            raise UnknownReading(f"readings[{key!r}]", entry.rule,
+                                 f"unknown reading {value!r}",
+                                 f"use one of {sorted(entry.readings)}")
+        chosen[key] = value
+    return chosen

@@ -1,0 +1,196 @@
+"""Tensors and the layer base class of the TensorRT-style builder."""
+from __future__ import annotations
+
+from typing import List, Optional, Sequence
+
+import numpy as np
+
+from ..enums import LayerType
+from ..errors import ShapeError, StructureError
+from ..types import OpaqueType, TensorType
+
+
+class Tensor:
+    """A value of the network: outside loops a tensor, inside loop L a stream over L's trips."""
+
+    def __init__(self, network, producer: Optional["Layer"], index: int, name: str,
+                 type_: Optional[TensorType] = None):
+        self.network = network
+        self.producer = producer
+        self.index = index
+        self._name = name
+        self._input_type = type_  # only for network inputs
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @name.setter
+    def name(self, value: str) -> None:
+        self._name = str(value)
+
+    @property
+    def type(self):
+        if self.producer is None:
+            return self._input_type
+        return self.producer.output_types()[self.index]
+
+    @property
+    def shape(self):
+        t = self.type
+        return t.shape if isinstance(t, TensorType) else None
+
+    @property
+    def dtype(self):
+        t = self.type
+        return t.dtype if isinstance(t, TensorType) else None
+
+    @property
+    def is_network_input(self) -> bool:
+        return self.producer is None
+
+    @property
+    def is_network_output(self) -> bool:
+        return any(t is self for t in self.network._outputs)
+
+    def __repr__(self) -> str:
+        return f"Tensor({self.name!r}, {self.type!r})"
+
+
+class Layer:
+    """A layer: inputs, parameters, outputs; `type` and member names follow TensorRT."""
+
+    type: LayerType = None
+    arity = None  # number of inputs it requires, when fixed
+
+    def __init__(self, network, inputs: Sequence[Optional[Tensor]], num_outputs: int = 1):
+        self.network = network
+        self._inputs: List[Optional[Tensor]] = list(inputs)
+        for t in self._inputs:
+            if t is not None:
+                network._check_owned(t, self)
+        self.name = network._fresh_layer_name(self.type.value)
+        self._outputs = [Tensor(network, self, i, self.name if num_outputs == 1 else f"{self.name}:{i}")
+                         for i in range(num_outputs)]
+        self._types = None
+        self._ready = True
+
+    def __setattr__(self, key, value):
+        object.__setattr__(self, key, value)
+        if not key.startswith("_") and key != "name" and getattr(self, "_ready", False):
+            self._changed()
+
+    def _changed(self):
+        """A parameter or input changed: infer this layer again (refusing a bad change now),
+        then every layer downstream, producers before consumers, without recursion."""
+        old = self._types
+        self._types = None
+        try:
+            new = self.output_types()
+        except Exception:
+            self._types = old
+            raise
+        if new == old:
+            return
+        dirty = self.network._downstream(self)
+        for layer in dirty:
+            layer._types = None
+        for layer in dirty:
+            layer.output_types()
+
+    # -- TensorRT's ILayer surface -------------------------------------------------------
+    @property
+    def num_inputs(self) -> int:
+        return len(self._inputs)
+
+    @property
+    def num_outputs(self) -> int:
+        return len(self._outputs)
+
+    def get_input(self, index: int) -> Optional[Tensor]:
+        if not 0 <= index < len(self._inputs):
+            return None
+        return self._inputs[index]
+
+    def get_output(self, index: int) -> Tensor:
+        if not 0 <= index < len(self._outputs):
+            raise StructureError(f"layer {self.name!r}", "stream/shape",
+                                 f"has no output {index}", f"it has {len(self._outputs)}")
+        return self._outputs[index]
+
+    def set_input(self, index: int, tensor: Tensor) -> None:
+        if not 0 <= index < self.max_inputs():
+            raise StructureError(f"layer {self.name!r}", "stream/shape",
+                                 f"has no input {index}",
+                                 f"it takes at most {self.max_inputs()} inputs")
+        self.network._check_owned(tensor, self)
+        while len(self._inputs) <= index:
+            self._inputs.append(None)
+        old = self._inputs[index]
+        self._inputs[index] = tensor
+        try:
+            self._changed()  # refuse a bad input now
+        except Exception:
+            self._inputs[index] = old
+            raise
+
+    def max_inputs(self) -> int:
+        return len(self._inputs)
+
+    # -- semantics ---------------------------------------------------------------------------
+    def inputs(self) -> List[Optional[Tensor]]:
+        return list(self._inputs)
+
+    def output_types(self) -> list:
+        """Static types of the outputs (`stream/shape`), inferred once and cached."""
+        if self._types is None:
+            self._types = self.compute_types()
+        return self._types
+
+    def compute_types(self) -> list:
+        return [self.infer()]
+
+    def infer(self):
+        raise NotImplementedError
+
+    def kernel(self):
+        """The function applied to one element of each input: f(*values) -> value."""
+        raise NotImplementedError
+
+    def refuse(self, problem: str, fix: str = "", rule: str = "stream/shape"):
+        raise ShapeError(f"layer {self.name!r} ({self.type.value})", rule, problem, fix)
+
+    def input_type(self, index: int) -> TensorType:
+        t = self._inputs[index]
+        if t is None:
+            self.refuse(f"input {index} is not set", f"call set_input({index}, tensor)",
+                        rule="structure/recurrence" if self.type is LayerType.RECURRENCE
+                        else "stream/shape")
+        ty = t.type
+        if not isinstance(ty, TensorType):
+            self.refuse(f"input {index} ({t.name}) is not a tensor but {ty!r}")
+        return ty
+
+    def describe(self) -> str:
+        """The expression that built the layer, for reprs and messages."""
+        args = ", ".join(t.name if t is not None else "<unset>" for t in self._inputs)
+        return f"{self.type.value}({args})"
+
+    def __repr__(self) -> str:
+        return f"<{self.name} = {self.describe()}>"
+
+
+def readonly(value):
+    """Memoised elements are read-only, so no layer can corrupt them (stream/memo)."""
+    if isinstance(value, np.ndarray):
+        value.flags.writeable = False
+    return value
+
+
+def static_dims(layer: Layer, shape, what: str):
+    if any(d is None for d in shape):
+        layer.refuse(f"{what} needs a static shape, got {shape}")
+    return shape
+
+
+__all__ = ["Tensor", "Layer", "readonly", "OpaqueType", "TensorType"]

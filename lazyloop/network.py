@@ -1,0 +1,180 @@
+"""The network builder. Its surface follows TensorRT's INetworkDefinition, so code written
+for `tensorrt` builds the same network here."""
+from __future__ import annotations
+
+from typing import Optional
+
+import numpy as np
+
+from .conditional import IfConditional
+from .errors import InputError, StructureError
+from .layers.base import Tensor
+from .layers.elementwise import ElementWiseLayer, SelectLayer
+from .layers.function import FunctionLayer
+from .layers.matmul import MatrixMultiplyLayer
+from .layers.reduce import ReduceLayer
+from .layers.shape import (CastLayer, ConcatenationLayer, ConstantLayer, GatherLayer,
+                           IdentityLayer, ShuffleLayer, SliceLayer)
+from .layers.unary import ActivationLayer, UnaryLayer
+from .loop import Loop
+from .types import TensorType
+
+PROFILES = ("tensorrt", "onnx", "openvino")
+
+
+class Network:
+    """A network definition. `profile` selects which restrictions apply: "tensorrt" (the
+    default) checks TensorRT's own; "onnx" and "openvino" relax them for lowered programs."""
+
+    def __init__(self, profile: str = "tensorrt"):
+        if profile not in PROFILES:
+            raise StructureError("Network", "profile/tensorrt-dtypes",
+                                 f"unknown profile {profile!r}", f"use one of {PROFILES}")
+        self.profile = profile
+        self.layers = []
+        self.loops = []
+        self.conditionals = []
+        self._inputs = []
+        self._outputs = []
+        self._counter = 0
+
+    # -- bookkeeping ------------------------------------------------------------------------
+    def _fresh_layer_name(self, kind: str) -> str:
+        self._counter += 1
+        return f"{kind}_{self._counter}"
+
+    def _add(self, layer):
+        layer.output_types()  # a bad layer is refused when it is added (`stream/shape`)
+        layer._position = len(self.layers)
+        self.layers.append(layer)
+        return layer
+
+    def _downstream(self, layer):
+        """Layers that read `layer`'s outputs, transitively, in the order they were added."""
+        users = {}
+        for other in self.layers:
+            for t in other.inputs():
+                if t is not None and t.producer is not None:
+                    users.setdefault(id(t.producer), []).append(other)
+        found, stack = {}, [layer]
+        while stack:
+            for user in users.get(id(stack.pop()), []):
+                if id(user) not in found and user is not layer:
+                    found[id(user)] = user
+                    stack.append(user)
+        return sorted(found.values(), key=lambda x: getattr(x, "_position", 0))
+
+    def _check_owned(self, tensor, user) -> None:
+        if not isinstance(tensor, Tensor):
+            raise StructureError(f"layer {getattr(user, 'name', user)!r}", "stream/shape",
+                                 f"input {tensor!r} is not a lazyloop Tensor",
+                                 "pass the result of get_output(i) or add_input")
+        if tensor.network is not self:
+            raise StructureError(f"layer {getattr(user, 'name', user)!r}", "stream/shape",
+                                 f"tensor {tensor.name!r} belongs to another network")
+
+    # -- TensorRT's INetworkDefinition surface ------------------------------------------------
+    def add_input(self, name: str, dtype, shape) -> Tensor:
+        if any(t.name == name for t in self._inputs):
+            raise InputError(f"input {name!r}", "stream/shape", "an input of that name exists",
+                             "give every input a distinct name")
+        shape = tuple(None if d is None or d < 0 else int(d) for d in shape)
+        if self.profile == "tensorrt" and None in shape:
+            raise InputError(f"input {name!r}", "stream/shape",
+                             f"dynamic dimensions {shape} are not supported",
+                             "give every dimension its size (stream/shape is static)")
+        t = Tensor(self, None, 0, name, TensorType(np.dtype(dtype), shape))
+        self._inputs.append(t)
+        return t
+
+    def mark_output(self, tensor: Tensor) -> None:
+        self._check_owned(tensor, "mark_output")
+        if not any(t is tensor for t in self._outputs):
+            self._outputs.append(tensor)
+
+    def unmark_output(self, tensor: Tensor) -> None:
+        self._outputs = [t for t in self._outputs if t is not tensor]
+
+    @property
+    def num_inputs(self) -> int:
+        return len(self._inputs)
+
+    @property
+    def num_outputs(self) -> int:
+        return len(self._outputs)
+
+    @property
+    def num_layers(self) -> int:
+        return len(self.layers)
+
+    def get_input(self, index: int) -> Tensor:
+        return self._inputs[index]
+
+    def get_output(self, index: int) -> Tensor:
+        return self._outputs[index]
+
+    def get_layer(self, index: int):
+        return self.layers[index]
+
+    def add_loop(self) -> Loop:
+        loop = Loop(self, len(self.loops))
+        self.loops.append(loop)
+        return loop
+
+    def add_if_conditional(self) -> IfConditional:
+        cond = IfConditional(self, len(self.conditionals))
+        self.conditionals.append(cond)
+        return cond
+
+    def add_constant(self, shape, weights):
+        return self._add(ConstantLayer(self, shape, weights))
+
+    def add_elementwise(self, input1, input2, op):
+        return self._add(ElementWiseLayer(self, input1, input2, op))
+
+    def add_unary(self, input, op):  # noqa: A002 -- TensorRT's parameter name
+        return self._add(UnaryLayer(self, input, op))
+
+    def add_activation(self, input, type):  # noqa: A002
+        return self._add(ActivationLayer(self, input, type))
+
+    def add_matrix_multiply(self, input0, op0, input1, op1):
+        return self._add(MatrixMultiplyLayer(self, input0, op0, input1, op1))
+
+    def add_identity(self, input):  # noqa: A002
+        return self._add(IdentityLayer(self, input))
+
+    def add_cast(self, input, to_type):  # noqa: A002
+        return self._add(CastLayer(self, input, to_type))
+
+    def add_shuffle(self, input):  # noqa: A002
+        return self._add(ShuffleLayer(self, input))
+
+    def add_slice(self, input, start, shape, stride):  # noqa: A002
+        return self._add(SliceLayer(self, input, start, shape, stride))
+
+    def add_concatenation(self, inputs):
+        return self._add(ConcatenationLayer(self, inputs))
+
+    def add_select(self, condition, then_input, else_input):
+        return self._add(SelectLayer(self, condition, then_input, else_input))
+
+    def add_reduce(self, input, op, axes, keep_dims):  # noqa: A002
+        return self._add(ReduceLayer(self, input, op, axes, keep_dims))
+
+    def add_gather(self, input, indices, axis):  # noqa: A002
+        return self._add(GatherLayer(self, input, indices, axis))
+
+    # -- for frontends ------------------------------------------------------------------------
+    def add_function(self, fn, inputs, output_types, op: str = "function",
+                     name: Optional[str] = None):
+        """A layer applying `fn(*input_values) -> tuple of output values` element-wise; how
+        ONNX and OpenVINO nodes are lowered. Inputs may be None (an absent optional input)."""
+        layer = FunctionLayer(self, fn, inputs, output_types, op)
+        if name:
+            layer.name = name
+        return self._add(layer)
+
+    def __repr__(self):
+        return (f"<Network profile={self.profile} layers={len(self.layers)} "
+                f"loops={len(self.loops)} outputs={[t.name for t in self._outputs]}>")

@@ -1,0 +1,432 @@
+"""Compiling a network into an immutable plan of stream nodes.
+
+Each tensor becomes one frozen node whose repr reads like the expression that built it, e.g.
+``Iterator(x, axis=0, reverse=False)``. A node lives in a scope: the root (outside every loop)
+or the innermost loop it is inside. Nesting is inferred from data flow (`structure/nesting`).
+"""
+from __future__ import annotations
+
+from typing import Any, Dict, Optional, Tuple
+
+import attrs
+import numpy as np
+
+from .enums import LayerType, LoopOutput, TripLimit
+from .errors import StructureError
+from .types import TensorType
+from .undefined import fill_value
+
+Ref = Optional[str]  # the id of another node, or None for an absent optional input
+
+
+def _args(refs) -> str:
+    return ", ".join("-" if r is None else r for r in refs)
+
+
+@attrs.frozen(repr=False)
+class Node:
+    id: str
+    scope: Optional[str]  # the loop the node's stream ranges over; None = the root scope
+    type: Any
+
+    def inputs(self) -> Tuple[Ref, ...]:
+        return ()
+
+
+@attrs.frozen(repr=False)
+class Input(Node):
+    def __repr__(self):
+        return f"Input({self.id!r}, {self.type!r})"
+
+
+@attrs.frozen(repr=False)
+class Const(Node):
+    value: Any = attrs.field(eq=False)
+
+    def __repr__(self):
+        v = self.value
+        shown = v.tolist() if isinstance(v, np.ndarray) and v.size <= 4 else self.type
+        return f"Const({shown})"
+
+
+@attrs.frozen(repr=False)
+class Undefined(Node):
+    """A value no source defines (A3, an undefined start): filled, and masked."""
+
+    def __repr__(self):
+        return f"Undefined({self.type!r})"
+
+
+@attrs.frozen(repr=False)
+class Map(Node):
+    """`stream/map`: element i is fn applied to element i of every argument."""
+    op: str
+    fn: Any = attrs.field(eq=False)
+    args: Tuple[Ref, ...]
+    positionwise: bool = False
+    multi: bool = False  # fn returns a tuple, read through Project nodes
+
+    def inputs(self):
+        return self.args
+
+    def __repr__(self):
+        return f"{self.op}({_args(self.args)})"
+
+
+@attrs.frozen(repr=False)
+class Project(Node):
+    call: str
+    k: int
+
+    def inputs(self):
+        return (self.call,)
+
+    def __repr__(self):
+        return f"{self.call}[{self.k}]"
+
+
+@attrs.frozen(repr=False)
+class Iterator(Node):
+    source: str
+    axis: int
+    reverse: bool
+
+    def inputs(self):
+        return (self.source,)
+
+    def __repr__(self):
+        return f"Iterator({self.source}, axis={self.axis}, reverse={self.reverse})"
+
+
+@attrs.frozen(repr=False)
+class Recurrence(Node):
+    init: str
+    next: str
+
+    def inputs(self):
+        return (self.init,)  # the back edge is not a same-trip input
+
+    def __repr__(self):
+        return f"Recurrence({self.init}, {self.next})"
+
+
+@attrs.frozen(repr=False)
+class LoopOut(Node):
+    loop: str
+    kind: LoopOutput
+    source: str
+    axis: int
+    length: Ref
+
+    def inputs(self):
+        return (self.length,) if self.length else ()
+
+    def __repr__(self):
+        if self.kind is LoopOutput.LAST_VALUE:
+            return f"LastValue({self.source})"
+        name = "Concatenate" if self.kind is LoopOutput.CONCATENATE else "Reverse"
+        return f"{name}({self.source}, {self.length or 'n'}, axis={self.axis})"
+
+
+@attrs.frozen(repr=False)
+class IfOutput(Node):
+    """Element i is `then`'s element i when `cond`'s holds, else `orelse`'s; only one is forced."""
+    cond: str
+    then: str
+    orelse: str
+
+    def inputs(self):
+        return (self.cond,)
+
+    def __repr__(self):
+        return f"IfOutput({self.cond} ? {self.then} : {self.orelse})"
+
+
+@attrs.frozen(repr=False)
+class LoopPlan:
+    name: str
+    parent: Optional[str]
+    count: Ref
+    while_: Ref
+    outputs: Tuple[str, ...]
+
+    def __repr__(self):
+        limits = []
+        if self.count:
+            limits.append(f"COUNT({self.count})")
+        if self.while_:
+            limits.append(f"WHILE({self.while_})")
+        return f"Loop({self.name}, parent={self.parent}, {' '.join(limits) or 'no limit'})"
+
+
+@attrs.frozen
+class Plan:
+    profile: str
+    nodes: Dict[str, Node]
+    loops: Dict[str, LoopPlan]
+    inputs: Tuple[str, ...]
+    outputs: Tuple[Tuple[str, str], ...]  # (output name, node id)
+
+    def ancestors(self, scope: Optional[str]):
+        """The scopes enclosing `scope`, innermost first, ending with the root (None)."""
+        chain = []
+        while scope is not None:
+            scope = self.loops[scope].parent
+            chain.append(scope)
+        return chain
+
+    def consumers(self) -> Dict[str, list]:
+        users: Dict[str, list] = {k: [] for k in self.nodes}
+        for node in self.nodes.values():
+            refs = list(node.inputs())
+            if isinstance(node, Recurrence):
+                refs.append(node.next)
+            if isinstance(node, Iterator):
+                pass
+            if isinstance(node, LoopOut):
+                refs.append(node.source)
+            if isinstance(node, IfOutput):
+                refs += [node.then, node.orelse]
+            for r in refs:
+                if r is not None:
+                    users[r].append(node.id)
+        return users
+
+
+POSITIONWISE = {LayerType.ELEMENTWISE, LayerType.UNARY, LayerType.ACTIVATION,
+                LayerType.IDENTITY, LayerType.CAST, LayerType.SELECT,
+                LayerType.CONDITIONAL_INPUT}
+
+
+# ------------------------------------------------------------------------------------------
+# Nesting: which loops each tensor is inside (`structure/nesting`)
+# ------------------------------------------------------------------------------------------
+
+def _external_inputs(layer):
+    """Inputs a boundary layer of loop X reads from outside X."""
+    t = layer.type
+    if t is LayerType.ITERATOR:
+        return [layer.get_input(0)]
+    if t is LayerType.RECURRENCE:
+        return [layer.get_input(0)]
+    if t is LayerType.TRIP_LIMIT and layer.kind is TripLimit.COUNT:
+        return [layer.get_input(0)]
+    if t is LayerType.LOOP_OUTPUT and layer.num_inputs > 1:
+        return [layer.get_input(1)]
+    return []
+
+
+def _internal_inputs(layer):
+    """Inputs a boundary layer of loop X normally reads from inside X."""
+    t = layer.type
+    if t is LayerType.RECURRENCE:
+        return [layer.get_input(1)]
+    if t is LayerType.TRIP_LIMIT and layer.kind is TripLimit.WHILE:
+        return [layer.get_input(0)]
+    if t is LayerType.LOOP_OUTPUT:
+        return [layer.get_input(0)]
+    return []
+
+
+def infer_nesting(net):
+    """Fixed point of: a boundary layer's stream is inside its loop and everything the loop is
+    nested in; any other layer is inside every loop one of its inputs is inside; a loop is
+    nested in every loop that a value it reads from outside is inside."""
+    inside = {}
+    outer = {id(loop): frozenset() for loop in net.loops}
+    loop_of = {id(loop): loop for loop in net.loops}
+
+    def ins(t):
+        return inside.get(id(t), frozenset()) if t is not None else frozenset()
+
+    changed = True
+    rounds = 0
+    while changed:
+        rounds += 1
+        if rounds > 4 * (len(net.layers) + len(net.loops) + 2):
+            raise StructureError("network", "structure/nesting",
+                                 "loop nesting does not settle", "nest loops cleanly")
+        changed = False
+        for layer in net.layers:
+            loop = getattr(layer, "loop", None)
+            if loop is not None:
+                if layer.type in (LayerType.ITERATOR, LayerType.RECURRENCE):
+                    out = frozenset([id(loop)]) | outer[id(loop)]
+                elif layer.type is LayerType.LOOP_OUTPUT:
+                    out = outer[id(loop)]
+                else:
+                    out = None
+            else:
+                out = frozenset().union(*[ins(t) for t in layer.inputs()])
+            if out is not None:
+                for t in layer._outputs:
+                    if inside.get(id(t)) != out:
+                        inside[id(t)] = out
+                        changed = True
+        new_outer = {k: set() for k in outer}
+        for layer in net.layers:
+            loop = getattr(layer, "loop", None)
+            if loop is not None:
+                for t in _external_inputs(layer):
+                    new_outer[id(loop)] |= ins(t) - {id(loop)}
+                for t in _internal_inputs(layer):
+                    if id(loop) not in ins(t):
+                        new_outer[id(loop)] |= ins(t)
+            else:
+                members = set().union(*[ins(t) for t in layer._outputs]) if layer._outputs else set()
+                for x in members:
+                    for t in layer.inputs():
+                        if x not in ins(t):
+                            new_outer[x] |= ins(t) - {x}
+        for k, v in new_outer.items():
+            v = frozenset(v)
+            if v != outer[k]:
+                outer[k] = v
+                changed = True
+    for key, parents in outer.items():
+        for p in parents:
+            if key in outer[p]:
+                raise StructureError(f"{loop_of[key].name} and {loop_of[p].name}",
+                                     "structure/nesting",
+                                     "each loop uses values defined inside the other",
+                                     "loops must nest cleanly: pass values out through loop "
+                                     "output layers")
+    return inside, outer, loop_of
+
+
+def innermost(loops, outer, loop_of, where):
+    """The innermost of a set of loops, which must form one chain of nesting."""
+    for cand in loops:
+        if all(o == cand or o in outer[cand] for o in loops):
+            return cand
+    names = sorted(loop_of[k].name for k in loops)
+    raise StructureError(where, "structure/nesting",
+                         f"uses values from inside loops {names}, which are not nested in "
+                         "one another", "take values out of a loop through a loop output layer")
+
+
+# ------------------------------------------------------------------------------------------
+# Compiling
+# ------------------------------------------------------------------------------------------
+
+def compile_network(net, readings=None) -> Plan:
+    from .validate import validate_network  # the structure rules, before any forcing
+
+    inside, outer, loop_of = infer_nesting(net)
+    names = _unique_ids(net)
+    scope_of = {}
+
+    def scope(t):
+        key = id(t)
+        if key not in scope_of:
+            loops = inside.get(key, frozenset())
+            where = f"tensor {t.name!r}" + (f" of layer {t.producer.name!r}" if t.producer else "")
+            best = innermost(loops, outer, loop_of, where) if loops else None
+            scope_of[key] = loop_of[best].name if best is not None else None
+        return scope_of[key]
+
+    def ref(t):
+        return None if t is None else names[id(t)]
+
+    loop_parent = {}
+    for loop in net.loops:
+        parents = outer[id(loop)]
+        best = innermost(parents, outer, loop_of, loop.name) if parents else None
+        loop_parent[loop.name] = loop_of[best].name if best is not None else None
+
+    validate_network(net, scope, loop_parent, readings)
+
+    nodes: Dict[str, Node] = {}
+    for t in net._inputs:
+        nodes[ref(t)] = Input(ref(t), None, t.type)
+    extra = []
+    for layer in net.layers:
+        extra += _compile_layer(layer, nodes, ref, scope, net.profile)
+    loops = {}
+    for loop in net.loops:
+        count = loop.limit(TripLimit.COUNT)
+        cond = loop.limit(TripLimit.WHILE)
+        loops[loop.name] = LoopPlan(
+            loop.name, loop_parent[loop.name],
+            ref(count.get_input(0)) if count else None,
+            ref(cond.get_input(0)) if cond else None,
+            tuple(ref(o.get_output(0)) for o in loop.outputs))
+    for node in extra:
+        nodes[node.id] = node
+    outputs = tuple((t.name, ref(t)) for t in net._outputs)
+    return Plan(net.profile, nodes, loops, tuple(ref(t) for t in net._inputs), outputs)
+
+
+def _unique_ids(net):
+    seen = {}
+    names = {}
+    tensors = list(net._inputs) + [t for layer in net.layers for t in layer._outputs]
+    for t in tensors:
+        base = t.name
+        k = seen.get(base, 0)
+        seen[base] = k + 1
+        names[id(t)] = base if k == 0 else f"{base}#{k}"
+    return names
+
+
+def _compile_layer(layer, nodes, ref, scope, profile):
+    """Add the nodes of one layer; returns helper nodes to add after all layers."""
+    kind = layer.type
+    if kind in (LayerType.TRIP_LIMIT, LayerType.CONDITION):
+        return []
+    out = layer._outputs[0] if layer._outputs else None
+    nid = ref(out) if out is not None else None
+    if kind is LayerType.CONSTANT:
+        nodes[nid] = Const(nid, None, out.type, layer.weights)
+    elif kind is LayerType.ITERATOR:
+        nodes[nid] = Iterator(nid, layer.loop.name, out.type, ref(layer.get_input(0)),
+                              layer.axis, layer.reverse)
+    elif kind is LayerType.RECURRENCE:
+        nodes[nid] = Recurrence(nid, layer.loop.name, out.type, ref(layer.get_input(0)),
+                                ref(layer.get_input(1)))
+    elif kind is LayerType.LOOP_OUTPUT:
+        return _compile_loop_output(layer, nodes, ref, scope, nid, out)
+    elif kind is LayerType.CONDITIONAL_OUTPUT:
+        cond = layer.conditional.condition.get_input(0)
+        nodes[nid] = IfOutput(nid, scope(out), out.type, ref(cond), ref(layer.get_input(0)),
+                              ref(layer.get_input(1)))
+    elif kind is LayerType.FUNCTION:
+        call = f"{layer.name}()"
+        args = tuple(ref(t) for t in layer.inputs())
+        sc = scope(layer._outputs[0]) if layer._outputs else None
+        nodes[call] = Map(call, sc, None, layer.op, layer.kernel(), args, False, True)
+        for k, t in enumerate(layer._outputs):
+            nodes[ref(t)] = Project(ref(t), sc, t.type, call, k)
+    else:
+        nodes[nid] = Map(nid, scope(out), out.type, layer.describe().split("(")[0]
+                         if kind is not LayerType.ELEMENTWISE else layer.op.name.lower(),
+                         layer.kernel(), tuple(ref(t) for t in layer.inputs()),
+                         kind in POSITIONWISE)
+    return []
+
+
+def _compile_loop_output(layer, nodes, ref, scope, nid, out):
+    """A LAST_VALUE of something that is not a recurrence means the last trip's value Y_{n-1}:
+    a recurrence with an undefined start carries it (relaxed profiles; DESIGN §3)."""
+    loop = layer.loop
+    source = layer.get_input(0)
+    src = ref(source)
+    extra = []
+    if layer.kind is LoopOutput.LAST_VALUE and (source.producer is None or
+                                                source.producer.type is not LayerType.RECURRENCE
+                                                or source.producer.loop is not loop):
+        start = f"undefined({src})"
+        carry = f"last_trip({src})"
+        parent_scope = scope(out)
+        extra.append(Undefined(start, parent_scope, source.type))
+        extra.append(Recurrence(carry, loop.name, source.type, start, src))
+        src = carry
+    length = layer.get_input(1) if layer.kind is not LoopOutput.LAST_VALUE else None
+    nodes[nid] = LoopOut(nid, scope(out), out.type, loop.name, layer.kind, src,
+                         layer.axis, ref(length))
+    return extra
+
+
+__all__ = ["Plan", "Node", "Input", "Const", "Undefined", "Map", "Project", "Iterator",
+           "Recurrence", "LoopOut", "IfOutput", "LoopPlan", "compile_network", "fill_value",
+           "TensorType"]
