@@ -87,6 +87,9 @@ class Machine:
         self.trips = {name: [] for name in plan.loops}
         self.root = Activation(None, None, 0)
         self.fast = fast
+        self.fast_record = None  # tests: a list to collect (stream, index) the schedule forces
+        self._demands = {}
+        self._needed = None
         self.relaxed = plan.profile != "tensorrt"
         self.rules = {Input: self.rule_input, Const: self.rule_const, Map: self.rule_map,
                       Project: self.rule_project, Iterator: self.rule_iterator,
@@ -139,7 +142,9 @@ class Machine:
     def store(self, nid, act, i, value):
         node = self.nodes[nid]
         if self.relaxed and isinstance(node.type, TensorType):
-            value = self.check_element(node, act, value)
+            earlier = act.memo.get(nid)
+            first = np.shape(split(next(iter(earlier.values())))[0]) if earlier else None
+            self.check_element(node, value, first)
         if isinstance(value, np.ndarray):
             value.flags.writeable = False
         act.memo.setdefault(nid, {})[i] = value
@@ -147,7 +152,7 @@ class Machine:
             self.trace.append(ForceEvent(act.loop, nid, i, tuple(ix for _, ix in act.path)))
         return value
 
-    def check_element(self, node, act, value):
+    def check_element(self, node, value, first_shape=None):
         """`structure/shapes`: every element of a stream has the stream's shape and dtype."""
         raw, _ = split(value)
         if isinstance(raw, np.generic):
@@ -159,14 +164,11 @@ class Machine:
             raise StreamShapeChanged(f"stream {node.id!r} ({node!r})", "structure/shapes",
                                      f"an element is {got}, the stream is {ty!r}",
                                      "make every element of a stream the same shape and dtype")
-        first = act.memo.get(node.id)
-        if first and node.scope is not None:
-            prior = split(next(iter(first.values())))[0]
-            if np.shape(prior) != raw.shape:
-                raise StreamShapeChanged(f"stream {node.id!r} ({node!r})", "structure/shapes",
-                                         f"element shape changed from {list(np.shape(prior))} "
-                                         f"to {list(raw.shape)}",
-                                         "keep carried values the same shape on every trip")
+        if first_shape is not None and node.scope is not None and first_shape != raw.shape:
+            raise StreamShapeChanged(f"stream {node.id!r} ({node!r})", "structure/shapes",
+                                     f"element shape changed from {list(first_shape)} "
+                                     f"to {list(raw.shape)}",
+                                     "keep carried values the same shape on every trip")
         return value
 
     def activation(self, loop, parent, index):
@@ -304,7 +306,10 @@ class Machine:
         return j
 
     def count_limit(self, loop, act):
-        c = yield (loop.count, act.parent, act.index)
+        return self.count_value(loop, (yield (loop.count, act.parent, act.index)))
+
+    def count_value(self, loop, c):
+        """The COUNT limit's value; a negative count is read by A4 (None: no limit)."""
         value, mask = split(c)
         if mask is not None and not np.all(mask):
             raise EvaluationError(f"COUNT input {loop.count!r} of {loop.name}", "trip/count",
@@ -330,6 +335,10 @@ class Machine:
 
     def rule_loop_output(self, node, act, i):
         """`output/last`, `output/concat`, `output/reverse`."""
+        if self.fast and act.loop is None:
+            done = self.run_schedule(node, act, i)
+            if done is not None:
+                return done
         run = self.activation(node.loop, act, i)
         n = yield (f"#trips:{node.loop}", run, 0)
         if node.kind is LoopOutput.LAST_VALUE:
@@ -345,6 +354,68 @@ class Machine:
                                      f"length {length} is less than the {n} trips",
                                      "make the length at least the trip count")
         return self.stack(node, elements, length)
+
+    # -- the fast path ------------------------------------------------------------------------
+    def static_demand(self, loop):
+        """The loop's demand analysis when the schedule can run it exactly, else None."""
+        from .schedule import Demand, NotStatic
+        if loop not in self._demands:
+            demand = None
+            if self.readings["A10"] == "lazy" and self.readings["A2"] == "guide" and all(
+                    o in self.statically_needed() for o in self.plan.loops[loop].outputs):
+                try:
+                    demand = Demand(self.plan, loop)
+                except NotStatic:
+                    demand = None
+            self._demands[loop] = demand
+        return self._demands[loop]
+
+    def statically_needed(self):
+        """Root nodes every evaluation of the outputs forces, whatever the values."""
+        if self._needed is None:
+            needed, stack = set(), [nid for _, nid in self.plan.outputs]
+            while stack:
+                nid = stack.pop()
+                node = self.plan.nodes[nid]
+                if nid in needed or node.scope is not None:
+                    continue
+                needed.add(nid)
+                stack.extend(r for r in node.inputs() if r is not None)
+                if isinstance(node, LoopOut) and self.plan.loops[node.loop].count:
+                    stack.append(self.plan.loops[node.loop].count)
+            self._needed = needed
+        return self._needed
+
+    def run_schedule(self, node, act, i):
+        """Run the whole loop with its per-trip schedule and store every output of it."""
+        from .schedule import Fallback, Schedule
+        demand = self.static_demand(node.loop)
+        if demand is None:
+            return None
+        schedule = Schedule(demand, self, act, i, record=self.fast_record)
+        try:
+            n = schedule.run()
+            values = schedule.outputs(n)
+        except Fallback:
+            return None
+        self.trips[node.loop].append(((), n))
+        result = None
+        for out_id, value in values.items():
+            out = self.plan.nodes[out_id]
+            if out.kind is not LoopOutput.LAST_VALUE:
+                length = n
+                if out.length is not None:
+                    length = int(np.asarray(split(self.demand(out.length, act, i))[0]).reshape(-1)[0])
+                    if length < n:
+                        raise LengthTooShort(f"loop output {out_id!r} ({out!r})", "output/concat",
+                                             f"length {length} is less than the {n} trips",
+                                             "make the length at least the trip count")
+                value = self.stack(out, value, length)
+            if out_id == node.id:
+                result = value
+            else:
+                self.store(out_id, act, i, value)
+        return result
 
     def stack(self, node, elements, length):
         """Stack n elements on a new axis, post-padded to `length` with undefined values;

@@ -1,0 +1,303 @@
+"""The fast path: a per-trip schedule derived once from a static demand analysis.
+
+The reference evaluator (`lazyloop.evaluate`) forces elements on demand and keeps them all.
+For a loop whose demand does not depend on values (no conditional, no nested loop inside it),
+which elements are needed is known before it runs, as a function of the trip count n:
+
+* a *prefix* demand ``p``: every index below ``n + p`` (the WHILE input and what it reads have
+  p = 1, a CONCATENATE input p = 0, the next value of a recurrence one less than the
+  recurrence);
+* *point* demands ``q``: the index ``n + q`` (LAST_VALUE reads its input at n, q = 0).
+
+A recurrence that feeds itself turns a point demand into a prefix one. The schedule then runs
+trip by trip: at step i it computes the prefix-demanded elements that step i proves needed,
+and when the loop stops it forces the point-demanded ones on demand. It keeps a constant
+window of elements per stream, so memory does not grow with the trip count, and it forces
+exactly the elements the reference evaluator forces (`stream/memo`, `laziness/dead`); the
+tests check both claims against the reference.
+"""
+from __future__ import annotations
+
+from typing import Dict, Optional
+
+import numpy as np
+
+from .enums import LoopOutput
+from .errors import FuelExhausted, IteratorOutOfBounds, LazyLoopError, EvaluationError
+from .plan import IfOutput, Iterator, LoopOut, Map, Plan, Project, Recurrence, Undefined
+from .types import TensorType
+from .undefined import Partial
+
+
+class NotStatic(Exception):
+    """The loop's demand depends on values; the reference evaluator runs it."""
+
+
+class Fallback(Exception):
+    """A value the schedule does not handle (an undefined position) reached the loop."""
+
+
+def same_trip_inputs(node):
+    """(input id, index offset) pairs a node's element reads inside its own loop."""
+    if isinstance(node, Map):
+        return [(a, 0) for a in node.args if a is not None]
+    if isinstance(node, Project):
+        return [(node.call, 0)]
+    if isinstance(node, Recurrence):
+        return [(node.next, -1)]
+    return []
+
+
+class Demand:
+    """The static demand analysis of one loop."""
+
+    def __init__(self, plan: Plan, loop: str):
+        self.plan = plan
+        self.loop = plan.loops[loop]
+        self.members = {k: n for k, n in plan.nodes.items() if n.scope == loop}
+        for node in self.members.values():
+            if isinstance(node, (IfOutput, LoopOut)):
+                raise NotStatic(f"{loop} contains {node!r}")
+            if isinstance(node, Recurrence) and isinstance(plan.nodes.get(node.init), Undefined):
+                raise NotStatic(f"{loop} carries an undefined start")
+        if self.loop.count is None and self.loop.while_ is None:
+            raise NotStatic(f"{loop} has no trip limit")
+        self.prefix: Dict[str, Optional[int]] = {k: None for k in self.members}
+        self.points: Dict[str, set] = {k: set() for k in self.members}
+        self.solve()
+
+    def local(self, ref):
+        return ref in self.members
+
+    def solve(self):
+        depth = 2 * len(self.members) + 4
+        roots_prefix, roots_points = {}, {}
+        if self.loop.while_ and self.local(self.loop.while_):
+            roots_prefix[self.loop.while_] = 1
+        for out_id in self.loop.outputs:
+            out = self.plan.nodes[out_id]
+            if not self.local(out.source):
+                continue
+            if out.kind is LoopOutput.LAST_VALUE:
+                roots_points.setdefault(out.source, set()).add(0)
+            else:
+                roots_prefix[out.source] = max(roots_prefix.get(out.source, 0), 0)
+        for _ in range(4 * len(self.members) + 8):
+            prefix = {k: None for k in self.members}
+            points = {k: set() for k in self.members}
+            for k, p in roots_prefix.items():
+                prefix[k] = p
+            for k, qs in roots_points.items():
+                points[k] |= qs
+            for k, p in self.prefix.items():  # keep prefixes found by earlier rounds
+                if p is not None and (prefix[k] is None or p > prefix[k]):
+                    prefix[k] = p
+            changed = True
+            while changed:
+                changed = False
+                for k, node in self.members.items():
+                    for ref, off in same_trip_inputs(node):
+                        if not self.local(ref):
+                            continue
+                        if prefix[k] is not None:
+                            want = prefix[k] + off
+                            if prefix[ref] is None or want > prefix[ref]:
+                                prefix[ref] = want
+                                changed = True
+                        new = {q + off for q in points[k] if q + off >= -depth}
+                        if not new <= points[ref]:
+                            points[ref] |= new
+                            changed = True
+            deep = False
+            for k in self.members:
+                qs = points[k]
+                if qs and min(qs) <= -depth + 1:
+                    top = self.contiguous_top(qs, depth)
+                    if top is None:
+                        raise NotStatic(f"stream {k} is demanded at a pattern of indices "
+                                        "the schedule does not model")
+                    if self.prefix[k] is None or top + 1 > self.prefix[k]:
+                        self.prefix[k] = top + 1
+                        deep = True
+            if not deep:
+                self.prefix = prefix
+                self.points = {k: {q for q in qs if prefix[k] is None or q >= prefix[k]}
+                               for k, qs in points.items()}
+                return
+        raise NotStatic("the demand analysis did not settle")
+
+    @staticmethod
+    def contiguous_top(qs, depth):
+        """When a point set reaches the depth bound through a run of consecutive offsets,
+        every index below the top of that run is demanded: the top, else None."""
+        q = -depth + 1
+        if q not in qs and q - 1 not in qs:
+            return None
+        q = max(x for x in (q, q - 1) if x in qs)
+        run = 0
+        while q + 1 in qs:
+            q += 1
+            run += 1
+        return q if run >= depth // 2 else None
+
+    def order(self, group):
+        """Members of one phase, each after the same-step elements it reads."""
+        done, out = set(), []
+        for start in group:
+            stack = [(start, False)]
+            while stack:
+                k, expanded = stack.pop()
+                if k in done:
+                    continue
+                if expanded:
+                    done.add(k)
+                    out.append(k)
+                    continue
+                stack.append((k, True))
+                for ref, off in same_trip_inputs(self.members[k]):
+                    if ref in group and ref not in done and self.prefix[ref] == self.prefix[k] + off:
+                        stack.append((ref, False))
+        return out
+
+    @property
+    def window(self):
+        deepest = max([-q for qs in self.points.values() for q in qs] + [0])
+        return deepest + 3
+
+
+class Schedule:
+    """Runs one activation of a static loop. `machine` supplies invariants and readings."""
+
+    def __init__(self, demand: Demand, machine, act, index, record=None):
+        self.d = demand
+        self.m = machine
+        self.act = act
+        self.index = index
+        self.memo = {k: {} for k in demand.members}
+        self.invariants = {}
+        self.record = record
+        self.check = machine.relaxed
+        self.first_shape = {}
+        self.collected = {machine.plan.nodes[o].source: [] for o in demand.loop.outputs
+                          if machine.plan.nodes[o].kind is not LoopOutput.LAST_VALUE}
+        members = demand.members
+        self.phase_a = demand.order([k for k in members if (demand.prefix[k] or -1) >= 1])
+        self.phase_b = demand.order([k for k in members if demand.prefix[k] is not None
+                                     and demand.prefix[k] <= 0])
+
+    # -- values ---------------------------------------------------------------------------
+    def invariant(self, ref):
+        if ref not in self.invariants:
+            value = self.m.demand(ref, self.act, self.index) if ref is not None else None
+            if type(value) is Partial:
+                raise Fallback(ref)
+            self.invariants[ref] = value
+        return self.invariants[ref]
+
+    def get(self, ref, k):
+        """Element k of `ref`: a memoised element, an invariant, or forced now."""
+        if ref is None:
+            return None
+        memo = self.memo.get(ref)
+        if memo is None:
+            return self.invariant(ref)
+        if k in memo:
+            return memo[k]
+        return self.compute(ref, k)
+
+    def compute(self, nid, k):
+        node = self.d.members[nid]
+        if isinstance(node, Map):
+            args = [self.get(a, k) for a in node.args]
+            try:
+                value = node.fn(*args)
+            except LazyLoopError:
+                raise
+            except Exception as exc:
+                raise EvaluationError(f"stream {nid!r} ({node!r})", "stream/map",
+                                      f"{type(exc).__name__}: {exc}",
+                                      "check the inputs reaching this layer") from None
+        elif isinstance(node, Project):
+            value = self.get(node.call, k)[node.k]
+        elif isinstance(node, Recurrence):
+            value = self.invariant(node.init) if k == 0 else self.get(node.next, k - 1)
+        elif isinstance(node, Iterator):
+            value = self.iterate(node, k)
+        else:  # pragma: no cover -- Demand refuses every other kind
+            raise NotStatic(repr(node))
+        if self.check and isinstance(node.type, TensorType):
+            self.check_element(node, value)
+        if isinstance(value, np.ndarray):
+            value.flags.writeable = False
+        self.memo[nid][k] = value
+        if self.record is not None:
+            self.record.append((nid, k))
+        return value
+
+    def check_element(self, node, value):
+        shape = np.shape(value)
+        first = self.first_shape.setdefault(node.id, shape)
+        if first != shape or not node.type.accepts(np.asarray(value)):
+            self.m.check_element(node, value, first)
+
+    def iterate(self, node, k):
+        whole = self.invariant(node.source)
+        extent = np.shape(whole)[node.axis]
+        index = extent - 1 - k if node.reverse else k
+        if not 0 <= index < extent:
+            raise IteratorOutOfBounds(f"iterator {node.id!r} ({node!r})", "iterator/bounds",
+                                      f"trip {k} asks for index {index} of an axis of extent "
+                                      f"{extent}", "limit the trips to the iterated extent")
+        if node.axis == 0:
+            return whole[index]
+        return np.take(whole, index, axis=node.axis)
+
+    # -- the run ------------------------------------------------------------------------------
+    def run(self):
+        loop = self.d.loop
+        count = None
+        if loop.count is not None:
+            count = self.m.count_value(loop, self.invariant(loop.count))
+        cond = loop.while_
+        cond_local = cond is not None and cond in self.memo
+        window = self.d.window
+        max_trips = self.m.max_trips
+        i = 0
+        while True:
+            if count is not None and i >= count:
+                break
+            for k in self.phase_a:
+                if i not in self.memo[k]:
+                    self.compute(k, i)
+            if cond is not None:
+                c = self.memo[cond][i] if cond_local else self.invariant(cond)
+                if not bool(np.asarray(c).reshape(-1)[0]):
+                    break
+            if i >= max_trips:
+                raise FuelExhausted(loop.name, "trip/while",
+                                    f"still running after max_trips={max_trips} trips",
+                                    "raise max_trips, or check the loop's trip limits")
+            for k in self.phase_b:
+                j = i + self.d.prefix[k]
+                if j >= 0 and j not in self.memo[k]:
+                    self.compute(k, j)
+            for src, elements in self.collected.items():
+                elements.append(self.get(src, i))
+            old = i - window
+            if old >= 0:
+                for memo in self.memo.values():
+                    memo.pop(old, None)
+            i += 1
+        return i
+
+    def outputs(self, n):
+        """Every output of the loop after it stopped at n trips: last values forced now,
+        concatenations from the elements collected trip by trip."""
+        result = {}
+        for out_id in self.d.loop.outputs:
+            out = self.m.plan.nodes[out_id]
+            if out.kind is LoopOutput.LAST_VALUE:
+                result[out_id] = self.get(out.source, n)
+            else:
+                result[out_id] = self.collected[out.source]
+        return result
