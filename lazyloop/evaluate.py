@@ -37,6 +37,7 @@ class ForceEvent:
     stream: str
     index: int
     activation: tuple
+    by: Optional[tuple] = None  # (stream, index) whose rule asked for it; None: an output
 
 
 @attrs.frozen
@@ -111,15 +112,15 @@ class Machine:
         memo = act.memo.get(nid)
         if memo is not None and i in memo:
             return memo[i]
-        stack = [(nid, act, i, self.start(nid, act, i))]
+        stack = [(nid, act, i, self.start(nid, act, i), None)]
         sent = None
         while stack:
-            key, a, k, gen = stack[-1]
+            key, a, k, gen, asker = stack[-1]
             try:
                 want = gen.send(sent)
             except StopIteration as done:
                 stack.pop()
-                sent = self.store(key, a, k, done.value)
+                sent = self.store(key, a, k, done.value, asker)
                 continue
             except LazyLoopError:
                 raise
@@ -131,7 +132,7 @@ class Machine:
             if memo is not None and wi in memo:
                 sent = memo[wi]
             else:
-                stack.append((wid, wact, wi, self.start(wid, wact, wi)))
+                stack.append((wid, wact, wi, self.start(wid, wact, wi), (key, k)))
                 sent = None
         return sent
 
@@ -139,7 +140,7 @@ class Machine:
         node = self.nodes[nid]
         return self.rules[type(node)](node, act, i)
 
-    def store(self, nid, act, i, value):
+    def store(self, nid, act, i, value, asker=None):
         node = self.nodes[nid]
         if self.relaxed and isinstance(node.type, TensorType):
             earlier = act.memo.get(nid)
@@ -149,7 +150,7 @@ class Machine:
             value.flags.writeable = False
         act.memo.setdefault(nid, {})[i] = value
         if self.trace is not None and not isinstance(node, Trips):
-            self.trace.append(ForceEvent(act.loop, nid, i, tuple(ix for _, ix in act.path)))
+            self.trace.append(ForceEvent(act.loop, nid, i, tuple(ix for _, ix in act.path), asker))
         return value
 
     def check_element(self, node, value, first_shape=None):
