@@ -202,87 +202,52 @@ POSITIONWISE = {LayerType.ELEMENTWISE, LayerType.UNARY, LayerType.ACTIVATION,
 # Nesting: which loops each tensor is inside (`structure/nesting`)
 # ------------------------------------------------------------------------------------------
 
-def _external_inputs(layer):
-    """Inputs a boundary layer of loop X reads from outside X."""
-    t = layer.type
-    if t is LayerType.ITERATOR:
-        return [layer.get_input(0)]
-    if t is LayerType.RECURRENCE:
-        return [layer.get_input(0)]
-    if t is LayerType.TRIP_LIMIT and layer.kind is TripLimit.COUNT:
-        return [layer.get_input(0)]
-    if t is LayerType.LOOP_OUTPUT and layer.num_inputs > 1:
-        return [layer.get_input(1)]
-    return []
-
-
-def _internal_inputs(layer):
-    """Inputs a boundary layer of loop X normally reads from inside X."""
-    t = layer.type
-    if t is LayerType.RECURRENCE:
-        return [layer.get_input(1)]
-    if t is LayerType.TRIP_LIMIT and layer.kind is TripLimit.WHILE:
-        return [layer.get_input(0)]
-    if t is LayerType.LOOP_OUTPUT:
-        return [layer.get_input(0)]
-    return []
+def _loop_inputs(layer):
+    """Every input of a boundary layer, the back edge included: a recurrence whose next value
+    reads a stream of loop A is inside A too."""
+    return [t for t in layer.inputs() if t is not None]
 
 
 def infer_nesting(net):
-    """Fixed point of: a boundary layer's stream is inside its loop and everything the loop is
-    nested in; any other layer is inside every loop one of its inputs is inside; a loop is
-    nested in every loop that a value it reads from outside is inside."""
+    """The loops each tensor is inside, as a monotone fixed point (sets only grow):
+
+    * an iterator's or recurrence's stream is inside its own loop and inside every loop one of
+      the boundary layer's inputs is inside (the back edge included);
+    * a loop output is inside whatever its input, its length and its loop's trip limits are
+      inside, less its own loop;
+    * any other layer is inside every loop one of its inputs is inside.
+
+    A loop is nested in the other loops its own streams are inside (`structure/nesting`)."""
     inside = {}
-    outer = {id(loop): frozenset() for loop in net.loops}
     loop_of = {id(loop): loop for loop in net.loops}
 
     def ins(t):
         return inside.get(id(t), frozenset()) if t is not None else frozenset()
 
     changed = True
-    rounds = 0
     while changed:
-        rounds += 1
-        if rounds > 4 * (len(net.layers) + len(net.loops) + 2):
-            raise StructureError("network", "structure/nesting",
-                                 "loop nesting does not settle", "nest loops cleanly")
         changed = False
         for layer in net.layers:
             loop = getattr(layer, "loop", None)
-            if loop is not None:
-                if layer.type in (LayerType.ITERATOR, LayerType.RECURRENCE):
-                    out = frozenset([id(loop)]) | outer[id(loop)]
-                elif layer.type is LayerType.LOOP_OUTPUT:
-                    out = outer[id(loop)]
-                else:
-                    out = None
-            else:
-                out = frozenset().union(*[ins(t) for t in layer.inputs()])
-            if out is not None:
-                for t in layer._outputs:
-                    if inside.get(id(t)) != out:
-                        inside[id(t)] = out
-                        changed = True
-        new_outer = {k: set() for k in outer}
-        for layer in net.layers:
-            loop = getattr(layer, "loop", None)
-            if loop is not None:
-                for t in _external_inputs(layer):
-                    new_outer[id(loop)] |= ins(t) - {id(loop)}
-                for t in _internal_inputs(layer):
-                    if id(loop) not in ins(t):
-                        new_outer[id(loop)] |= ins(t)
-            else:
-                members = set().union(*[ins(t) for t in layer._outputs]) if layer._outputs else set()
-                for x in members:
-                    for t in layer.inputs():
-                        if x not in ins(t):
-                            new_outer[x] |= ins(t) - {x}
-        for k, v in new_outer.items():
-            v = frozenset(v)
-            if v != outer[k]:
-                outer[k] = v
-                changed = True
+            found = frozenset().union(*[ins(t) for t in _loop_inputs(layer)]) if layer.inputs() else frozenset()
+            if loop is not None and layer.type in (LayerType.ITERATOR, LayerType.RECURRENCE):
+                found = found | {id(loop)}
+            elif loop is not None and layer.type is LayerType.LOOP_OUTPUT:
+                for limit in loop.trip_limits:
+                    found = found | ins(limit.get_input(0))
+                found = found - {id(loop)}
+            for t in layer._outputs:
+                old = inside.get(id(t), frozenset())
+                if not found <= old:
+                    inside[id(t)] = old | found
+                    changed = True
+    outer = {}
+    for loop in net.loops:
+        streams = [layer.get_output(0) for layer in loop.iterators + loop.recurrences]
+        outer[id(loop)] = frozenset().union(*[ins(t) for t in streams]) - {id(loop)} if streams else frozenset()
+        for limit in loop.trip_limits:  # a loop whose count is a stream of loop A runs inside A
+            if limit.kind is TripLimit.COUNT:
+                outer[id(loop)] |= ins(limit.get_input(0))
     for key, parents in outer.items():
         for p in parents:
             if key in outer[p]:

@@ -31,6 +31,7 @@ def is_ancestor_or_self(scope, of, loop_parent):
 
 def validate_network(net, scope, loop_parent, readings=None):
     trt = net.profile == "tensorrt"
+    check_nesting(net, scope)
     check_outputs_exit(net, scope)
     for loop in net.loops:
         check_limits(loop, trt)
@@ -52,6 +53,13 @@ def validate_network(net, scope, loop_parent, readings=None):
     if trt:
         from .ambiguity import resolve
         check_tensorrt_dtypes(net, scope, resolve(readings)["A6"] == "fp-only")
+
+
+def check_nesting(net, scope):
+    """`structure/nesting`: every tensor is inside one chain of nested loops."""
+    for layer in net.layers:
+        for t in layer._outputs:
+            scope(t)
 
 
 def check_layer_types(layer):
