@@ -181,6 +181,7 @@ class Schedule:
         self.collected = {machine.plan.nodes[o].source: [] for o in demand.loop.outputs
                           if machine.plan.nodes[o].kind is not LoopOutput.LAST_VALUE}
         members = demand.members
+        self.build_steps()
         self.phase_a = demand.order([k for k in members if (demand.prefix[k] or -1) >= 1])
         self.phase_b = demand.order([k for k in members if demand.prefix[k] is not None
                                      and demand.prefix[k] <= 0])
@@ -203,36 +204,113 @@ class Schedule:
             return self.invariant(ref)
         if k in memo:
             return memo[k]
-        return self.compute(ref, k)
+        return self.steps[ref](k)
 
     def compute(self, nid, k):
-        node = self.d.members[nid]
-        if isinstance(node, Map):
-            args = [self.get(a, k) for a in node.args]
+        return self.steps[nid](k)
+
+    def build_steps(self):
+        """One closure per stream, bound once: element k from its inputs' elements."""
+        self.steps = {}
+        for nid, node in self.d.members.items():
+            self.steps[nid] = self.step_for(nid, node)
+
+    def reader(self, ref):
+        """A function k -> element k of `ref` (memo hit, forced now, or the invariant)."""
+        if ref is None:
+            return lambda k: None
+        memo = self.memo.get(ref)
+        if memo is None:
+            return self.invariant_reader(ref)
+        steps = self.steps
+
+        def read(k):
             try:
-                value = node.fn(*args)
-            except LazyLoopError:
-                raise
-            except Exception as exc:
-                raise EvaluationError(f"stream {nid!r} ({node!r})", "stream/map",
-                                      f"{type(exc).__name__}: {exc}",
-                                      "check the inputs reaching this layer") from None
+                return memo[k]
+            except KeyError:
+                return steps[ref](k)
+        return read
+
+    def invariant_reader(self, ref):
+        """The invariant is fetched when first read (`stream/invariant`), then kept."""
+        cell = []
+
+        def read(k):
+            if not cell:
+                cell.append(self.invariant(ref))
+            return cell[0]
+        return read
+
+    def step_for(self, nid, node):
+        memo = self.memo[nid]
+        finish = self.finisher(nid, node)
+        if isinstance(node, Map):
+            fn = node.fn
+            readers = []
+
+            def apply(k):
+                if not readers and node.args:  # bound on first use: invariants stay lazy
+                    readers.extend(self.reader(a) for a in node.args)
+                    if len(readers) == 1:
+                        (r0,) = readers
+                        inner = lambda k: fn(r0(k))  # noqa: E731
+                    elif len(readers) == 2:
+                        r0, r1 = readers
+                        inner = lambda k: fn(r0(k), r1(k))  # noqa: E731
+                    else:
+                        inner = lambda k: fn(*[r(k) for r in readers])  # noqa: E731
+                    call[0] = inner
+                return call[0](k)
+
+            call = [lambda k: fn()]
+            if node.args:
+                call[0] = apply
+
+            def compute(k):
+                try:
+                    value = call[0](k)
+                except LazyLoopError:
+                    raise
+                except Exception as exc:
+                    raise EvaluationError(f"stream {nid!r} ({node!r})", "stream/map",
+                                          f"{type(exc).__name__}: {exc}",
+                                          "check the inputs reaching this layer") from None
+                return finish(k, value)
         elif isinstance(node, Project):
-            value = self.get(node.call, k)[node.k]
+            def compute(k):
+                return finish(k, self.get(node.call, k)[node.k])
         elif isinstance(node, Recurrence):
-            value = self.invariant(node.init) if k == 0 else self.get(node.next, k - 1)
+            def compute(k):
+                if k == 0:
+                    return finish(k, self.invariant(node.init))
+                nxt = self.memo.get(node.next)
+                if nxt is not None and k - 1 in nxt:
+                    return finish(k, nxt[k - 1])
+                return finish(k, self.get(node.next, k - 1))
         elif isinstance(node, Iterator):
-            value = self.iterate(node, k)
+            def compute(k):
+                return finish(k, self.iterate(node, k))
         else:  # pragma: no cover -- Demand refuses every other kind
             raise NotStatic(repr(node))
-        if self.check and isinstance(node.type, TensorType):
-            self.check_element(node, value)
-        if isinstance(value, np.ndarray):
-            value.flags.writeable = False
-        self.memo[nid][k] = value
-        if self.record is not None:
-            self.record.append((nid, k))
-        return value
+        return compute
+
+    def finisher(self, nid, node):
+        """Store an element: read-only, memoised, checked in relaxed profiles, recorded."""
+        memo = self.memo[nid]
+        check = self.check and isinstance(node.type, TensorType)
+        record = self.record
+        ndarray = np.ndarray
+
+        def finish(k, value):
+            if check:
+                self.check_element(node, value)
+            if value.__class__ is ndarray:
+                value.flags.writeable = False
+            memo[k] = value
+            if record is not None:
+                record.append((nid, k))
+            return value
+        return finish
 
     def check_element(self, node, value):
         shape = np.shape(value)
@@ -262,13 +340,16 @@ class Schedule:
         cond_local = cond is not None and cond in self.memo
         window = self.d.window
         max_trips = self.m.max_trips
+        phase_a = [(self.memo[k], self.steps[k]) for k in self.phase_a]
+        phase_b = [(self.memo[k], self.steps[k], self.d.prefix[k]) for k in self.phase_b]
+        memos = list(self.memo.values())
         i = 0
         while True:
             if count is not None and i >= count:
                 break
-            for k in self.phase_a:
-                if i not in self.memo[k]:
-                    self.compute(k, i)
+            for memo, step in phase_a:
+                if i not in memo:
+                    step(i)
             if cond is not None:
                 c = self.memo[cond][i] if cond_local else self.invariant(cond)
                 if not bool(np.asarray(c).reshape(-1)[0]):
@@ -277,15 +358,15 @@ class Schedule:
                 raise FuelExhausted(loop.name, "trip/while",
                                     f"still running after max_trips={max_trips} trips",
                                     "raise max_trips, or check the loop's trip limits")
-            for k in self.phase_b:
-                j = i + self.d.prefix[k]
-                if j >= 0 and j not in self.memo[k]:
-                    self.compute(k, j)
+            for memo, step, offset in phase_b:
+                j = i + offset
+                if j >= 0 and j not in memo:
+                    step(j)
             for src, elements in self.collected.items():
                 elements.append(self.get(src, i))
             old = i - window
             if old >= 0:
-                for memo in self.memo.values():
+                for memo in memos:
                     memo.pop(old, None)
             i += 1
         return i
