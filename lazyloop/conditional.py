@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from .enums import LayerType
+from .errors import builder_call
 from .layers.base import Layer
 from .types import TensorType
 
@@ -16,15 +17,18 @@ class IfConditional:
         self.inputs = []
         self.outputs = []
 
+    @builder_call
     def set_condition(self, tensor) -> "ConditionLayer":
         self.condition = self.network._add(ConditionLayer(self, tensor))
         return self.condition
 
+    @builder_call
     def add_input(self, tensor) -> "IfConditionalInputLayer":
         layer = self.network._add(IfConditionalInputLayer(self, tensor))
         self.inputs.append(layer)
         return layer
 
+    @builder_call
     def add_output(self, true_value, false_value) -> "IfConditionalOutputLayer":
         if self.condition is None:
             from .errors import StructureError

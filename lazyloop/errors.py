@@ -62,3 +62,21 @@ class ModelError(LazyLoopError):
 
 class UnsupportedError(LazyLoopError):
     """A construct lazyloop knowingly does not implement."""
+
+
+def builder_call(method):
+    """A builder method refuses bad arguments (a wrong enum, a non-integer axis) as a
+    StructureError naming the call, never as a bare ValueError/TypeError."""
+    import functools
+
+    @functools.wraps(method)
+    def call(self, *args, **kwargs):
+        try:
+            return method(self, *args, **kwargs)
+        except LazyLoopError:
+            raise
+        except (ValueError, TypeError, IndexError, KeyError) as exc:
+            raise StructureError(f"{type(self).__name__}.{method.__name__}", "stream/shape",
+                                 f"bad arguments: {type(exc).__name__}: {exc}",
+                                 "check the call against TensorRT's signature") from None
+    return call

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .errors import builder_call
 from .enums import LayerType, LoopOutput, TripLimit
 from .layers.base import Layer
 from .types import TensorType
@@ -26,21 +27,25 @@ class Loop:
         self.recurrences = []
         self.outputs = []
 
+    @builder_call
     def add_trip_limit(self, tensor, kind: TripLimit) -> "TripLimitLayer":
         layer = TripLimitLayer(self, tensor, TripLimit(kind))
         self.trip_limits.append(layer)
         return self.network._add(layer)
 
+    @builder_call
     def add_iterator(self, tensor, axis: int = 0, reverse: bool = False) -> "IteratorLayer":
         layer = IteratorLayer(self, tensor, axis, reverse)
         self.iterators.append(layer)
         return self.network._add(layer)
 
+    @builder_call
     def add_recurrence(self, initial_value) -> "RecurrenceLayer":
         layer = RecurrenceLayer(self, initial_value)
         self.recurrences.append(layer)
         return self.network._add(layer)
 
+    @builder_call
     def add_loop_output(self, tensor, kind: LoopOutput, axis: int = 0) -> "LoopOutputLayer":
         layer = LoopOutputLayer(self, tensor, LoopOutput(kind), axis)
         self.outputs.append(layer)

@@ -7,7 +7,7 @@ from typing import Optional
 import numpy as np
 
 from .conditional import IfConditional
-from .errors import InputError, StructureError
+from .errors import InputError, StructureError, builder_call
 from .layers.base import Tensor
 from .layers.elementwise import ElementWiseLayer, SelectLayer
 from .layers.function import FunctionLayer
@@ -74,6 +74,7 @@ class Network:
                                  f"tensor {tensor.name!r} belongs to another network")
 
     # -- TensorRT's INetworkDefinition surface ------------------------------------------------
+    @builder_call
     def add_input(self, name: str, dtype, shape) -> Tensor:
         if any(t.name == name for t in self._inputs):
             raise InputError(f"input {name!r}", "stream/shape", "an input of that name exists",
@@ -87,6 +88,7 @@ class Network:
         self._inputs.append(t)
         return t
 
+    @builder_call
     def mark_output(self, tensor: Tensor) -> None:
         self._check_owned(tensor, "mark_output")
         if not any(t is tensor for t in self._outputs):
@@ -116,56 +118,72 @@ class Network:
     def get_layer(self, index: int):
         return self.layers[index]
 
+    @builder_call
     def add_loop(self) -> Loop:
         loop = Loop(self, len(self.loops))
         self.loops.append(loop)
         return loop
 
+    @builder_call
     def add_if_conditional(self) -> IfConditional:
         cond = IfConditional(self, len(self.conditionals))
         self.conditionals.append(cond)
         return cond
 
+    @builder_call
     def add_constant(self, shape, weights):
         return self._add(ConstantLayer(self, shape, weights))
 
+    @builder_call
     def add_elementwise(self, input1, input2, op):
         return self._add(ElementWiseLayer(self, input1, input2, op))
 
+    @builder_call
     def add_unary(self, input, op):  # noqa: A002 -- TensorRT's parameter name
         return self._add(UnaryLayer(self, input, op))
 
+    @builder_call
     def add_activation(self, input, type):  # noqa: A002
         return self._add(ActivationLayer(self, input, type))
 
+    @builder_call
     def add_matrix_multiply(self, input0, op0, input1, op1):
         return self._add(MatrixMultiplyLayer(self, input0, op0, input1, op1))
 
+    @builder_call
     def add_identity(self, input):  # noqa: A002
         return self._add(IdentityLayer(self, input))
 
+    @builder_call
     def add_cast(self, input, to_type):  # noqa: A002
         return self._add(CastLayer(self, input, to_type))
 
+    @builder_call
     def add_shuffle(self, input):  # noqa: A002
         return self._add(ShuffleLayer(self, input))
 
+    @builder_call
     def add_slice(self, input, start, shape, stride):  # noqa: A002
         return self._add(SliceLayer(self, input, start, shape, stride))
 
+    @builder_call
     def add_concatenation(self, inputs):
         return self._add(ConcatenationLayer(self, inputs))
 
+    @builder_call
     def add_select(self, condition, then_input, else_input):
         return self._add(SelectLayer(self, condition, then_input, else_input))
 
+    @builder_call
     def add_reduce(self, input, op, axes, keep_dims):  # noqa: A002
         return self._add(ReduceLayer(self, input, op, axes, keep_dims))
 
+    @builder_call
     def add_gather(self, input, indices, axis):  # noqa: A002
         return self._add(GatherLayer(self, input, indices, axis))
 
     # -- for frontends ------------------------------------------------------------------------
+    @builder_call
     def add_function(self, fn, inputs, output_types, op: str = "function",
                      name: Optional[str] = None):
         """A layer applying `fn(*input_values) -> tuple of output values` element-wise; how

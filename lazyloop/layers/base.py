@@ -65,11 +65,11 @@ class Layer:
 
     def __init__(self, network, inputs: Sequence[Optional[Tensor]], num_outputs: int = 1):
         self.network = network
+        self.name = network._fresh_layer_name(self.type.value)
         self._inputs: List[Optional[Tensor]] = list(inputs)
         for t in self._inputs:
             if t is not None:
                 network._check_owned(t, self)
-        self.name = network._fresh_layer_name(self.type.value)
         self._outputs = [Tensor(network, self, i, self.name if num_outputs == 1 else f"{self.name}:{i}")
                          for i in range(num_outputs)]
         self._types = None
