@@ -238,17 +238,10 @@ class Machine:
         value, mask = split(whole)
         extent = np.shape(value)[node.axis]
         index = i
-        if node.reverse:
-            if self.readings["A2"] == "api-reference":
-                count_ref = self.plan.loops[act.loop].count
-                if count_ref is None:
-                    raise EvaluationError(f"iterator {node.id!r}", "iterator/reverse",
-                                          "reading A2=api-reference needs a COUNT limit",
-                                          "add a COUNT limit or use A2=guide")
-                count = yield (count_ref, act.parent, act.index)
-                index = int(np.asarray(split(count)[0]).reshape(-1)[0]) - 1 - i
-            else:
-                index = extent - 1 - i
+        if node.reverse and self.readings["A2"] == "api-reference":
+            index = yield from self.reverse_by_count(node, act, i)
+        elif node.reverse:
+            index = extent - 1 - i
         if not 0 <= index < extent:
             raise IteratorOutOfBounds(f"iterator {node.id!r} ({node!r})", "iterator/bounds",
                                       f"trip {i} asks for index {index} of an axis of extent "
@@ -257,6 +250,16 @@ class Machine:
         if mask is None:
             return element
         return join(element, np.take(np.broadcast_to(mask, np.shape(value)), index, axis=node.axis))
+
+    def reverse_by_count(self, node, act, i):
+        """A2 "api-reference": a reverse iterator reads index M-1-i, M the COUNT limit."""
+        count_ref = self.plan.loops[act.loop].count
+        if count_ref is None:
+            raise EvaluationError(f"iterator {node.id!r}", "iterator/reverse",
+                                  "reading A2=api-reference needs a COUNT limit",
+                                  "add a COUNT limit or use A2=guide")
+        count = yield (count_ref, act.parent, act.index)
+        return int(np.asarray(split(count)[0]).reshape(-1)[0]) - 1 - i
 
     def rule_recurrence(self, node, act, i):
         """`recurrence/def`: ⟨X, Y0, Y1, ...⟩."""

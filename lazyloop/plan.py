@@ -167,6 +167,17 @@ class Plan:
     inputs: Tuple[str, ...]
     outputs: Tuple[Tuple[str, str], ...]  # (output name, node id)
 
+    def listing(self) -> str:
+        """The plan as text: one `id = expression` line per node, grouped by scope."""
+        lines = []
+        for scope in [None] + list(self.loops):
+            title = "outside loops" if scope is None else repr(self.loops[scope])
+            members = [n for n in self.nodes.values() if n.scope == scope]
+            if members:
+                lines.append(f"{title}:")
+                lines += [f"  {n.id} = {n!r}" for n in members]
+        return "\n".join(lines)
+
     def ancestors(self, scope: Optional[str]):
         """The scopes enclosing `scope`, innermost first, ending with the root (None)."""
         chain = []
@@ -174,23 +185,6 @@ class Plan:
             scope = self.loops[scope].parent
             chain.append(scope)
         return chain
-
-    def consumers(self) -> Dict[str, list]:
-        users: Dict[str, list] = {k: [] for k in self.nodes}
-        for node in self.nodes.values():
-            refs = list(node.inputs())
-            if isinstance(node, Recurrence):
-                refs.append(node.next)
-            if isinstance(node, Iterator):
-                pass
-            if isinstance(node, LoopOut):
-                refs.append(node.source)
-            if isinstance(node, IfOutput):
-                refs += [node.then, node.orelse]
-            for r in refs:
-                if r is not None:
-                    users[r].append(node.id)
-        return users
 
 
 POSITIONWISE = {LayerType.ELEMENTWISE, LayerType.UNARY, LayerType.ACTIVATION,
@@ -363,10 +357,8 @@ def _compile_layer(layer, nodes, ref, scope, profile):
         for k, t in enumerate(layer._outputs):
             nodes[ref(t)] = Project(ref(t), sc, t.type, call, k)
     else:
-        nodes[nid] = Map(nid, scope(out), out.type, layer.describe().split("(")[0]
-                         if kind is not LayerType.ELEMENTWISE else layer.op.name.lower(),
-                         layer.kernel(), tuple(ref(t) for t in layer.inputs()),
-                         kind in POSITIONWISE)
+        nodes[nid] = Map(nid, scope(out), out.type, layer.op_label(), layer.kernel(),
+                         tuple(ref(t) for t in layer.inputs()), kind in POSITIONWISE)
     return []
 
 

@@ -171,6 +171,14 @@ class Layer:
             self.refuse(f"input {index} ({t.name}) is not a tensor but {ty!r}")
         return ty
 
+    def op_label(self) -> str:
+        """The layer's function as a plan node names it, e.g. `elementwise.SUM`."""
+        for attr in ("op", "activation_type"):
+            value = getattr(self, attr, None)
+            if hasattr(value, "name"):
+                return f"{self.type.value}.{value.name}"
+        return self.type.value
+
     def describe(self) -> str:
         """The expression that built the layer, for reprs and messages."""
         args = ", ".join(t.name if t is not None else "<unset>" for t in self._inputs)
