@@ -24,7 +24,7 @@ from .errors import (EvaluationError, FuelExhausted, InputError, IteratorOutOfBo
 from .plan import (Const, IfOutput, Input, Iterator, LoopOut, Map, Node, Plan, Project,
                    Recurrence, Undefined, compile_network)
 from .types import OpaqueType, TensorType
-from .undefined import Partial, filled, join, split, whole_mask
+from .undefined import Partial, fill_value, filled, join, split, whole_mask
 
 DEFAULT_MAX_TRIPS = 10_000_000
 
@@ -268,8 +268,14 @@ class Machine:
         return (yield (node.next, act, i - 1))
 
     def rule_if(self, node, act, i):
+        """Force the condition's element, then only the taken branch's. An undefined
+        condition takes neither branch: the element is wholly undefined."""
         c = yield (node.cond, act, i)
         value, mask = split(c)
+        if mask is not None and not np.all(mask) and isinstance(node.type, TensorType) \
+                and node.type.is_static:
+            return Partial(filled(node.type.shape, node.type.dtype),
+                           np.zeros(node.type.shape, bool))
         taken = yield ((node.then if bool(np.asarray(value).reshape(-1)[0]) else node.orelse), act, i)
         if mask is None or np.all(mask):
             return taken
@@ -491,11 +497,14 @@ def check_feeds(plan: Plan, feeds) -> dict:
     return out
 
 
-def _plain(value):
-    if isinstance(value, np.generic):
-        return np.asarray(value)
-    if isinstance(value, np.ndarray):
-        return value.copy()
+def _plain(element):
+    """A returned value: a fresh array whose undefined positions hold the dtype's fill."""
+    value, mask = split(element)
+    if isinstance(value, (np.ndarray, np.generic)):
+        value = np.array(value)
+        if mask is not None and not isinstance(mask, bool):
+            value[~np.broadcast_to(mask, value.shape)] = fill_value(value.dtype)
+        return value
     return value
 
 
@@ -506,8 +515,9 @@ def run(net, feeds, max_trips=DEFAULT_MAX_TRIPS, readings=None, trace=True) -> E
     machine = Machine(plan, check_feeds(plan, feeds), max_trips, readings, trace=trace)
     outputs, defined = {}, {}
     for name, nid in plan.outputs:
-        value, mask = split(machine.demand(nid))
-        outputs[name] = _plain(value)
+        element = machine.demand(nid)
+        value, mask = split(element)
+        outputs[name] = _plain(element)
         defined[name] = (np.broadcast_to(mask, np.shape(value)).copy() if mask is not None
                          and not isinstance(mask, bool) else whole_mask(outputs[name], mask is None or mask))
     if machine.readings["A10"] == "eager":
@@ -524,7 +534,7 @@ def evaluate(net, feeds, max_trips=DEFAULT_MAX_TRIPS, readings=None) -> dict:
     machine = Machine(plan, check_feeds(plan, feeds), max_trips, readings, fast=True)
     result = {}
     for name, nid in plan.outputs:
-        result[name] = _plain(split(machine.demand(nid))[0])
+        result[name] = _plain(machine.demand(nid))
     if machine.readings["A10"] == "eager":
         for nid, node in plan.nodes.items():
             if node.scope is None:

@@ -197,9 +197,13 @@ POSITIONWISE = {LayerType.ELEMENTWISE, LayerType.UNARY, LayerType.ACTIVATION,
 # ------------------------------------------------------------------------------------------
 
 def _loop_inputs(layer):
-    """Every input of a boundary layer, the back edge included: a recurrence whose next value
-    reads a stream of loop A is inside A too."""
-    return [t for t in layer.inputs() if t is not None]
+    """Every input a layer's elements depend on: for a boundary layer the back edge too (a
+    recurrence whose next value reads a stream of loop A is inside A); for a conditional
+    output its condition too."""
+    inputs = [t for t in layer.inputs() if t is not None]
+    if layer.type is LayerType.CONDITIONAL_OUTPUT and layer.conditional.condition is not None:
+        inputs.append(layer.conditional.condition.get_input(0))
+    return inputs
 
 
 def infer_nesting(net):
@@ -223,7 +227,7 @@ def infer_nesting(net):
         changed = False
         for layer in net.layers:
             loop = getattr(layer, "loop", None)
-            found = frozenset().union(*[ins(t) for t in _loop_inputs(layer)]) if layer.inputs() else frozenset()
+            found = frozenset().union(*[ins(t) for t in _loop_inputs(layer)])
             if loop is not None and layer.type in (LayerType.ITERATOR, LayerType.RECURRENCE):
                 found = found | {id(loop)}
             elif loop is not None and layer.type is LayerType.LOOP_OUTPUT:

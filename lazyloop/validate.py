@@ -178,7 +178,8 @@ def check_length(layer, scope, loop_parent, trt):
                    "call set_input(1, length) with a 0-D int32 constant")
         return
     ty = length.type
-    if ty.dtype not in (np.dtype(np.int32), np.dtype(np.int64)) or ty.shape not in ((), (1,)):
+    shapes = ((),) if trt else ((), (1,))
+    if ty.dtype not in (np.dtype(np.int32), np.dtype(np.int64)) or ty.shape not in shapes:
         refuse(layer, "structure/length", f"length {length.name!r} is {ty!r}",
                "use a 0-D int32 tensor")
     check_from_outside(layer, length, scope, loop_parent, "structure/length")

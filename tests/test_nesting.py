@@ -88,3 +88,45 @@ def test_taken_branch_errors_surface():
     feeds = {"x": np.array([1, -2, 3, 4], np.float32), "short": np.array([9], np.float32)}
     with pytest.raises(ll.IteratorOutOfBounds):
         ll.evaluate(net, feeds)
+
+
+def test_conditional_with_invariant_branches_is_inside_the_loop():
+    # rule: structure/nesting -- the condition counts: y = x_i > 0 ? 1 : 0 is a stream
+    net = ll.Network()
+    x = net.add_input("x", ll.float32, (4,))
+    loop = net.add_loop()
+    loop.add_trip_limit(const(net, 4, np.int32), ll.TripLimit.COUNT)
+    e = loop.add_iterator(x).get_output(0)
+    cond = net.add_if_conditional()
+    cond.set_condition(net.add_elementwise(e, const(net, 0.0, np.float32),
+                                           ll.ElementWiseOperation.GREATER).get_output(0))
+    y = cond.add_output(const(net, 1.0, np.float32), const(net, 0.0, np.float32)).get_output(0)
+    net.mark_output(concat(net, loop, y, 4))
+    feeds = {"x": np.array([1, -1, 2, -2], np.float32)}
+    np.testing.assert_array_equal(list(ll.evaluate(net, feeds).values())[0], [1, 0, 1, 0])
+
+
+def test_undefined_condition_takes_neither_branch():
+    # rule: laziness/dead -- a condition read from padding is undefined: no branch is forced
+    net = ll.Network()
+    x = net.add_input("x", ll.float32, (2,))
+    first = net.add_loop()
+    first.add_trip_limit(const(net, 2, np.int32), ll.TripLimit.COUNT)
+    padded = concat(net, first, first.add_iterator(x).get_output(0), 3)  # [x0, x1, ?]
+    second = net.add_loop()
+    second.add_trip_limit(const(net, 3, np.int32), ll.TripLimit.COUNT)
+    v = second.add_iterator(padded).get_output(0)
+    cond = net.add_if_conditional()
+    cond.set_condition(net.add_elementwise(v, const(net, 0.0, np.float32),
+                                           ll.ElementWiseOperation.GREATER).get_output(0))
+    then = net.add_elementwise(v, v, SUM).get_output(0)
+    orelse = net.add_elementwise(v, const(net, 1.0, np.float32), SUM).get_output(0)
+    y = cond.add_output(then, orelse).get_output(0)
+    out = concat(net, second, y, 3)
+    out.name = "y"
+    net.mark_output(out)
+    result = ll.run(net, {"x": np.array([1, -1], np.float32)})
+    np.testing.assert_array_equal(result.outputs["y"][:2], [2, 0])
+    np.testing.assert_array_equal(result.defined["y"], [True, True, False])
+    assert np.isnan(result.outputs["y"][2])
+    assert forced(result, then.name) == [0] and forced(result, orelse.name) == [1]

@@ -100,3 +100,21 @@ def test_relaxed_last_value_of_a_non_recurrence_is_the_last_trip():
                 ll.run(net, {"x": ROWS}, readings={"A3": "error"})
         else:
             np.testing.assert_array_equal(result.outputs[out.name], expected)
+
+
+def test_wholly_undefined_results_hold_the_fill():
+    # rule: output/concat -- a reduce over padding is undefined, and holds the fill, not a sum
+    net = ll.Network()
+    x = net.add_input("x", ll.int32, (3, 2))
+    loop = net.add_loop()
+    loop.add_trip_limit(const(net, 2, np.int32), ll.TripLimit.COUNT)
+    padded = concat(net, loop, loop.add_iterator(x, 0).get_output(0), 3)   # [3, 2], row 2 padding
+    plus = net.add_elementwise(padded, const(net, np.ones((3, 2), np.int32)), ll.ElementWiseOperation.SUM)
+    total = net.add_reduce(padded, ll.ReduceOperation.SUM, 1 << 0, False)   # sums rows: wholly undefined
+    net.mark_output(plus.get_output(0))
+    net.mark_output(total.get_output(0))
+    result = ll.run(net, {"x": np.arange(6, dtype=np.int32).reshape(3, 2)})
+    low = np.iinfo(np.int32).min
+    np.testing.assert_array_equal(result.outputs[plus.get_output(0).name], [[1, 2], [3, 4], [low, low]])
+    np.testing.assert_array_equal(result.outputs[total.get_output(0).name], [low, low])
+    assert not result.defined[total.get_output(0).name].any()

@@ -221,3 +221,14 @@ def test_bad_layers_are_refused_when_added():
     with pytest.raises(ll.ShapeError) as info:
         loop.add_trip_limit(a, ll.TripLimit.COUNT)
     assert info.value.rule == "trip/count"
+
+
+def test_length_must_be_0d_under_tensorrt():
+    # rule: structure/length -- a [1]-shaped length is accepted only in relaxed profiles
+    def build():
+        net, x, loop = basic()
+        out = loop.add_loop_output(loop.add_iterator(x).get_output(0), ll.LoopOutput.CONCATENATE)
+        out.set_input(1, const(net, [2], np.int32))
+        net.mark_output(out.get_output(0))
+        ll.evaluate(net, {"x": np.zeros((2, 3), np.float32)})
+    raises_rule("structure/length", build)
