@@ -343,6 +343,7 @@ class Schedule:
         phase_a = [(self.memo[k], self.steps[k]) for k in self.phase_a]
         phase_b = [(self.memo[k], self.steps[k], self.d.prefix[k]) for k in self.phase_b]
         memos = list(self.memo.values())
+        deferred = None
         i = 0
         while True:
             if count is not None and i >= count:
@@ -358,17 +359,25 @@ class Schedule:
                 raise FuelExhausted(loop.name, "trip/while",
                                     f"still running after max_trips={max_trips} trips",
                                     "raise max_trips, or check the loop's trip limits")
-            for memo, step, offset in phase_b:
-                j = i + offset
-                if j >= 0 and j not in memo:
-                    step(j)
-            for src, elements in self.collected.items():
-                elements.append(self.get(src, i))
+            if deferred is None:
+                try:
+                    for memo, step, offset in phase_b:
+                        j = i + offset
+                        if j >= 0 and j not in memo:
+                            step(j)
+                    for src, elements in self.collected.items():
+                        elements.append(self.get(src, i))
+                except LazyLoopError as error:
+                    # The reference evaluator forces these elements only once n is known:
+                    # a loop that never stops reports fuel first, one that stops this error.
+                    deferred = error
             old = i - window
             if old >= 0:
                 for memo in memos:
                     memo.pop(old, None)
             i += 1
+        if deferred is not None:
+            raise deferred
         return i
 
     def outputs(self, n):

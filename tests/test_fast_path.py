@@ -88,3 +88,24 @@ def test_memory_window_is_constant():
     assert n == 1000
     assert max(len(m) for m in schedule.memo.values()) <= schedule.d.window + 1
     np.testing.assert_array_equal(schedule.outputs(n)[plan.loops["loop0"].outputs[0]], np.full(16, 1000))
+
+
+def test_endless_loop_reports_fuel_before_element_errors():
+    # rule: trip/while, iterator/bounds -- the iterator fails from trip 3 on, but the loop
+    # never stops: both evaluators report the fuel, as n is needed before any output element
+    net = ll.Network()
+    x = net.add_input("x", ll.float32, (3,))
+    loop = net.add_loop()
+    loop.add_trip_limit(const(net, True, np.bool_), ll.TripLimit.WHILE)
+    net.mark_output(concat(net, loop, loop.add_iterator(x).get_output(0), 100))
+    for evaluate in (ll.evaluate, ll.run):
+        with pytest.raises(ll.FuelExhausted):
+            evaluate(net, {"x": np.zeros(3, np.float32)}, max_trips=10)
+    net2 = ll.Network()
+    x2 = net2.add_input("x", ll.float32, (3,))
+    loop2 = net2.add_loop()
+    loop2.add_trip_limit(const(net2, 5, np.int32), ll.TripLimit.COUNT)
+    net2.mark_output(concat(net2, loop2, loop2.add_iterator(x2).get_output(0), 5))
+    for evaluate in (ll.evaluate, ll.run):
+        with pytest.raises(ll.IteratorOutOfBounds):
+            evaluate(net2, {"x": np.zeros(3, np.float32)})
