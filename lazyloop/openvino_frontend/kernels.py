@@ -1,0 +1,79 @@
+"""One OpenVINO node evaluated from Python (rule `openvino/node`).
+
+Ordinary ops are not re-implemented: each node is evaluated by OpenVINO's own per-node
+reference evaluation, `Node.evaluate(output_tensors, input_tensors)`, bound once per node
+when the model is lowered. The core applies the kernel element-wise over streams
+(`stream/map`). A node whose op has no such evaluation is refused when one of its elements is
+forced, with an error naming the node (OpenVINO answers "not evaluated" only at run time).
+"""
+from __future__ import annotations
+
+import numpy as np
+import openvino as ov
+
+from ..errors import EvaluationError, UnsupportedError
+from .types import describe
+
+
+def _as_ov_tensor(value) -> "ov.Tensor":
+    array = np.asarray(value)
+    if not array.flags.c_contiguous:
+        array = np.ascontiguousarray(array) if array.ndim else array.copy()
+    return ov.Tensor(array)  # copies: stream elements stay read-only
+
+
+class NodeKernel:
+    """`openvino/node`: fn(*input values) -> tuple of output values, by `node.evaluate`."""
+
+    __slots__ = ("node", "where", "out_types", "out_shapes")
+
+    def __init__(self, node):
+        self.node = node
+        self.where = describe(node)
+        self.out_types = [node.get_output_element_type(k) for k in range(node.get_output_size())]
+        # Output tensors start with the declared shape when it is static (some evaluations
+        # only fill a tensor of the right size) and empty otherwise (evaluate resizes them).
+        shapes = []
+        for k in range(node.get_output_size()):
+            ps = node.get_output_partial_shape(k)
+            shapes.append(ps.to_shape() if ps.is_static else ov.Shape([0]))
+        self.out_shapes = shapes
+
+    def __call__(self, *values):
+        inputs = [_as_ov_tensor(v) for v in values]
+        outputs = [ov.Tensor(t, ov.Shape(s)) for t, s in zip(self.out_types, self.out_shapes)]
+        try:
+            done = self.node.evaluate(outputs, inputs)
+        except Exception as exc:  # OpenVINO's own checks refused these inputs
+            raise EvaluationError(self.where, "openvino/node",
+                                  f"OpenVINO's evaluation failed: {str(exc).strip()[:400]}",
+                                  "check the values reaching this node") from None
+        if not done:
+            got = ", ".join(f"{np.asarray(v).dtype}{list(np.shape(v))}" for v in values)
+            raise UnsupportedError(self.where, "openvino/node",
+                                   f"OpenVINO has no per-node evaluation of this op for inputs "
+                                   f"({got})",
+                                   "lazyloop evaluates ordinary ops only through OpenVINO's "
+                                   "Node.evaluate; replace the op or add a kernel "
+                                   "(spec/40-openvino-lowering.md)")
+        return tuple(np.array(t.data, copy=True) for t in outputs)
+
+    def __repr__(self):
+        return f"NodeKernel({self.where})"
+
+
+# Ops OpenVINO gives no per-node evaluation, with the kernel lazyloop uses instead. Each one is
+# listed with its reason in spec/40-openvino-lowering.md (`openvino/node`).
+def _identity(x):
+    """Identity-16 (OpenVINO's ONNX reader emits it): its Node.evaluate answers "not
+    evaluated"; the op's meaning is its input unchanged (the value is read-only)."""
+    return (x,)
+
+
+HAND_KERNELS = {"Identity": _identity}
+
+
+def kernel_for(node):
+    """`openvino/node`: OpenVINO's Node.evaluate, or the hand kernel where it has none."""
+    own = HAND_KERNELS.get(node.get_type_name())
+    return own if own is not None else NodeKernel(node)
