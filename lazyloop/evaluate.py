@@ -72,6 +72,17 @@ class Activation:
         self.path = () if parent is None else parent.path + (((parent.loop, index),) if parent.loop else ())
 
 
+def one_shape_streams(plan):
+    """`structure/shapes`: streams whose elements must all have one shape -- under TensorRT
+    every stream (its shapes are static); in relaxed profiles the recurrences (carried values)
+    and what CONCATENATE/REVERSE stack. Other streams of a lowered body may change shape from
+    trip to trip (ONNX allows it) and are checked only against their known dimensions."""
+    found = {k for k, n in plan.nodes.items() if isinstance(n, Recurrence)}
+    found |= {n.source for n in plan.nodes.values()
+              if isinstance(n, LoopOut) and n.kind is not LoopOutput.LAST_VALUE}
+    return frozenset(found)
+
+
 class Machine:
     """The demand-driven evaluator of one plan on one set of feeds."""
 
@@ -88,6 +99,7 @@ class Machine:
         self.trips = {name: [] for name in plan.loops}
         self.root = Activation(None, None, 0)
         self.fast = fast
+        self.one_shape = one_shape_streams(plan)
         self.fast_record = None  # tests: a list to collect (stream, index) the schedule forces
         self._demands = {}
         self._needed = None
@@ -143,7 +155,7 @@ class Machine:
     def store(self, nid, act, i, value, asker=None):
         node = self.nodes[nid]
         if self.relaxed and isinstance(node.type, TensorType):
-            earlier = act.memo.get(nid)
+            earlier = act.memo.get(nid) if nid in self.one_shape else None
             first = np.shape(split(next(iter(earlier.values())))[0]) if earlier else None
             self.check_element(node, value, first)
         if isinstance(value, np.ndarray):

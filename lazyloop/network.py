@@ -17,7 +17,7 @@ from .layers.shape import (CastLayer, ConcatenationLayer, ConstantLayer, GatherL
                            IdentityLayer, ShuffleLayer, SliceLayer)
 from .layers.unary import ActivationLayer, UnaryLayer
 from .loop import Loop
-from .types import TensorType
+from .types import OpaqueType, TensorType
 
 PROFILES = ("tensorrt", "onnx", "openvino")
 
@@ -75,10 +75,16 @@ class Network:
 
     # -- TensorRT's INetworkDefinition surface ------------------------------------------------
     @builder_call
-    def add_input(self, name: str, dtype, shape) -> Tensor:
+    def add_input(self, name: str, dtype, shape=None) -> Tensor:
+        """A network input. `dtype` may be an `OpaqueType` (an ONNX sequence or optional, for
+        frontends); then `shape` is not used."""
         if any(t.name == name for t in self._inputs):
             raise InputError(f"input {name!r}", "stream/shape", "an input of that name exists",
                              "give every input a distinct name")
+        if isinstance(dtype, OpaqueType):
+            t = Tensor(self, None, 0, name, dtype)
+            self._inputs.append(t)
+            return t
         shape = tuple(None if d is None or d < 0 else int(d) for d in shape)
         if self.profile == "tensorrt" and None in shape:
             raise InputError(f"input {name!r}", "stream/shape",

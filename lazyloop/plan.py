@@ -206,6 +206,19 @@ def _loop_inputs(layer):
     return inputs
 
 
+def loop_parents(loop, ins):
+    """The loops `loop` is nested in: those its boundary layers read values from (TensorRT:
+    "if loop B uses values defined inside loop A, B is nested in A"), and those its outputs are
+    streams of (a value of A flowed through B into its output)."""
+    found = set()
+    for layer in loop.trip_limits + loop.iterators + loop.recurrences + loop.outputs:
+        for t in _loop_inputs(layer):
+            found |= ins(t)
+    for out in loop.outputs:
+        found |= ins(out.get_output(0))
+    return frozenset(found) - {id(loop)}
+
+
 def infer_nesting(net):
     """The loops each tensor is inside, as a monotone fixed point (sets only grow):
 
@@ -215,7 +228,7 @@ def infer_nesting(net):
       inside, less its own loop;
     * any other layer is inside every loop one of its inputs is inside.
 
-    A loop is nested in the other loops its own streams are inside (`structure/nesting`)."""
+    Which loop encloses which follows from `loop_parents` (`structure/nesting`)."""
     inside = {}
     loop_of = {id(loop): loop for loop in net.loops}
 
@@ -239,13 +252,7 @@ def infer_nesting(net):
                 if not found <= old:
                     inside[id(t)] = old | found
                     changed = True
-    outer = {}
-    for loop in net.loops:
-        streams = [layer.get_output(0) for layer in loop.iterators + loop.recurrences]
-        outer[id(loop)] = frozenset().union(*[ins(t) for t in streams]) - {id(loop)} if streams else frozenset()
-        for limit in loop.trip_limits:  # a loop whose count is a stream of loop A runs inside A
-            if limit.kind is TripLimit.COUNT:
-                outer[id(loop)] |= ins(limit.get_input(0))
+    outer = {id(loop): loop_parents(loop, ins) for loop in net.loops}
     for key, parents in outer.items():
         for p in parents:
             if key in outer[p]:
@@ -353,6 +360,10 @@ def _compile_layer(layer, nodes, ref, scope, profile):
         cond = layer.conditional.condition.get_input(0)
         nodes[nid] = IfOutput(nid, scope(out), out.type, ref(cond), ref(layer.get_input(0)),
                               ref(layer.get_input(1)))
+    elif kind is LayerType.FUNCTION and layer.num_outputs == 1:
+        fn = layer.kernel()
+        nodes[nid] = Map(nid, scope(out), out.type, layer.op, lambda *args: fn(*args)[0],
+                         tuple(ref(t) for t in layer.inputs()))
     elif kind is LayerType.FUNCTION:
         call = f"{layer.name}()"
         args = tuple(ref(t) for t in layer.inputs())

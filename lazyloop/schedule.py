@@ -49,7 +49,12 @@ def same_trip_inputs(node):
 
 
 class Demand:
-    """The static demand analysis of one loop."""
+    """The static demand analysis of one loop.
+
+    `certain[k]`: stream k is needed at every index below n + certain[k], however the loop
+    stops. `prefix[k]`: the same with the WHILE input's demand added (`trip/both`: when a COUNT
+    stops the loop, X_n of the WHILE input is not forced, so neither is what only it reads).
+    `points[k]`: offsets q of single indices n + q needed (LAST_VALUE reads n)."""
 
     def __init__(self, plan: Plan, loop: str):
         self.plan = plan
@@ -62,69 +67,71 @@ class Demand:
                 raise NotStatic(f"{loop} carries an undefined start")
         if self.loop.count is None and self.loop.while_ is None:
             raise NotStatic(f"{loop} has no trip limit")
-        self.prefix: Dict[str, Optional[int]] = {k: None for k in self.members}
-        self.points: Dict[str, set] = {k: set() for k in self.members}
-        self.solve()
+        prefix, points = self.output_roots()
+        self.certain, self.points = self.solve(prefix, points)
+        cond = self.loop.while_
+        if cond is not None and self.local(cond):
+            prefix[cond] = 1
+        self.prefix, _ = self.solve(prefix, points)
 
     def local(self, ref):
         return ref in self.members
 
-    def solve(self):
-        depth = 2 * len(self.members) + 4
-        roots_prefix, roots_points = {}, {}
-        if self.loop.while_ and self.local(self.loop.while_):
-            roots_prefix[self.loop.while_] = 1
+    def output_roots(self):
+        """CONCATENATE and REVERSE read indices 0..n-1 of their input; LAST_VALUE reads n."""
+        prefix, points = {}, {}
         for out_id in self.loop.outputs:
             out = self.plan.nodes[out_id]
             if not self.local(out.source):
                 continue
             if out.kind is LoopOutput.LAST_VALUE:
-                roots_points.setdefault(out.source, set()).add(0)
+                points.setdefault(out.source, set()).add(0)
             else:
-                roots_prefix[out.source] = max(roots_prefix.get(out.source, 0), 0)
+                prefix[out.source] = 0
+        return prefix, points
+
+    def solve(self, roots_prefix, roots_points):
+        """Propagate demands to a fixed point: element k of a map needs element k of its
+        inputs, element k of a recurrence element k-1 of its next value. Point demands that run
+        down a recurrence cycle become prefix demands."""
+        depth = 2 * len(self.members) + 4
+        found: Dict[str, Optional[int]] = dict(roots_prefix)
         for _ in range(4 * len(self.members) + 8):
-            prefix = {k: None for k in self.members}
-            points = {k: set() for k in self.members}
-            for k, p in roots_prefix.items():
-                prefix[k] = p
-            for k, qs in roots_points.items():
-                points[k] |= qs
-            for k, p in self.prefix.items():  # keep prefixes found by earlier rounds
-                if p is not None and (prefix[k] is None or p > prefix[k]):
-                    prefix[k] = p
-            changed = True
-            while changed:
-                changed = False
-                for k, node in self.members.items():
-                    for ref, off in same_trip_inputs(node):
-                        if not self.local(ref):
-                            continue
-                        if prefix[k] is not None:
-                            want = prefix[k] + off
-                            if prefix[ref] is None or want > prefix[ref]:
-                                prefix[ref] = want
-                                changed = True
-                        new = {q + off for q in points[k] if q + off >= -depth}
-                        if not new <= points[ref]:
-                            points[ref] |= new
-                            changed = True
+            prefix = {k: found.get(k) for k in self.members}
+            points = {k: set(roots_points.get(k, ())) for k in self.members}
+            self.propagate(prefix, points, depth)
             deep = False
-            for k in self.members:
-                qs = points[k]
+            for k, qs in points.items():
                 if qs and min(qs) <= -depth + 1:
                     top = self.contiguous_top(qs, depth)
                     if top is None:
                         raise NotStatic(f"stream {k} is demanded at a pattern of indices "
                                         "the schedule does not model")
-                    if self.prefix[k] is None or top + 1 > self.prefix[k]:
-                        self.prefix[k] = top + 1
+                    if found.get(k) is None or top + 1 > found[k]:
+                        found[k] = top + 1
                         deep = True
             if not deep:
-                self.prefix = prefix
-                self.points = {k: {q for q in qs if prefix[k] is None or q >= prefix[k]}
-                               for k, qs in points.items()}
-                return
+                return prefix, {k: {q for q in qs if prefix[k] is None or q >= prefix[k]}
+                                for k, qs in points.items()}
         raise NotStatic("the demand analysis did not settle")
+
+    def propagate(self, prefix, points, depth):
+        changed = True
+        while changed:
+            changed = False
+            for k, node in self.members.items():
+                for ref, off in same_trip_inputs(node):
+                    if not self.local(ref):
+                        continue
+                    if prefix[k] is not None:
+                        want = prefix[k] + off
+                        if prefix[ref] is None or want > prefix[ref]:
+                            prefix[ref] = want
+                            changed = True
+                    new = {q + off for q in points[k] if q + off >= -depth}
+                    if not new <= points[ref]:
+                        points[ref] |= new
+                        changed = True
 
     @staticmethod
     def contiguous_top(qs, depth):
@@ -140,7 +147,7 @@ class Demand:
             run += 1
         return q if run >= depth // 2 else None
 
-    def order(self, group):
+    def order(self, group, prefix):
         """Members of one phase, each after the same-step elements it reads."""
         done, out = set(), []
         for start in group:
@@ -155,7 +162,7 @@ class Demand:
                     continue
                 stack.append((k, True))
                 for ref, off in same_trip_inputs(self.members[k]):
-                    if ref in group and ref not in done and self.prefix[ref] == self.prefix[k] + off:
+                    if ref in group and ref not in done and prefix[ref] == prefix[k] + off:
                         stack.append((ref, False))
         return out
 
@@ -182,9 +189,12 @@ class Schedule:
                           if machine.plan.nodes[o].kind is not LoopOutput.LAST_VALUE}
         members = demand.members
         self.build_steps()
-        self.phase_a = demand.order([k for k in members if (demand.prefix[k] or -1) >= 1])
-        self.phase_b = demand.order([k for k in members if demand.prefix[k] is not None
-                                     and demand.prefix[k] <= 0])
+        # phase A, once trip i may run: the WHILE input's cone at i (what it reads one trip
+        # back is forced on demand); phase B, once trip i runs: what the outputs need
+        self.phase_a = demand.order([k for k in members if (demand.prefix[k] or -1) >= 1],
+                                    demand.prefix)
+        self.phase_b = demand.order([k for k in members if demand.certain[k] is not None],
+                                    demand.certain)
 
     # -- values ---------------------------------------------------------------------------
     def invariant(self, ref):
@@ -313,10 +323,13 @@ class Schedule:
         return finish
 
     def check_element(self, node, value):
+        """`structure/shapes`, cheaply when the element has exactly the static type."""
+        ty = node.type
+        if value.__class__ is np.ndarray and value.dtype == ty.dtype and value.shape == ty.shape:
+            return
         shape = np.shape(value)
-        first = self.first_shape.setdefault(node.id, shape)
-        if first != shape or not node.type.accepts(np.asarray(value)):
-            self.m.check_element(node, value, first)
+        first = self.first_shape.setdefault(node.id, shape) if node.id in self.m.one_shape else None
+        self.m.check_element(node, value, first)
 
     def iterate(self, node, k):
         whole = self.invariant(node.source)
@@ -341,7 +354,7 @@ class Schedule:
         window = self.d.window
         max_trips = self.m.max_trips
         phase_a = [(self.memo[k], self.steps[k]) for k in self.phase_a]
-        phase_b = [(self.memo[k], self.steps[k], self.d.prefix[k]) for k in self.phase_b]
+        phase_b = [(self.memo[k], self.steps[k], self.d.certain[k]) for k in self.phase_b]
         memos = list(self.memo.values())
         deferred = None
         i = 0

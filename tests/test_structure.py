@@ -152,7 +152,8 @@ def test_length_not_a_build_time_constant():
 
 
 def test_nesting_unclean():
-    # rule: structure/nesting -- a layer reads the interiors of two sibling loops
+    # rule: structure/nesting -- loop A outputs a value read from B's interior and B one read
+    # from A's: each uses values defined inside the other
     def build():
         net, x, loop_a = basic()
         loop_b = net.add_loop()
@@ -161,8 +162,23 @@ def test_nesting_unclean():
         b = loop_b.add_iterator(x).get_output(0)
         both = net.add_elementwise(a, b, SUM).get_output(0)
         net.mark_output(concat(net, loop_a, both, 2))
+        net.mark_output(concat(net, loop_b, both, 2))
         ll.evaluate(net, {"x": np.zeros((2, 3), np.float32)})
     raises_rule("structure/nesting", build)
+
+
+def test_stream_of_an_enclosing_loop_must_leave_through_its_outputs():
+    # rule: structure/exit, structure/nesting -- A's output carries B's stream, so A is nested
+    # in B, and marking A's output leaks a stream of B
+    def build():
+        net, x, loop_a = basic()
+        loop_b = net.add_loop()
+        loop_b.add_trip_limit(const(net, 2, np.int32), ll.TripLimit.COUNT)
+        a = loop_a.add_iterator(x).get_output(0)
+        b = loop_b.add_iterator(x).get_output(0)
+        net.mark_output(concat(net, loop_a, net.add_elementwise(a, b, SUM).get_output(0), 2))
+        ll.evaluate(net, {"x": np.zeros((2, 3), np.float32)})
+    raises_rule("structure/exit", build)
 
 
 def test_shapes_checked_at_runtime_in_relaxed_profiles():

@@ -144,7 +144,15 @@ class Layer:
     def output_types(self) -> list:
         """Static types of the outputs (`stream/shape`), inferred once and cached."""
         if self._types is None:
-            self._types = self.compute_types()
+            if getattr(self, "_inferring", False):
+                raise StructureError(f"layer {self.name!r}", "structure/acyclic",
+                                     "its type depends on itself through a cycle that is not "
+                                     "a recurrence's input 1", "break the cycle with a recurrence")
+            self._inferring = True
+            try:
+                self._types = self.compute_types()
+            finally:
+                self._inferring = False
         return self._types
 
     def compute_types(self) -> list:
