@@ -1,0 +1,162 @@
+"""Evaluate ONNX models with lazyloop's own loops (rules onnx/loop, onnx/scan9, onnx/scan8).
+
+    import lazyloop.onnx
+    outputs = lazyloop.onnx.evaluate(model, {"x": x})   # {graph output name: value}
+
+Loop, Scan and If are lowered onto the core's streams (spec/30-onnx-lowering.md); every other
+node runs ONNX's own reference kernel, bound once per node (`onnx/node`). Values are numpy
+arrays, Python lists for sequences and None for empty optionals.
+"""
+from __future__ import annotations
+
+from typing import Dict
+
+import attrs
+import numpy as np
+
+from .evaluate import DEFAULT_MAX_TRIPS
+from .evaluate import evaluate as _core_evaluate
+from .evaluate import run as _core_run
+from .onnx_frontend.lower import LoweredModel, load_model, lower_model
+
+
+@attrs.frozen
+class Lowered:
+    """A model lowered onto an `ll.Network` (profile "onnx"), with the maps across the
+    boundary: user feeds -> core feeds, core outputs -> user outputs."""
+
+    network: object
+    model_inputs: tuple
+    model_outputs: tuple
+    _lowered: LoweredModel = attrs.field(repr=False)
+
+    def core_feeds(self, user_feeds) -> dict:
+        return _core_feeds(self._lowered, user_feeds)
+
+    def user_outputs(self, core_outputs) -> dict:
+        return {name: core_outputs[t.name] for name, t in self._lowered.outputs}
+
+
+def lower(model, readings=None) -> Lowered:
+    """Lower `model` (a ModelProto, serialized bytes or a path) onto a core network."""
+    low = lower_model(model, readings)
+    return Lowered(low.network, tuple(low.inputs), tuple(n for n, _ in low.outputs), low)
+
+
+def evaluate(model, feeds: Dict[str, object], max_trips: int = DEFAULT_MAX_TRIPS,
+             readings=None) -> Dict[str, object]:
+    """{graph output name: value}, in graph output order. `model` is a ModelProto, bytes, a
+    path, or a `Lowered` (whose frontend readings were fixed by `lower`; `readings` None
+    keeps the ones it was lowered with). `max_trips` is the fuel of every loop."""
+    lowered, readings = _lowered(model, readings)
+    core = _core_evaluate(lowered.network, lowered.core_feeds(feeds), max_trips,
+                          _core_readings(readings))
+    return lowered.user_outputs(core)
+
+
+def _lowered(model, readings):
+    if isinstance(model, Lowered):
+        return model, (model._lowered.lowering.readings_given if readings is None else readings)
+    return lower(model, readings), readings
+
+
+@attrs.frozen
+class OnnxRun:
+    """outputs and `defined` masks (True where a value is defined) keyed by graph output name,
+    and the core's Evaluation (trace, trip counts)."""
+
+    outputs: dict
+    defined: dict
+    evaluation: object
+
+
+def run(model, feeds: Dict[str, object], max_trips: int = DEFAULT_MAX_TRIPS,
+        readings=None, trace: bool = False) -> OnnxRun:
+    """As `evaluate`, also saying which positions are defined (Scan 8 padding is not)."""
+    lowered, readings = _lowered(model, readings)
+    ev = _core_run(lowered.network, lowered.core_feeds(feeds), max_trips,
+                   _core_readings(readings), trace=trace)
+    return OnnxRun(lowered.user_outputs(ev.outputs), lowered.user_outputs(ev.defined), ev)
+
+
+def _core_readings(readings):
+    """The readings the core's register knows (the frontend resolves its own A11-A13)."""
+    from .onnx_frontend.lower import split_readings
+    return split_readings(readings)[0]
+
+
+def _as_value(value, ty):
+    """A feed as the core takes it: protobuf values (TensorProto, SequenceProto,
+    OptionalProto) as numpy/lists/None; unicode arrays for string inputs as object arrays."""
+    import onnx
+    from onnx import numpy_helper
+
+    from .types import TensorType
+
+    if isinstance(value, onnx.TensorProto):
+        value = numpy_helper.to_array(value)
+    elif isinstance(value, onnx.SequenceProto):
+        value = numpy_helper.to_list(value)
+    elif isinstance(value, onnx.OptionalProto):
+        value = numpy_helper.to_optional(value)
+    if (isinstance(value, np.ndarray) and value.dtype.kind == "U" and isinstance(ty, TensorType)
+            and ty.dtype == object):
+        value = value.astype(object)
+    return value
+
+
+def _core_feeds(low: LoweredModel, user_feeds) -> dict:
+    from .errors import InputError
+
+    user_feeds = dict(user_feeds or {})
+    feeds = {}
+    for name, t in low.inputs.items():
+        if name in user_feeds:
+            feeds[t.name] = _as_value(user_feeds.pop(name), t.type)
+        elif name in low.defaults:
+            feeds[t.name] = low.defaults[name]
+        else:
+            raise InputError(f"input {name!r}", "onnx/graph", "no value was fed",
+                             f"feed {name!r} as {t.type!r}")
+    if user_feeds:
+        raise InputError(f"inputs {sorted(user_feeds)}", "onnx/graph",
+                         "are not inputs of the model", f"its inputs are {list(low.inputs)}")
+    return feeds
+
+
+def bench_loop_model(trips: int = 10_000):
+    """An ONNX Loop of `trips` trips with a scalar body, for timing against other runtimes:
+    M = trips, cond = true, carried y: y_out = y + x, cond_out = cond_in (the exporters'
+    usual shape of a for loop). Feed {"x": np.float32 scalar, "y0": np.float32 scalar}."""
+    import onnx
+    from onnx import TensorProto, helper
+
+    body = helper.make_graph(
+        [helper.make_node("Identity", ["cond_in"], ["cond_out"]),
+         helper.make_node("Add", ["y_in", "x"], ["y_out"])],
+        "body",
+        [helper.make_tensor_value_info("i", TensorProto.INT64, []),
+         helper.make_tensor_value_info("cond_in", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("y_in", TensorProto.FLOAT, [])],
+        [helper.make_tensor_value_info("cond_out", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("y_out", TensorProto.FLOAT, [])])
+    graph = helper.make_graph(
+        [helper.make_node("Loop", ["M", "cond", "y0"], ["y"], body=body)],
+        "bench_loop",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, []),
+         helper.make_tensor_value_info("y0", TensorProto.FLOAT, [])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [])],
+        initializer=[helper.make_tensor("M", TensorProto.INT64, [], [int(trips)]),
+                     helper.make_tensor("cond", TensorProto.BOOL, [], [True])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.checker.check_model(model)
+    return model
+
+
+def bench_feeds():
+    return {"x": np.array(1.0, np.float32), "y0": np.array(0.0, np.float32)}
+
+
+__all__ = ["evaluate", "run", "lower", "Lowered", "OnnxRun", "bench_loop_model", "bench_feeds",
+           "load_model"]

@@ -1,0 +1,199 @@
+"""Non-control-flow ONNX nodes: ONNX's own reference kernels, bound once per node.
+
+Rule `onnx/node`: every ONNX node that is not Loop, Scan or If is the reference kernel of
+`onnx.reference.ops` for its domain, op type and opset, applied element-wise over the streams
+of its inputs (`stream/map`). The kernel object is built once, when the node is lowered; a
+call goes straight to its inner `_run` method with the node's attributes already resolved, so
+nothing is re-validated per trip (DESIGN §7). lazyloop writes a kernel itself only where
+the reference one is wrong (`OWN_KERNELS`: Optional), and says why in spec/30.
+"""
+from __future__ import annotations
+
+from typing import Callable, Optional
+
+import numpy as np
+
+from ..errors import EvaluationError, LazyLoopError
+
+_ndarray = np.ndarray
+
+# Domains whose kernels live in onnx.reference.ops.<module>.load_op
+_KERNEL_MODULES = {
+    "": "onnx.reference.ops",
+    "ai.onnx": "onnx.reference.ops",
+    "ai.onnx.ml": "onnx.reference.ops.aionnxml",
+    "ai.onnx.preview": "onnx.reference.ops.aionnx_preview",
+    "ai.onnx.preview.training": "onnx.reference.ops.aionnx_preview_training",
+    "experimental": "onnx.reference.ops.experimental",
+}
+
+
+def _quiet(*_args, **_kwargs):
+    return None
+
+
+def kernel_class(domain: str, op_type: str, version: int):
+    """The reference kernel class, or None when onnx.reference has none for this op."""
+    import importlib
+
+    module = _KERNEL_MODULES.get(domain)
+    if module is None:
+        return None
+    load_op = importlib.import_module(module).load_op
+    try:
+        return load_op("" if domain == "ai.onnx" else domain, op_type, version)
+    except Exception:  # noqa: BLE001 -- "no kernel" is an answer here, not a failure
+        return None
+
+
+def as_value(x):
+    """Kernels may return numpy scalars; the streams hold arrays (0-D for scalars)."""
+    if isinstance(x, (_ndarray, list)) or x is None:
+        return x
+    if isinstance(x, (np.generic, bool, int, float, complex, str, bytes)):
+        return np.array(x)
+    return x
+
+
+def _fix(results):
+    return tuple(as_value(r) for r in results)
+
+
+# ------------------------------------------------------------------------------------------
+# The kernels lazyloop writes itself, because the reference one is wrong (spec/30, onnx/node)
+# ------------------------------------------------------------------------------------------
+
+def optional_kernel(x=None):
+    """Optional(x): an optional holding x; Optional<type>() with no input: the empty optional.
+
+    The reference kernel returns `[x]` (and `[None]` for the empty optional): it wraps the
+    value in a list, so an optional tensor reads back as a one-element sequence and an empty
+    optional counts as holding an element for its own OptionalHasElement (`x is not None`).
+    lazyloop's values for optionals are the held value itself, or None."""
+    return (x,)
+
+
+OWN_KERNELS = {("", "Optional"): optional_kernel}
+
+
+def bind(node, opsets: dict, where: str) -> Optional[Callable]:
+    """fn(*input values) -> tuple of output values for one node, or None when there is no
+    reference kernel. The kernel is instantiated here, once (rule `onnx/node`)."""
+    domain = node.domain or ""
+    own = OWN_KERNELS.get(("" if domain == "ai.onnx" else domain, node.op_type))
+    if own is not None:
+        return _bound_call(own, {}, where)
+    version = opsets.get(domain, opsets.get("ai.onnx" if domain == "" else domain))
+    cls = kernel_class(domain, node.op_type, version)
+    if cls is None:
+        return None
+    run_params = {"log": _quiet, "opsets": opsets, "verbose": 0, "new_ops": None,
+                  "existing_functions": {}, "evaluator_cls": None}
+    kernel = cls(node, run_params)
+    if getattr(kernel, "has_linked_attribute", False) or kernel.need_context():
+        return None  # the caller resolves function attributes / subgraphs before binding
+    runner = public_run_of(kernel)
+    if runner.__module__ not in ("onnx.reference.op_run", "onnx.reference.ops._op"):
+        return _bound_call(kernel.run, {}, where)
+    fct = binary_numpy_function(kernel)
+    if fct is not None:
+        return _bound_binary(fct, where)
+    if runner.__module__ == "onnx.reference.ops._op":
+        return _bound_call(kernel._run, {}, where)
+    attributes = {name: getattr(kernel, name) for name in kernel.attributes_names_}
+    return _bound_call(kernel._run, attributes, where)
+
+
+def public_run_of(kernel):
+    """The class that defines the kernel's public `run`, which says how `_run` is called:
+
+    - `OpRun.run` passes the node's attributes to `_run` as keywords;
+    - the unary and binary bases of `onnx.reference.ops._op` (OpRunUnary, OpRunBinary and
+      their Num variants) check dtypes, then call `_run` with the inputs only (the kernel reads
+      its attributes from itself);
+    - a kernel's own `run` (Max and Min, whose variadic form lives there and not in `_run`)
+      is part of its semantics: lazyloop calls that `run`, as `_run` alone is wrong for one
+      input or for more than two."""
+    for klass in type(kernel).__mro__:
+        if "run" in klass.__dict__:
+            return klass
+    return object
+
+
+def binary_numpy_function(kernel):
+    """For the binary numpy kernels (Add, Sub, Mul, Div, Pow, ...) whose `_run` is exactly
+    `(numpy_fct(a, b),)` followed by the scalar-to-array fix, the kernel's `numpy_fct`: the
+    whole of what the kernel computes (its fix is applied by `_bound_binary`)."""
+    from onnx.reference.ops._op import OpRunBinaryNumpy
+
+    if isinstance(kernel, OpRunBinaryNumpy) and type(kernel)._run is OpRunBinaryNumpy._run:
+        return kernel.numpy_fct
+    return None
+
+
+def _failed(where, exc):
+    return EvaluationError(where, "onnx/node",
+                           f"the reference kernel raised {type(exc).__name__}: {exc}",
+                           "check the node's inputs: their values break the operator's contract")
+
+
+def _bound_binary(fct, where: str) -> Callable:
+    asarray = np.asarray
+
+    def call(a, b):
+        try:
+            r = fct(a, b)
+        except Exception as exc:  # noqa: BLE001 -- reported as a typed error naming the node
+            raise _failed(where, exc) from exc
+        return (r if type(r) is _ndarray else asarray(r),)
+
+    call.__qualname__ = f"kernel[{where}]"
+    return call
+
+
+def _bound_call(run, attributes: dict, where: str) -> Callable:
+    def failed(exc):
+        return _failed(where, exc)
+
+    if attributes:
+        def call(*args):
+            try:
+                res = run(*args, **attributes)
+            except LazyLoopError:
+                raise
+            except Exception as exc:  # noqa: BLE001 -- reported as a typed error naming the node
+                raise failed(exc) from exc
+            for r in res:
+                if type(r) is not _ndarray:
+                    return _fix(res)
+            return res
+    else:
+        def call(*args):
+            try:
+                res = run(*args)
+            except LazyLoopError:
+                raise
+            except Exception as exc:  # noqa: BLE001
+                raise failed(exc) from exc
+            for r in res:
+                if type(r) is not _ndarray:
+                    return _fix(res)
+            return res
+    call.__qualname__ = f"kernel[{where}]"
+    return call
+
+
+def strings_as_objects(fn: Callable, outputs) -> Callable:
+    """ONNX string tensors are numpy object arrays (onnx.helper.tensor_dtype_to_np_dtype);
+    some reference kernels return fixed-width unicode arrays instead. For a node with string
+    outputs (positions `outputs`), those become object arrays, so that every element of a
+    string stream has the one dtype the stream declares (`structure/shapes`)."""
+    def call(*args):
+        res = fn(*args)
+        if any(isinstance(res[k], _ndarray) and res[k].dtype.kind == "U" for k in outputs
+               if k < len(res)):
+            res = tuple(r.astype(object) if k in outputs and isinstance(r, _ndarray)
+                        and r.dtype.kind == "U" else r for k, r in enumerate(res))
+        return res
+
+    return call
