@@ -310,12 +310,15 @@ class Schedule:
         check = self.check and isinstance(node.type, TensorType)
         record = self.record
         ndarray = np.ndarray
+        dtype, shape = (node.type.dtype, node.type.shape) if check else (None, None)
 
         def finish(k, value):
-            if check:
-                self.check_element(node, value)
             if value.__class__ is ndarray:
+                if check and (value.dtype != dtype or value.shape != shape):
+                    self.check_element(node, value)
                 value.flags.writeable = False
+            elif check:
+                self.check_element(node, value)
             memo[k] = value
             if record is not None:
                 record.append((nid, k))
@@ -351,6 +354,7 @@ class Schedule:
             count = self.m.count_value(loop, self.invariant(loop.count))
         cond = loop.while_
         cond_local = cond is not None and cond in self.memo
+        cond_memo = self.memo.get(cond)
         window = self.d.window
         max_trips = self.m.max_trips
         phase_a = [(self.memo[k], self.steps[k]) for k in self.phase_a]
@@ -365,8 +369,8 @@ class Schedule:
                 if i not in memo:
                     step(i)
             if cond is not None:
-                c = self.memo[cond][i] if cond_local else self.invariant(cond)
-                if not bool(np.asarray(c).reshape(-1)[0]):
+                c = cond_memo[i] if cond_local else self.invariant(cond)
+                if not c:  # a 0-D or one-element bool
                     break
             if i >= max_trips:
                 raise FuelExhausted(loop.name, "trip/while",
@@ -384,11 +388,11 @@ class Schedule:
                     # The reference evaluator forces these elements only once n is known:
                     # a loop that never stops reports fuel first, one that stops this error.
                     deferred = error
-            old = i - window
-            if old >= 0:
-                for memo in memos:
-                    memo.pop(old, None)
             i += 1
+            if i % window == 0:  # forget what no consumer can ask for any more
+                for memo in memos:
+                    for old in [k for k in memo if k < i - window]:
+                        del memo[old]
         if deferred is not None:
             raise deferred
         return i
