@@ -78,6 +78,59 @@ REGISTER = {a.id: a for a in [
               {"lazy": "TensorRT's lazy semantics never forces it: no error",
                "eager": "every layer runs on every trip, as ONNX/OpenVINO runtimes do"},
               "lazy"),
+
+    # -- ONNX frontend (A11-A19) ------------------------------------------------------------
+    Ambiguity("A11", "onnx/loop",
+              "an ONNX Loop carried value whose shape changes from trip to trip",
+              {"error": "structure/shapes: a carried value is one stream of one shape; the "
+                        "Loop documentation is silent (it forbids it for scan outputs only)",
+               "allow": "onnxruntime runs such loops; the carried value is typed opaquely"},
+              "error"),
+    Ambiguity("A12", "onnx/loop",
+              "zero trips and a scan output whose declared element shape is not static",
+              {"zero-extent": "unknown dimensions become 0 (as onnxruntime gives)",
+               "error": "no element gives a shape (ONNX's reference evaluator fails)"},
+              "zero-extent"),
+    Ambiguity("A13", "onnx/scan8",
+              "Scan 8 in reverse when sequence_lens[b] is shorter than the sequence axis",
+              {"valid-prefix": "element t is x[len-1-t]: the valid items reversed "
+                               "(onnxruntime, DESIGN)",
+               "padded-axis": "element t is x[T-1-t]: the whole axis reversed, padding first"},
+              "valid-prefix"),
+    # -- OpenVINO frontend (A20-A29) ----------------------------------------------------------
+    Ambiguity("A20", "openvino/slice",
+              "sliced input: is `end` included, and what does a negative start/end mean?",
+              {"inclusive": "TensorIterator shape inference: [start, end] both included; a "
+                            "negative v means dim + v",
+               "exclusive": "the CPU plugin's trip count: a negative v means dim + 1 + v and "
+                            "the far border is excluded"},
+              "inclusive"),
+    Ambiguity("A21", "openvino/loop5",
+              "the Loop-5 mode table labels inputs (-1, true) both 'infinite' and 'do-while'",
+              {"body-decides": "the body's execution_condition decides every next trip "
+                               "(OpenVINO reference and CPU plugin)",
+               "infinite": "(-1, true) ignores the body's condition; only max_trips ends it"},
+              "body-decides"),
+    Ambiguity("A22", "openvino/loop5",
+              "constant-false execution condition: shape inference declares other output "
+              "shapes than zero trips produce",
+              {"execution": "what zero trips produce: initial values, empty concatenations "
+                            "of the body's rank",
+               "inference": "empty arrays of the shapes OpenVINO's shape inference declares"},
+              "execution"),
+    Ambiguity("A23", "openvino/slice",
+              "sliced input or concatenated output whose |stride| differs from part_size",
+              {"windows": "chunk i is the part_size elements from start + i*stride "
+                          "(overlapping or with gaps)",
+               "refuse": "a model error: the CPU plugin cuts |stride| elements per trip, the "
+                         "reference ignores part_size"},
+              "windows"),
+    Ambiguity("A24", "openvino/loop5",
+              "a Loop with a sliced input that runs more trips than the input has chunks",
+              {"error": "forcing a chunk past the end is iterator/bounds (the CPU plugin "
+                        "fails too)",
+               "hold-last": "OpenVINO's reference implementation keeps feeding the last chunk"},
+              "error"),
 ]}
 
 

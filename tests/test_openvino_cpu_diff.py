@@ -30,7 +30,7 @@ TI = {"X": ROWS, "H0": np.zeros((1, 1), F), "B": np.full((1, 1), 10, F)}
 @attrs.frozen
 class Known:
     id: str                      # D-number in spec/40-openvino-lowering.md
-    kind: str                    # the classification the CPU plugin shows
+    kind: str                    # the classification the CPU plugin shows ("a|b": either)
     ambiguity: Optional[str]     # register ID it comes from, or None for a plugin bug
 
 
@@ -113,8 +113,9 @@ CASES = [
          [{"X": np.array([10, 20], F), "T": np.array(3)}], Known("D3", "differs", None)),
     Case("D3-negative-axis-static", lambda: ex.scan_loop([2, 1], -1, feed_trip=False),
          [{"X": np.array([10, 20], F)}], Known("D3", "cpu-fails", None)),
+    # the unnormalised axis reads past its buffer: the plugin fails, or returns garbage
     Case("D3-negative-axis-first", lambda: ex.scan_loop([1, 2], -2),
-         [{"X": np.array([10, 20], F), "T": np.array(3)}], Known("D3", "cpu-fails", None)),
+         [{"X": np.array([10, 20], F), "T": np.array(3)}], Known("D3", "cpu-fails|differs", None)),
     Case("D4-stale-after-zero-trips", lambda: ex.counter_loop(feed_limits=True),
          [limits(3), limits(0)], Known("D4", "differs", None)),
     Case("D4-stale-onnx-reader-loop", lambda: ex.onnx_loop(_tmp("loop.onnx")),
@@ -215,16 +216,15 @@ def test_against_cpu_plugin(case, cpu_results):
     if kind == "agree":
         pytest.skip(f"{known.id} no longer reproduces on OpenVINO {ov.__version__}: "
                     "update spec/40-openvino-lowering.md")
-    assert kind == known.kind, f"{known.id}: expected {known.kind}, saw {kind}: {detail}"
+    assert kind in known.kind.split("|"), f"{known.id}: expected {known.kind}, saw {kind}: {detail}"
 
 
 def test_every_disagreement_names_its_ambiguity_or_none():
     # the report: each known disagreement is either a plugin bug (None) or a register entry
     from lazyloop.ambiguity import REGISTER
-    from lazyloop.openvino_frontend.register import OPENVINO_REGISTER
     for case in CASES:
         if case.known and case.known.ambiguity:
-            assert case.known.ambiguity in REGISTER or case.known.ambiguity in OPENVINO_REGISTER
+            assert case.known.ambiguity in REGISTER
 
 
 # -- OpenVINO's reference implementation (the Loop node's own evaluate) ------------------------

@@ -154,16 +154,12 @@ class CoreLoop:
             return t
         ty = to_ll(declared) if declared is not None else t.type
         if not isinstance(ty, TensorType):
-            ty = self.low.varying.get(t.name, ty)
-        if not isinstance(ty, TensorType):
             raise ModelError(self.where, self.rule, f"the element type of {what} is unknown "
                              f"({t.type!r})", "declare the body output's tensor type and rank")
         return self.function(lambda v: (v,), [t], ty, f"element_type:{what}")
 
     def iterate(self, x, axis: int, reverse: bool, what: str):
         """Iterator over `axis` (`iterator/forward`, `iterator/reverse`)."""
-        if x.name in self.low.varying:
-            x = self.typed(x, None, what)
         ty = x.type
         if not isinstance(ty, TensorType):
             raise UnsupportedError(self.where, self.rule, f"scan input {what} has no known "
@@ -401,7 +397,7 @@ def lower_scan9(low: Lowering, node, scope: Scope, where: str) -> None:
     in_axes, in_dirs = ints("scan_input_axes", m), ints("scan_input_directions", m)
     out_axes, out_dirs = ints("scan_output_axes", max(k, 0)), ints("scan_output_directions", max(k, 0))
     cl = CoreLoop(low, scope, node, where, rule, "")
-    xs = [cl.typed(x, None, f"input:{x.name}") if x.name in low.varying else x for x in ins[n:]]
+    xs = ins[n:]
     for x in xs:
         if not isinstance(x.type, TensorType):
             raise UnsupportedError(where, rule, f"scan input {x.name!r} has no known rank",

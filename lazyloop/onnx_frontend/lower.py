@@ -16,7 +16,7 @@ import numpy as np
 import onnx
 from onnx import AttributeProto, TypeProto
 
-from ..ambiguity import resolve
+from ..ambiguity import REGISTER, resolve
 from ..enums import LayerType
 from ..errors import EvaluationError, LazyLoopError, ModelError, UnsupportedError
 from ..network import Network
@@ -27,39 +27,19 @@ from .types import UNKNOWN, describe, from_ll, to_ll
 
 ONNX_DOMAINS = ("", "ai.onnx")
 
-# While the core checks that *every* stream keeps one element shape (structure/shapes), a
-# loop-body value whose static shape has unknown dimensions is typed opaquely: ONNX lets such
-# intermediate values change shape from trip to trip (a Slice up to the iteration number, in
-# ONNX's own test_loop13_seq). Carried values and scan outputs keep their tensor types and
-# are checked. See the report to the lead: the core could restrict the check instead.
-VARYING_SHAPES_OPAQUE = True
 
-# The ONNX frontend's ambiguity entries (spec/30-onnx-lowering.md): readings, default first.
-# Until lazyloop/ambiguity.py registers them, the frontend resolves them itself.
-FRONTEND_READINGS = {"A11": ("error", "allow"), "A12": ("zero-extent", "error"),
-                     "A13": ("valid-prefix", "padded-axis")}
-FRONTEND_RULES = {"A11": "onnx/loop", "A12": "onnx/loop", "A13": "onnx/scan8"}
-FRONTEND_DEFAULTS = {k: v[0] for k, v in FRONTEND_READINGS.items()}
+#: The ONNX frontend's entries of the ambiguity register (lazyloop/ambiguity.py), as
+#: {id: (default reading, other readings...)}.
+FRONTEND_IDS = ("A11", "A12", "A13")
+FRONTEND_READINGS = {k: (REGISTER[k].default,) + tuple(r for r in REGISTER[k].readings
+                                                       if r != REGISTER[k].default)
+                     for k in FRONTEND_IDS}
 
 
 def split_readings(readings):
-    """(readings the core register knows, all readings resolved with the frontend's own)."""
-    from ..ambiguity import REGISTER, UnknownReading
-
+    """(the caller's readings, for the core; every reading resolved)."""
     readings = dict(readings or {})
-    core = {k: v for k, v in readings.items() if k in REGISTER}
-    chosen = resolve(core)
-    for key, value in readings.items():
-        if key in REGISTER:
-            continue
-        if key not in FRONTEND_READINGS:
-            resolve({key: value})  # raises UnknownReading with the register's message
-        if value not in FRONTEND_READINGS[key]:
-            raise UnknownReading(f"readings[{key!r}]", FRONTEND_RULES[key],
-                                 f"unknown reading {value!r}",
-                                 f"use one of {sorted(FRONTEND_READINGS[key])}")
-        chosen[key] = value
-    return core, chosen
+    return readings, resolve(readings)
 
 
 def node_tag(node) -> str:
@@ -90,12 +70,10 @@ class Lowering:
         self.core_readings, self.readings = split_readings(readings)
         self.ir_version = model.ir_version or 10
         self._names = set()
-        self.varying = {}  # tensor name -> its TensorType, where that is typed opaquely
 
     def reading(self, ambiguity: str) -> str:
-        """The chosen reading of an ambiguity; the frontend's own entries (A11-A13) default
-        here until the register lists them."""
-        return self.readings.get(ambiguity, FRONTEND_DEFAULTS.get(ambiguity))
+        """The chosen reading of a registered ambiguity."""
+        return self.readings[ambiguity]
 
     def fresh(self, base: str) -> str:
         """A tensor name no other tensor of the network has."""
@@ -179,12 +157,10 @@ class Scope:
             self.values[name] = tensor
 
     def stream_type(self, name: str):
-        """The lazyloop type of a node output of this graph (see VARYING_SHAPES_OPAQUE)."""
-        ty = to_ll(self.types.get(name))
-        if (VARYING_SHAPES_OPAQUE and self.in_loop and isinstance(ty, TensorType)
-                and not ty.is_static):
-            return OpaqueType(f"{ty!r} (dims may differ from trip to trip)")
-        return ty
+        """The lazyloop type of a node output of this graph. Body values other than carried
+        values and scan outputs may change shape from trip to trip (ONNX's test_loop13_seq
+        slices up to the iteration number); the core holds only those two to one shape."""
+        return to_ll(self.types.get(name))
 
 
 # ------------------------------------------------------------------------------------------
@@ -342,8 +318,6 @@ def lower_one_node(low: Lowering, node: onnx.NodeProto, scope: Scope, where: str
               {k: scope.prefix + o for k, o in enumerate(node.output) if o})
     for k, o in enumerate(node.output):
         scope.bind(o, layer.get_output(k))
-        if isinstance(types[k], OpaqueType) and isinstance(to_ll(scope.types.get(o)), TensorType):
-            low.varying[layer.get_output(k).name] = to_ll(scope.types.get(o))
 
 
 def lower_constant(low, node, scope, fn, where):
