@@ -319,13 +319,18 @@ class Machine:
                                     f"still running after max_trips={self.max_trips} trips",
                                     "raise max_trips, or check the loop's trip limits")
             j += 1
-        if j == 0 and self.plan.profile == "openvino" and self.readings["A5"] == "refuse":
-            raise EvaluationError(loop.name, "openvino/loop5", "the loop runs zero trips",
-                                  "reading A5=refuse refuses it; A5=execute runs it")
-        self.trips[loop.name].append((tuple(ix for _, ix in act.path), j))
+        self.ran(loop.name, act.path, j)
         if self.readings["A10"] == "eager":
             yield from self.force_everything(loop.name, act, j)
         return j
+
+    def ran(self, loop, path, n):
+        """Record that an activation of `loop` ran n trips (A5 "refuse": OpenVINO's reference
+        implementation refuses zero trips)."""
+        if n == 0 and self.plan.profile == "openvino" and self.readings["A5"] == "refuse":
+            raise EvaluationError(loop, "openvino/loop5", "the loop runs zero trips",
+                                  "reading A5=refuse refuses it; A5=execute runs it")
+        self.trips[loop].append((tuple(ix for _, ix in path), n))
 
     def count_limit(self, loop, act):
         return self.count_value(loop, (yield (loop.count, act.parent, act.index)))
@@ -420,7 +425,7 @@ class Machine:
             values = schedule.outputs(n)
         except Fallback:
             return None
-        self.trips[node.loop].append(((), n))
+        self.ran(node.loop, act.path, n)
         result = None
         for out_id, value in values.items():
             out = self.plan.nodes[out_id]

@@ -119,3 +119,13 @@ def test_count_is_read_once_and_before_the_loop():
     c, _ = counter(net, loop, dtype=np.int64)
     net.mark_output(last(loop, c))
     assert list(ll.evaluate(net, {}).values())[0] == 4
+
+
+def test_a5_refuse_applies_on_both_evaluators():
+    # rule: openvino/loop5 -- A5 "refuse": a zero-trip OpenVINO-profile loop is an error
+    net = counted(0, "openvino")
+    assert list(ll.evaluate(net, {}).values())[0] == 0
+    for evaluate in (ll.evaluate, ll.run):
+        with pytest.raises(ll.EvaluationError) as info:
+            evaluate(net, {}, readings={"A5": "refuse"})
+        assert info.value.rule == "openvino/loop5"
