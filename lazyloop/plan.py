@@ -222,10 +222,10 @@ def loop_parents(loop, ins):
 def infer_nesting(net):
     """The loops each tensor is inside, as a monotone fixed point (sets only grow):
 
-    * an iterator's or recurrence's stream is inside its own loop and inside every loop one of
-      the boundary layer's inputs is inside (the back edge included);
-    * a loop output is inside whatever its input, its length and its loop's trip limits are
-      inside, less its own loop;
+    * an iterator's or recurrence's stream is inside its own loop, the loops that loop is
+      nested in, and every loop one of the layer's inputs is inside (the back edge included);
+    * a loop output is inside the loops its loop is nested in, and whatever its input, its
+      length and its loop's trip limits are inside, less its own loop;
     * any other layer is inside every loop one of its inputs is inside.
 
     Which loop encloses which follows from `loop_parents` (`structure/nesting`)."""
@@ -238,21 +238,21 @@ def infer_nesting(net):
     changed = True
     while changed:
         changed = False
+        outer = {id(loop): loop_parents(loop, ins) for loop in net.loops}
         for layer in net.layers:
             loop = getattr(layer, "loop", None)
             found = frozenset().union(*[ins(t) for t in _loop_inputs(layer)])
             if loop is not None and layer.type in (LayerType.ITERATOR, LayerType.RECURRENCE):
-                found = found | {id(loop)}
+                found = found | {id(loop)} | outer[id(loop)]
             elif loop is not None and layer.type is LayerType.LOOP_OUTPUT:
                 for limit in loop.trip_limits:
                     found = found | ins(limit.get_input(0))
-                found = found - {id(loop)}
+                found = (found - {id(loop)}) | outer[id(loop)]
             for t in layer._outputs:
                 old = inside.get(id(t), frozenset())
                 if not found <= old:
                     inside[id(t)] = old | found
                     changed = True
-    outer = {id(loop): loop_parents(loop, ins) for loop in net.loops}
     for key, parents in outer.items():
         for p in parents:
             if key in outer[p]:

@@ -18,6 +18,7 @@ tests check both claims against the reference.
 """
 from __future__ import annotations
 
+from collections import deque
 from typing import Dict, Optional
 
 import numpy as np
@@ -67,6 +68,8 @@ class Demand:
                 raise NotStatic(f"{loop} carries an undefined start")
         if self.loop.count is None and self.loop.while_ is None:
             raise NotStatic(f"{loop} has no trip limit")
+        self.edges = {k: [(r, o) for r, o in same_trip_inputs(n) if r in self.members]
+                      for k, n in self.members.items()}
         prefix, points = self.output_roots()
         self.certain, self.points = self.solve(prefix, points)
         cond = self.loop.while_
@@ -116,22 +119,27 @@ class Demand:
         raise NotStatic("the demand analysis did not settle")
 
     def propagate(self, prefix, points, depth):
-        changed = True
-        while changed:
-            changed = False
-            for k, node in self.members.items():
-                for ref, off in same_trip_inputs(node):
-                    if not self.local(ref):
-                        continue
-                    if prefix[k] is not None:
-                        want = prefix[k] + off
-                        if prefix[ref] is None or want > prefix[ref]:
-                            prefix[ref] = want
-                            changed = True
-                    new = {q + off for q in points[k] if q + off >= -depth}
-                    if not new <= points[ref]:
-                        points[ref] |= new
-                        changed = True
+        """A worklist: only a stream whose demand grew passes on what grew."""
+        fresh = {k: set(qs) for k, qs in points.items() if qs}
+        work = deque(k for k in self.members if prefix[k] is not None or k in fresh)
+        queued = set(work)
+        while work:
+            k = work.popleft()
+            queued.discard(k)
+            p, qs = prefix[k], fresh.pop(k, ())
+            for ref, off in self.edges[k]:
+                grew = False
+                if p is not None and (prefix[ref] is None or p + off > prefix[ref]):
+                    prefix[ref] = p + off
+                    grew = True
+                new = {q + off for q in qs if q + off >= -depth} - points[ref]
+                if new:
+                    points[ref] |= new
+                    fresh.setdefault(ref, set()).update(new)
+                    grew = True
+                if grew and ref not in queued:
+                    work.append(ref)
+                    queued.add(ref)
 
     @staticmethod
     def contiguous_top(qs, depth):

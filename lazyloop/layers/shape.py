@@ -147,9 +147,14 @@ class SliceLayer(Layer):
         return TensorType(t.dtype, self.shape)
 
     def kernel(self):
-        index = tuple(np.arange(s, s + n * k, k) if n else np.arange(0)
+        """Basic slicing (a view); a zero stride repeats one index, which needs a gather."""
+        if any(k == 0 for k in self.stride):
+            index = tuple(np.arange(s, s + n * k, k) if k else np.full(n, s)
+                          for s, n, k in zip(self.start, self.shape, self.stride))
+            return lambda x: x[np.ix_(*index)] if index else x
+        index = tuple(slice(s, s + n * k if s + n * k >= 0 else None, k) if n else slice(0, 0)
                       for s, n, k in zip(self.start, self.shape, self.stride))
-        return lambda x: x[np.ix_(*index)] if index else x
+        return lambda x: x[index]
 
 
 class ConcatenationLayer(Layer):

@@ -48,7 +48,7 @@ def _sigmoid(x):
 def activation_function(kind: Act, alpha: float, beta: float):
     """The function of one activation kind, with TensorRT's alpha/beta meanings."""
     def same(f):
-        return lambda x: np.asarray(f(x)).astype(x.dtype)
+        return lambda x: np.asarray(f(x)).astype(x.dtype, copy=False)
 
     return {
         Act.RELU: same(lambda x: np.maximum(x, 0)),
