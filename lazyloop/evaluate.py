@@ -390,10 +390,13 @@ class Machine:
             demand = None
             if self.readings["A10"] == "lazy" and self.readings["A2"] == "guide" and all(
                     o in self.statically_needed() for o in self.plan.loops[loop].outputs):
-                try:
-                    demand = Demand(self.plan, loop)
-                except NotStatic:
-                    demand = None
+                key = ("demand", loop)
+                if key not in self.plan.derived:
+                    try:
+                        self.plan.derived[key] = Demand(self.plan, loop)
+                    except NotStatic:
+                        self.plan.derived[key] = None
+                demand = self.plan.derived[key]
             self._demands[loop] = demand
         return self._demands[loop]
 

@@ -7,7 +7,7 @@ from typing import Optional
 import numpy as np
 
 from .conditional import IfConditional
-from .errors import InputError, StructureError, builder_call
+from .errors import InputError, ShapeError, StructureError, builder_call
 from .layers.base import Tensor
 from .layers.elementwise import ElementWiseLayer, SelectLayer
 from .layers.function import FunctionLayer
@@ -37,6 +37,7 @@ class Network:
         self._inputs = []
         self._outputs = []
         self._counter = 0
+        self._version = 0  # bumped by every change; compiled plans are cached per version
 
     # -- bookkeeping ------------------------------------------------------------------------
     def _fresh_layer_name(self, kind: str) -> str:
@@ -44,8 +45,13 @@ class Network:
         return f"{kind}_{self._counter}"
 
     def _add(self, layer):
-        layer.output_types()  # a bad layer is refused when it is added (`stream/shape`)
+        try:
+            layer.output_types()  # a bad layer is refused when it is added (`stream/shape`)
+        except ShapeError:
+            if not layer.typed_after_add:
+                raise
         layer._position = len(self.layers)
+        self._version += 1
         self.layers.append(layer)
         return layer
 
@@ -84,6 +90,7 @@ class Network:
         if isinstance(dtype, OpaqueType):
             t = Tensor(self, None, 0, name, dtype)
             self._inputs.append(t)
+            self._version += 1
             return t
         shape = tuple(None if d is None or d < 0 else int(d) for d in shape)
         if self.profile == "tensorrt" and None in shape:
@@ -92,6 +99,7 @@ class Network:
                              "give every dimension its size (stream/shape is static)")
         t = Tensor(self, None, 0, name, TensorType(np.dtype(dtype), shape))
         self._inputs.append(t)
+        self._version += 1
         return t
 
     @builder_call
@@ -99,9 +107,11 @@ class Network:
         self._check_owned(tensor, "mark_output")
         if not any(t is tensor for t in self._outputs):
             self._outputs.append(tensor)
+            self._version += 1
 
     def unmark_output(self, tensor: Tensor) -> None:
         self._outputs = [t for t in self._outputs if t is not tensor]
+        self._version += 1
 
     @property
     def num_inputs(self) -> int:

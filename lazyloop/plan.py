@@ -166,6 +166,8 @@ class Plan:
     loops: Dict[str, LoopPlan]
     inputs: Tuple[str, ...]
     outputs: Tuple[Tuple[str, str], ...]  # (output name, node id)
+    # analyses derived from the plan alone (per-loop demand), computed once
+    derived: dict = attrs.field(factory=dict, eq=False, repr=False)
 
     def listing(self) -> str:
         """The plan as text: one `id = expression` line per node, grouped by scope."""
@@ -280,6 +282,18 @@ def innermost(loops, outer, loop_of, where):
 # ------------------------------------------------------------------------------------------
 
 def compile_network(net, readings=None) -> Plan:
+    """The network's plan, validated; cached on the network until it changes."""
+    from .ambiguity import resolve
+    key = (net._version, resolve(readings)["A6"])
+    cached = getattr(net, "_plan_cache", None)
+    if cached is not None and cached[0] == key:
+        return cached[1]
+    plan = _compile(net, readings)
+    net._plan_cache = (key, plan)
+    return plan
+
+
+def _compile(net, readings) -> Plan:
     from .validate import validate_network  # the structure rules, before any forcing
 
     inside, outer, loop_of = infer_nesting(net)

@@ -248,3 +248,30 @@ def test_length_must_be_0d_under_tensorrt():
         net.mark_output(out.get_output(0))
         ll.evaluate(net, {"x": np.zeros((2, 3), np.float32)})
     raises_rule("structure/length", build)
+
+
+def test_concatenation_axis_is_set_after_add():
+    # rule: stream/shape -- as in TensorRT, `.axis` follows add_concatenation
+    net = ll.Network()
+    a = net.add_input("a", ll.float32, (2, 3))
+    b = net.add_input("b", ll.float32, (2, 1))
+    layer = net.add_concatenation([a, b])
+    layer.axis = 1
+    assert layer.get_output(0).shape == (2, 4)
+    net.mark_output(layer.get_output(0))
+    out = ll.evaluate(net, {"a": np.ones((2, 3), np.float32), "b": np.zeros((2, 1), np.float32)})
+    np.testing.assert_array_equal(list(out.values())[0], [[1, 1, 1, 0], [1, 1, 1, 0]])
+    bad = net.add_concatenation([a, b])  # left on axis 0: refused when its type is needed
+    with pytest.raises(ll.ShapeError):
+        bad.get_output(0).shape
+
+
+def test_plans_are_cached_until_the_network_changes():
+    net, x, loop = basic()
+    c, _ = counter(net, loop)
+    net.mark_output(last(loop, c))
+    first = ll.compile_network(net)
+    assert ll.compile_network(net) is first
+    net.get_output(0).name = "renamed"
+    second = ll.compile_network(net)
+    assert second is not first and second.outputs[0][0] == "renamed"

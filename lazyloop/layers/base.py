@@ -28,6 +28,7 @@ class Tensor:
     @name.setter
     def name(self, value: str) -> None:
         self._name = str(value)
+        self.network._version += 1
 
     @property
     def type(self):
@@ -61,7 +62,7 @@ class Layer:
     """A layer: inputs, parameters, outputs; `type` and member names follow TensorRT."""
 
     type: LayerType = None
-    arity = None  # number of inputs it requires, when fixed
+    typed_after_add = False  # TensorRT lets some parameters (a concatenation's axis) follow
 
     def __init__(self, network, inputs: Sequence[Optional[Tensor]], num_outputs: int = 1):
         self.network = network
@@ -77,8 +78,10 @@ class Layer:
 
     def __setattr__(self, key, value):
         object.__setattr__(self, key, value)
-        if not key.startswith("_") and key != "name" and getattr(self, "_ready", False):
-            self._changed()
+        if not key.startswith("_") and getattr(self, "_ready", False):
+            self.network._version += 1
+            if key != "name":
+                self._changed()
 
     def _changed(self):
         """A parameter or input changed: infer this layer again (refusing a bad change now),
@@ -128,6 +131,7 @@ class Layer:
             self._inputs.append(None)
         old = self._inputs[index]
         self._inputs[index] = tensor
+        self.network._version += 1
         try:
             self._changed()  # refuse a bad input now
         except Exception:

@@ -159,6 +159,7 @@ class SliceLayer(Layer):
 
 class ConcatenationLayer(Layer):
     type = LayerType.CONCATENATION
+    typed_after_add = True  # `.axis` is set after add_concatenation, as in TensorRT
 
     def __init__(self, network, inputs):
         self.axis = 0
