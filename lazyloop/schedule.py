@@ -260,56 +260,48 @@ class Schedule:
         return read
 
     def step_for(self, nid, node):
-        memo = self.memo[nid]
         finish = self.finisher(nid, node)
         if isinstance(node, Map):
-            fn = node.fn
-            readers = []
-
-            def apply(k):
-                if not readers and node.args:  # bound on first use: invariants stay lazy
-                    readers.extend(self.reader(a) for a in node.args)
-                    if len(readers) == 1:
-                        (r0,) = readers
-                        inner = lambda k: fn(r0(k))  # noqa: E731
-                    elif len(readers) == 2:
-                        r0, r1 = readers
-                        inner = lambda k: fn(r0(k), r1(k))  # noqa: E731
-                    else:
-                        inner = lambda k: fn(*[r(k) for r in readers])  # noqa: E731
-                    call[0] = inner
-                return call[0](k)
-
-            call = [lambda k: fn()]
-            if node.args:
-                call[0] = apply
-
-            def compute(k):
-                try:
-                    value = call[0](k)
-                except LazyLoopError:
-                    raise
-                except Exception as exc:
-                    raise EvaluationError(f"stream {nid!r} ({node!r})", "stream/map",
-                                          f"{type(exc).__name__}: {exc}",
-                                          "check the inputs reaching this layer") from None
-                return finish(k, value)
-        elif isinstance(node, Project):
+            return self.map_step(nid, node, finish)
+        if isinstance(node, Project):
             def compute(k):
                 return finish(k, self.get(node.call, k)[node.k])
         elif isinstance(node, Recurrence):
+            init = self.invariant_reader(node.init)
+            nxt = self.reader(node.next)
+
             def compute(k):
-                if k == 0:
-                    return finish(k, self.invariant(node.init))
-                nxt = self.memo.get(node.next)
-                if nxt is not None and k - 1 in nxt:
-                    return finish(k, nxt[k - 1])
-                return finish(k, self.get(node.next, k - 1))
+                return finish(k, init(k) if k == 0 else nxt(k - 1))
         elif isinstance(node, Iterator):
             def compute(k):
                 return finish(k, self.iterate(node, k))
         else:  # pragma: no cover -- Demand refuses every other kind
             raise NotStatic(repr(node))
+        return compute
+
+    def map_step(self, nid, node, finish):
+        """Element k of a map: its function of the inputs' elements k (`stream/map`)."""
+        fn = node.fn
+        readers = [self.reader(a) for a in node.args]
+        if len(readers) == 1:
+            (r0,) = readers
+            apply = lambda k: fn(r0(k))  # noqa: E731
+        elif len(readers) == 2:
+            r0, r1 = readers
+            apply = lambda k: fn(r0(k), r1(k))  # noqa: E731
+        else:
+            apply = lambda k: fn(*[r(k) for r in readers])  # noqa: E731
+
+        def compute(k):
+            try:
+                value = apply(k)
+            except LazyLoopError:
+                raise
+            except Exception as exc:
+                raise EvaluationError(f"stream {nid!r} ({node!r})", "stream/map",
+                                      f"{type(exc).__name__}: {exc}",
+                                      "check the inputs reaching this layer") from None
+            return finish(k, value)
         return compute
 
     def finisher(self, nid, node):
