@@ -375,9 +375,8 @@ def _compile_layer(layer, nodes, ref, scope, profile):
         nodes[nid] = IfOutput(nid, scope(out), out.type, ref(cond), ref(layer.get_input(0)),
                               ref(layer.get_input(1)))
     elif kind is LayerType.FUNCTION and layer.num_outputs == 1:
-        fn = layer.kernel()
-        nodes[nid] = Map(nid, scope(out), out.type, layer.op, lambda *args: fn(*args)[0],
-                         tuple(ref(t) for t in layer.inputs()))
+        nodes[nid] = Map(nid, scope(out), out.type, layer.op, _first_of(layer.kernel(),
+                         layer.num_inputs), tuple(ref(t) for t in layer.inputs()))
     elif kind is LayerType.FUNCTION:
         call = f"{layer.name}()"
         args = tuple(ref(t) for t in layer.inputs())
@@ -389,6 +388,15 @@ def _compile_layer(layer, nodes, ref, scope, profile):
         nodes[nid] = Map(nid, scope(out), out.type, layer.op_label(), layer.kernel(),
                          tuple(ref(t) for t in layer.inputs()), kind in POSITIONWISE)
     return []
+
+
+def _first_of(fn, arity):
+    """A function layer with one output: its value, not a 1-tuple."""
+    if arity == 1:
+        return lambda a: fn(a)[0]
+    if arity == 2:
+        return lambda a, b: fn(a, b)[0]
+    return lambda *args: fn(*args)[0]
 
 
 def _compile_loop_output(layer, nodes, ref, scope, nid, out):

@@ -311,6 +311,11 @@ class Schedule:
         record = self.record
         ndarray = np.ndarray
         dtype, shape = (node.type.dtype, node.type.shape) if check else (None, None)
+        if isinstance(node, Recurrence) and not check and record is None:
+            def carry(k, value):  # an element of another stream or an invariant: read-only
+                memo[k] = value
+                return value
+            return carry
 
         def finish(k, value):
             if value.__class__ is ndarray:
@@ -360,6 +365,8 @@ class Schedule:
         phase_a = [(self.memo[k], self.steps[k]) for k in self.phase_a]
         phase_b = [(self.memo[k], self.steps[k], self.d.certain[k]) for k in self.phase_b]
         memos = list(self.memo.values())
+        collected = list(self.collected.items())
+        sweep = 4 * window
         deferred = None
         i = 0
         while True:
@@ -382,14 +389,14 @@ class Schedule:
                         j = i + offset
                         if j >= 0 and j not in memo:
                             step(j)
-                    for src, elements in self.collected.items():
+                    for src, elements in collected:
                         elements.append(self.get(src, i))
                 except LazyLoopError as error:
                     # The reference evaluator forces these elements only once n is known:
                     # a loop that never stops reports fuel first, one that stops this error.
                     deferred = error
             i += 1
-            if i % window == 0:  # forget what no consumer can ask for any more
+            if i % sweep == 0:  # forget what no consumer can ask for any more
                 for memo in memos:
                     for old in [k for k in memo if k < i - window]:
                         del memo[old]
