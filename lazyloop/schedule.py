@@ -311,8 +311,11 @@ class Schedule:
         record = self.record
         ndarray = np.ndarray
         dtype, shape = (node.type.dtype, node.type.shape) if check else (None, None)
-        if isinstance(node, Recurrence) and not check and record is None:
+        if isinstance(node, Recurrence) and record is None:
             def carry(k, value):  # an element of another stream or an invariant: read-only
+                if check and (value.__class__ is not ndarray or value.dtype != dtype
+                              or value.shape != shape):
+                    self.check_element(node, value)
                 memo[k] = value
                 return value
             return carry
@@ -366,7 +369,7 @@ class Schedule:
         phase_b = [(self.memo[k], self.steps[k], self.d.certain[k]) for k in self.phase_b]
         memos = list(self.memo.values())
         collected = list(self.collected.items())
-        sweep = 4 * window
+        sweep = max(4 * window, 64)
         deferred = None
         i = 0
         while True:
