@@ -149,23 +149,30 @@ def build_parser():
     return parser
 
 
+def delegated(command):
+    """Commands whose options their own module parses."""
+    if command == "bench":
+        from .bench import main as bench_main
+        return lambda rest: bench_main(rest) or 0
+    if command == "check":
+        from .difftest import cli_check
+        return cli_check
+    if command == "conformance":
+        from .conformance import cli_conformance
+        return cli_conformance
+    return None
+
+
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
-    args = build_parser().parse_args(argv)
     try:
+        if argv and argv[0] in ("bench", "check", "conformance"):
+            return delegated(argv[0])(argv[1:])
+        args = build_parser().parse_args(argv)
         if args.command == "run":
             return cmd_run(args)
         if args.command == "explain":
             return cmd_explain(args)
-        if args.command == "bench":
-            from .bench import main as bench_main
-            return bench_main(args.rest) or 0
-        if args.command == "check":
-            from .difftest import cli_check
-            return cli_check(args.rest)
-        if args.command == "conformance":
-            from .conformance import cli_conformance
-            return cli_conformance(args.rest)
     except LazyLoopError as exc:
         print(f"lazyloop: {exc}", file=sys.stderr)
         return 1
