@@ -1,0 +1,230 @@
+"""The conformance suite: the hand-written cases of `lazyloop.conformance_cases`, exported in
+the ONNX backend-test layout or run against a backend.
+
+    lazyloop conformance export DIR            # DIR/<case>/model.onnx + test_data_set_0/...
+    lazyloop conformance run --backend NAME    # a pass/fail/ambiguous/unsupported table
+
+A case *passes* when the backend's outputs have the expected dtypes and shapes and the hand-
+written values wherever they are defined (tolerances of `lazyloop.difftest.compare`). A case
+that differs and lists ambiguity IDs is *ambiguous* (the backend read the source another way);
+one that differs without is a *failure*; a model the backend refuses to load or compile, or
+that cannot be written in the backend's format, is *unsupported*.
+"""
+from __future__ import annotations
+
+import os
+import sys
+from typing import List, Optional
+
+import attrs
+import numpy as np
+
+from .conformance_cases import CASES, Case
+
+
+@attrs.frozen
+class Result:
+    case: str
+    status: str           # pass, fail, ambiguous, unsupported
+    detail: str = ""
+    rules: tuple = ()
+    ambiguities: tuple = ()
+
+
+def case_model(case: Case, fmt: str):
+    """The case as a model in `fmt` ("onnx", "openvino" or "core")."""
+    if case.format == "core":
+        if fmt == "core":  # the case itself: its builder replays onto any TensorRT-style API
+            return case
+        net = case.network()
+        if fmt == "onnx":
+            from .export.onnx import export
+            return export(net)
+        from .export.openvino import export
+        return export(net)
+    if case.format != fmt:
+        raise ValueError(f"case {case.name!r} is a {case.format} model")
+    return case.model()
+
+
+def formats_for(case: Case, backend_formats) -> list:
+    if case.format == "core":
+        return list(backend_formats)
+    return [case.format] if case.format in backend_formats else []
+
+
+def run_case(case: Case, b, fmt: Optional[str] = None) -> Result:
+    from .difftest import Unsupported, compare, formats_of
+    from .errors import LazyLoopError
+    formats = formats_for(case, formats_of(b))
+    if fmt is not None:
+        formats = [f for f in formats if f == fmt]
+    if not formats:
+        return Result(case.name, "unsupported", f"not applicable: a {case.format} model; the "
+                      f"backend takes "
+                      f"{', '.join(formats_of(b))}", case.rules, case.ambiguities)
+    fmt = formats[0]
+    try:
+        model = case_model(case, fmt)
+    except LazyLoopError as exc:  # not exportable, or the target library refused to build it
+        return Result(case.name, "unsupported", str(exc), case.rules, case.ambiguities)
+    try:
+        actual = b.run(model, dict(case.inputs))
+    except Unsupported as exc:
+        return Result(case.name, "unsupported", f"refused: {str(exc).strip()[:300]}",
+                      case.rules, case.ambiguities)
+    except Exception as exc:  # a failure while running (BackendCrashed too)
+        status = "ambiguous" if case.ambiguities else "fail"
+        return Result(case.name, status, f"{type(exc).__name__}: {str(exc).strip()[:300]}",
+                      case.rules, case.ambiguities)
+    arrays = case.expected_arrays()
+    expected = {k: v for k, (v, _) in arrays.items()}
+    defined = {k: m for k, (_, m) in arrays.items()}
+    diffs = compare(expected, defined, actual)
+    if not diffs:
+        return Result(case.name, "pass", "", case.rules, case.ambiguities)
+    status = "ambiguous" if case.ambiguities else "fail"
+    return Result(case.name, status, "; ".join(f"{d.output}: {d.kind}: {d.detail}"
+                                               for d in diffs)[:400],
+                  case.rules, case.ambiguities)
+
+
+def run_suite(b, names=None, fmt: Optional[str] = None) -> List[Result]:
+    names = list(names or CASES)
+    return [run_case(CASES[n], b, fmt) for n in names]
+
+
+def table(results: List[Result], backend_name: str = "") -> str:
+    width = max(len(r.case) for r in results) if results else 10
+    lines = [f"conformance: {backend_name}", ""]
+    for r in results:
+        amb = f" [{', '.join(r.ambiguities)}]" if r.ambiguities and r.status != "pass" else ""
+        text = " ".join(r.detail.split())
+        detail = f"  {text[:140]}" if r.status != "pass" and text else ""
+        lines.append(f"{r.case:<{width}}  {r.status:<11}{amb}{detail}")
+    counts = {s: sum(1 for r in results if r.status == s)
+              for s in ("pass", "fail", "ambiguous", "unsupported")}
+    lines += ["", "  ".join(f"{k}: {v}" for k, v in counts.items()) + f"  (of {len(results)})"]
+    return "\n".join(lines)
+
+
+# ------------------------------------------------------------------------------------------
+# Export in the ONNX backend-test layout
+# ------------------------------------------------------------------------------------------
+
+
+def export_case(case: Case, directory: str) -> Optional[str]:
+    """DIR/<case>/model.onnx, test_data_set_0/input_N.pb and output_N.pb (the hand-written
+    outputs; undefined positions hold lazyloop's fill value and are listed in README.md).
+    OpenVINO dialect cases are written as model.xml/.bin with the same data layout."""
+    from onnx import numpy_helper
+    path = os.path.join(directory, case.name)
+    data = os.path.join(path, "test_data_set_0")
+    os.makedirs(data, exist_ok=True)
+    fmt = "onnx" if case.format in ("core", "onnx") else "openvino"
+    model = case_model(case, fmt)
+    if fmt == "onnx":
+        with open(os.path.join(path, "model.onnx"), "wb") as f:
+            f.write(model.SerializeToString())
+        inputs = [i.name for i in model.graph.input]
+        outputs = [o.name for o in model.graph.output]
+    else:
+        import openvino as ov
+        ov.save_model(model, os.path.join(path, "model.xml"), compress_to_fp16=False)
+        inputs = [p.get_friendly_name() for p in model.get_parameters()]
+        outputs = list(case.expected)
+    for k, name in enumerate(n for n in inputs if n in case.inputs):
+        with open(os.path.join(data, f"input_{k}.pb"), "wb") as f:
+            f.write(numpy_helper.from_array(np.asarray(case.inputs[name]), name)
+                    .SerializeToString())
+    arrays = case.expected_arrays()
+    undefined = []
+    for k, name in enumerate(n for n in outputs if n in arrays):
+        value, mask = arrays[name]
+        with open(os.path.join(data, f"output_{k}.pb"), "wb") as f:
+            f.write(numpy_helper.from_array(value, name).SerializeToString())
+        if not mask.all():
+            undefined.append((name, np.argwhere(~mask).tolist()))
+    with open(os.path.join(path, "README.md"), "w", encoding="utf-8") as f:
+        f.write(case_readme(case, undefined))
+    return path
+
+
+def case_readme(case: Case, undefined) -> str:
+    lines = [f"# {case.name}", "", case.note or "", "",
+             f"Rules: {', '.join(f'`{r}`' for r in case.rules)}"]
+    if case.ambiguities:
+        lines.append(f"Ambiguities: {', '.join(case.ambiguities)} (the expected outputs follow "
+                     "each entry's default reading)")
+    lines += ["", "Expected outputs were worked out by hand (lazyloop.conformance_cases)."]
+    if undefined:
+        lines += ["", "Undefined positions (any value is right there; output_N.pb holds "
+                      "lazyloop's fill value):"]
+        for name, where in undefined:
+            lines.append(f"- `{name}`: {where}")
+    return "\n".join(lines) + "\n"
+
+
+def export_suite(directory: str, names=None) -> List[str]:
+    os.makedirs(directory, exist_ok=True)
+    return [export_case(CASES[n], directory) for n in (names or CASES)]
+
+
+# ------------------------------------------------------------------------------------------
+# The command line
+# ------------------------------------------------------------------------------------------
+
+
+def cli_conformance(argv) -> int:
+    """`lazyloop conformance export DIR` | `lazyloop conformance run --backend NAME`."""
+    import argparse
+    parser = argparse.ArgumentParser(prog="lazyloop conformance")
+    sub = parser.add_subparsers(dest="action", required=True)
+    p = sub.add_parser("export", help="write the cases in the ONNX backend-test layout")
+    p.add_argument("directory")
+    p.add_argument("--case", action="append", help="only these cases")
+    p = sub.add_parser("run", help="run the cases against a backend")
+    p.add_argument("--backend", required=True)
+    p.add_argument("--case", action="append", help="only these cases")
+    p.add_argument("--format", choices=("onnx", "openvino", "core"),
+                   help="the model format to give the backend (default: its first)")
+    p.add_argument("--no-isolate", dest="isolate", action="store_false")
+    sub.add_parser("list", help="list the cases and their rules")
+    args = parser.parse_args(list(argv))
+    unknown = [n for n in (getattr(args, "case", None) or []) if n not in CASES]
+    if unknown:
+        print(f"lazyloop conformance: unknown cases {unknown}", file=sys.stderr)
+        return 2
+    try:
+        if args.action == "list":
+            for c in CASES.values():
+                amb = f"  [{', '.join(c.ambiguities)}]" if c.ambiguities else ""
+                print(f"{c.name:<36} {c.format:<9} {', '.join(c.rules)}{amb}")
+            return 0
+        if args.action == "export":
+            paths = export_suite(args.directory, args.case)
+            print(f"wrote {len(paths)} cases to {args.directory}")
+            return 0
+        from .difftest import Isolated, backend
+        try:
+            b = Isolated(args.backend) if args.isolate else backend(args.backend)
+        except KeyError as exc:
+            print(f"lazyloop conformance: {exc.args[0]}", file=sys.stderr)
+            return 2
+        try:
+            results = run_suite(b, args.case, args.format)
+        finally:
+            if isinstance(b, Isolated):
+                b.close()
+        print(table(results, getattr(b, "name", args.backend)))
+        return 0
+    except Exception as exc:  # lazyloop itself failed
+        import traceback
+        traceback.print_exc()
+        print(f"lazyloop conformance: internal error: {type(exc).__name__}: {exc}",
+              file=sys.stderr)
+        return 3
+
+
+__all__ = ["CASES", "Result", "run_case", "run_suite", "export_case", "export_suite",
+           "table", "cli_conformance", "case_model"]
