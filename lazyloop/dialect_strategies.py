@@ -101,6 +101,19 @@ def _const(helper, numpy_helper, name, value):
                             value=numpy_helper.from_array(np.asarray(value), name + "_value"))
 
 
+def state_body(helper, nph, TP, states, n_inputs, E):
+    """The body a Scan program shares across opsets: states st_k, scan elements e_i; each state
+    moves to tanh(st_k + e0). Returns (nodes, body inputs, state outputs)."""
+    b_in = [helper.make_tensor_value_info(f"st{k}", TP.FLOAT, E) for k in range(states)]
+    b_in += [helper.make_tensor_value_info(f"e{i}", TP.FLOAT, E) for i in range(n_inputs)]
+    b, b_out = [_const(helper, nph, "two", np.float32(2))], []
+    for k in range(states):
+        b.append(helper.make_node("Add", [f"st{k}", "e0"], [f"st{k}_sum"]))
+        b.append(helper.make_node("Tanh", [f"st{k}_sum"], [f"st{k}_next"]))
+        b_out.append(helper.make_tensor_value_info(f"st{k}_next", TP.FLOAT, E))
+    return b, b_in, b_out
+
+
 def _model(graph, opset: int):
     onnx, _, helper, _ = _onnx()
     from .export.onnx import ir_version_for
@@ -367,16 +380,7 @@ class OnnxScanRecipe:
             inputs.append(helper.make_tensor_value_info(name, TP.FLOAT, shape))
             feeds[name] = values(tuple(shape), self.seed + i)
             scan_in.append(name)
-        b, b_in, b_out = [], [], []
-        for k in range(self.states):
-            b_in.append(helper.make_tensor_value_info(f"st{k}", TP.FLOAT, E))
-        for i in range(len(self.inputs)):
-            b_in.append(helper.make_tensor_value_info(f"e{i}", TP.FLOAT, E))
-        b.append(_const(helper, nph, "two", np.float32(2)))
-        for k in range(self.states):
-            b.append(helper.make_node("Add", [f"st{k}", "e0"], [f"st{k}_sum"]))
-            b.append(helper.make_node("Tanh", [f"st{k}_sum"], [f"st{k}_next"]))
-            b_out.append(helper.make_tensor_value_info(f"st{k}_next", TP.FLOAT, E))
+        b, b_in, b_out = state_body(helper, nph, TP, self.states, len(self.inputs), E)
         for j, (src, _, _) in enumerate(self.outputs):
             y = f"o{j}"
             if src == "state" and self.states:
@@ -494,16 +498,7 @@ class OnnxScan8Recipe:
         for i in range(len(self.directions)):
             inputs.append(helper.make_tensor_value_info(f"x{i}", TP.FLOAT, [B, L] + E))
             feeds[f"x{i}"] = values((B, L, *E), self.seed + i)
-        b, b_in, b_out = [], [], []
-        for k in range(self.states):
-            b_in.append(helper.make_tensor_value_info(f"st{k}", TP.FLOAT, E))
-        for i in range(len(self.directions)):
-            b_in.append(helper.make_tensor_value_info(f"e{i}", TP.FLOAT, E))
-        b.append(_const(helper, nph, "two", np.float32(2)))
-        for k in range(self.states):
-            b.append(helper.make_node("Add", [f"st{k}", "e0"], [f"st{k}_sum"]))
-            b.append(helper.make_node("Tanh", [f"st{k}_sum"], [f"st{k}_next"]))
-            b_out.append(helper.make_tensor_value_info(f"st{k}_next", TP.FLOAT, E))
+        b, b_in, b_out = state_body(helper, nph, TP, self.states, len(self.directions), E)
         for j, src in enumerate(self.outputs):
             y = f"o{j}"
             if src == "state" and self.states:
