@@ -97,6 +97,13 @@ REGISTER = {a.id: a for a in [
                                "(onnxruntime, DESIGN)",
                "padded-axis": "element t is x[T-1-t]: the whole axis reversed, padding first"},
               "valid-prefix"),
+    Ambiguity("A14", "onnx/scan8",
+              "Scan 8 with a sequence_lens entry of 0",
+              {"zero-trips": "the batch item runs zero trips: its states stay initial, its "
+                             "scan outputs are all padding (the text allows lengths up to "
+                             "the maximum and names no minimum)",
+               "refuse": "an error, as onnxruntime refuses lengths below 1"},
+              "zero-trips"),
     # -- OpenVINO frontend (A20-A29) ----------------------------------------------------------
     Ambiguity("A20", "openvino/slice",
               "sliced input: is `end` included, and what does a negative start/end mean?",

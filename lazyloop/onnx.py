@@ -80,7 +80,7 @@ def run(model, feeds: Dict[str, object], max_trips: int = DEFAULT_MAX_TRIPS,
 
 
 def _core_readings(readings):
-    """The readings the core's register knows (the frontend resolves its own A11-A13)."""
+    """The readings the core's register knows (the register holds the frontend's A11-A14 too)."""
     from .onnx_frontend.lower import split_readings
     return split_readings(readings)[0]
 

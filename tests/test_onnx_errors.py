@@ -259,3 +259,15 @@ def test_unknown_reading():
         lo.evaluate(parse(LOOP), LOOP_FEEDS, readings={"A11": "sometimes"})
     with pytest.raises(ll.LazyLoopError):
         lo.evaluate(parse(LOOP), LOOP_FEEDS, readings={"A99": "x"})
+
+
+def test_softsign_on_a_scalar():
+    # rule: onnx/node -- lazyloop's own Softsign kernel: 0.5 / (1 + 0.5) = 1/3
+    import lazyloop.onnx as lo
+    from onnx import TensorProto, helper
+    graph = helper.make_graph([helper.make_node("Softsign", ["x"], ["y"])], "g",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 22)])
+    y = lo.evaluate(model, {"x": np.array(0.5, np.float32)})["y"]
+    assert y.dtype == np.float32 and y.shape == () and abs(float(y) - 1 / 3) < 1e-7

@@ -250,3 +250,25 @@ g (int64 M, float[3] x) => (float[N] totals) {
     # trip i: sum(x + i) = 6 + 3 i with x = [1, 2, 3]
     out = lo.evaluate(model, {"M": np.array(3, np.int64), "x": np.array([1, 2, 3], F32)})
     np.testing.assert_array_equal(out["totals"], [6, 9, 12])
+
+
+def test_scan8_zero_length_follows_a14():
+    # rule: onnx/scan8 -- A14: a sequence length of 0 runs zero trips (default) or is refused
+    model = parse("""
+<ir_version: 8, opset_import: ["" : 8]>
+g (int64[2] lens, float[2] s0, float[2, 2] x) => (float[2] s, float[2, 2] ys) {
+  s, ys = Scan <num_scan_inputs = 1, body = b (float st, float e) => (float nx, float y) {
+    nx = Add (st, e)
+    y = Identity (nx)
+  }> (lens, s0, x)
+}
+""")
+    feeds = {"lens": np.array([0, 2], np.int64), "s0": np.array([5, 5], F32),
+             "x": np.array([[1, 2], [3, 4]], F32)}
+    result = lo.run(model, feeds)
+    # item 0 runs no trip: s = 5, ys row all padding; item 1: 5+3 = 8, 8+4 = 12
+    np.testing.assert_array_equal(result.outputs["s"], [5, 12])
+    np.testing.assert_array_equal(result.outputs["ys"][1], [8, 12])
+    np.testing.assert_array_equal(result.defined["ys"], [[False, False], [True, True]])
+    with pytest.raises(ll.EvaluationError):
+        lo.evaluate(model, feeds, readings={"A14": "refuse"})

@@ -73,7 +73,13 @@ def optional_kernel(x=None):
     return (x,)
 
 
-OWN_KERNELS = {("", "Optional"): optional_kernel}
+def softsign_kernel(x):
+    """Softsign(x) = x / (1 + |x|). The reference kernel computes it in place on |x|, which
+    for a 0-D input is a numpy scalar, not an array, so it fails on every scalar."""
+    return (np.asarray(x / (1 + np.abs(x)), dtype=x.dtype),)
+
+
+OWN_KERNELS = {("", "Optional"): optional_kernel, ("", "Softsign"): softsign_kernel}
 
 
 def bind(node, opsets: dict, where: str) -> Optional[Callable]:

@@ -490,11 +490,14 @@ def sequence_length_of_item(batch: CoreLoop, lens, max_len):
         return max_len
     where, rule = batch.where, batch.rule
     item = batch.iterate(lens, 0, False, "sequence_lens[b]")
+    shortest = 1 if batch.low.reading("A14") == "refuse" else 0
 
     def checked(length, longest):
-        if not 0 <= int(length) <= int(longest):
+        if not shortest <= int(length) <= int(longest):
             raise EvaluationError(where, rule, f"sequence_lens holds {int(length)}, outside "
-                                  f"[0, {int(longest)}]", "give lengths within the sequence axis")
+                                  f"[{shortest}, {int(longest)}]" + (" (reading A14=refuse)"
+                                                                      if shortest else ""),
+                                  "give lengths within the sequence axis")
         return (np.asarray(length, np.int64).reshape(()),)
 
     return batch.function(checked, [item, max_len], TensorType(np.int64, ()), "length[b]")

@@ -30,7 +30,7 @@ ONNX_DOMAINS = ("", "ai.onnx")
 
 #: The ONNX frontend's entries of the ambiguity register (lazyloop/ambiguity.py), as
 #: {id: (default reading, other readings...)}.
-FRONTEND_IDS = ("A11", "A12", "A13")
+FRONTEND_IDS = ("A11", "A12", "A13", "A14")
 FRONTEND_READINGS = {k: (REGISTER[k].default,) + tuple(r for r in REGISTER[k].readings
                                                        if r != REGISTER[k].default)
                      for k in FRONTEND_IDS}
