@@ -71,3 +71,20 @@ def test_console_script_is_installed(tmp_path):
     out = subprocess.run([sys.executable, "-m", "lazyloop", "run", model, "--input", "b=6"],
                          capture_output=True, text=True, check=True).stdout
     assert "user_defined_vals" in out
+
+
+def test_run_openvino_ir(tmp_path, capsys):
+    # rule: openvino/loop5 -- x_next = x + i over i = 0, 1, 2 from [1, 2]: [4, 5]; y_last is
+    # 10 * x on the last trip ([2, 3]); zs stacks x: [1, 2], [1, 2], [2, 3]
+    ov = pytest.importorskip("openvino")
+    from lazyloop.openvino_frontend import examples
+    path = str(tmp_path / "counter.xml")
+    ov.save_model(examples.counter_loop(feed_limits=True), path)
+    feeds = ["--input", "X=[[1,2]]", "--input", "C=True"]
+    assert main(["run", path, "--input", "T=3", *feeds]) == 0
+    text = capsys.readouterr().out
+    assert "[[4. 5.]]" in text and "[[20. 30.]]" in text and "[2. 3.]]" in text
+    # zero trips: the last value of a result without back edge is undefined (A3), shown as --
+    assert main(["run", path, "--input", "T=0", *feeds]) == 0
+    text = capsys.readouterr().out
+    assert "y_last: shape=[1, 2] dtype=float32\n  (2 undefined positions, shown as --)" in text
