@@ -230,3 +230,20 @@ def test_op_that_refuses_its_inputs_is_named():
     with pytest.raises(ll.EvaluationError) as err:
         llov.evaluate(ov.Model([r], [p]), {"P": np.ones(3, F)})
     assert err.value.rule == "openvino/node" and "my_reshape" in str(err.value)
+
+
+def test_hand_kernels_for_ops_without_evaluate():
+    # rule: openvino/node -- Elu and HardSigmoid have no Node.evaluate; by hand:
+    # elu(-1; alpha 0.5) = 0.5 (e^-1 - 1) = -0.31606; hard_sigmoid(x; 0.2, 0.5) = clip(0.2x + 0.5)
+    import openvino as ov
+    import openvino.opset13 as ops
+    import lazyloop.openvino as lov
+    x = ops.parameter([3], ov.Type.f32, name="x")
+    elu = ops.elu(x, 0.5)
+    hs = ops.hard_sigmoid(x, ops.constant(np.float32(0.2)), ops.constant(np.float32(0.5)))
+    elu.output(0).get_tensor().set_names({"elu"})
+    hs.output(0).get_tensor().set_names({"hs"})
+    model = ov.Model([elu, hs], [x], "hand")
+    out = lov.evaluate(model, {"x": np.array([-1, 0, 3], np.float32)})
+    np.testing.assert_allclose(out["elu"], [0.5 * (np.exp(-1) - 1), 0, 3], rtol=1e-6)
+    np.testing.assert_allclose(out["hs"], [0.3, 0.5, 1.0], rtol=1e-6)

@@ -70,10 +70,28 @@ def _identity(x):
     return (x,)
 
 
-HAND_KERNELS = {"Identity": _identity}
+def _elu(node):
+    """Elu-1: x for x > 0, alpha * (exp(x) - 1) otherwise; Node.evaluate answers "not
+    evaluated" for it."""
+    alpha = float(node.get_attributes()["alpha"])
+
+    def elu(x):
+        return (np.where(x > 0, x, alpha * np.expm1(x)).astype(x.dtype),)
+    return elu
+
+
+def _hard_sigmoid(node):
+    """HardSigmoid-1: max(0, min(1, alpha * x + beta)), alpha and beta its inputs 1 and 2;
+    Node.evaluate answers "not evaluated" for it."""
+    def hard_sigmoid(x, alpha, beta):
+        return (np.clip(alpha * x + beta, 0, 1).astype(x.dtype),)
+    return hard_sigmoid
+
+
+HAND_KERNELS = {"Identity": lambda node: _identity, "Elu": _elu, "HardSigmoid": _hard_sigmoid}
 
 
 def kernel_for(node):
     """`openvino/node`: OpenVINO's Node.evaluate, or the hand kernel where it has none."""
     own = HAND_KERNELS.get(node.get_type_name())
-    return own if own is not None else NodeKernel(node)
+    return own(node) if own is not None else NodeKernel(node)
