@@ -230,9 +230,8 @@ class Exporter:
             return ops.tanh(x)
         if kind is Act.LEAKY_RELU:
             return ops.select(ops.greater_equal(x, c(0)), x, ops.multiply(x, c(alpha)))
-        if kind is Act.ELU:  # composed: lazyloop's OpenVINO frontend has no Elu kernel
-            neg = ops.multiply(ops.subtract(ops.exp(x), c(1)), c(alpha))
-            return ops.select(ops.greater_equal(x, c(0)), x, neg)
+        if kind is Act.ELU:
+            return ops.elu(x, alpha)
         if kind is Act.SELU:
             return ops.selu(x, c([alpha]), c([beta]))
         if kind is Act.SOFTSIGN:
