@@ -12,6 +12,7 @@ import numpy as np
 
 from ..enums import LayerType, LoopOutput, TripLimit
 from ..plan import _unique_ids, compile_network
+from ..validate import is_ancestor_or_self
 from . import NotExportable
 
 BOUNDARY = {LayerType.TRIP_LIMIT, LayerType.ITERATOR, LayerType.RECURRENCE,
@@ -40,12 +41,7 @@ class Structure:
 
     def encloses(self, outer: Optional[str], inner: Optional[str]) -> bool:
         """True when scope `outer` is `inner` or encloses it."""
-        while True:
-            if outer == inner:
-                return True
-            if inner is None:
-                return False
-            inner = self.parent[inner]
+        return is_ancestor_or_self(outer, inner, self.parent)
 
     def layer_scope(self, layer) -> Optional[str]:
         if layer.type in BOUNDARY:
