@@ -97,7 +97,9 @@ class Demand:
         """Propagate demands to a fixed point: element k of a map needs element k of its
         inputs, element k of a recurrence element k-1 of its next value. Point demands that run
         down a recurrence cycle become prefix demands."""
-        depth = 2 * len(self.members) + 4
+        # a point demand goes one index down only through a recurrence: deeper than twice
+        # the number of recurrences, its chain has gone round a recurrence cycle
+        depth = 2 * sum(isinstance(n, Recurrence) for n in self.members.values()) + 4
         found: Dict[str, Optional[int]] = dict(roots_prefix)
         for _ in range(4 * len(self.members) + 8):
             prefix = {k: found.get(k) for k in self.members}

@@ -110,3 +110,23 @@ def test_endless_loop_reports_fuel_before_element_errors():
     for evaluate in (ll.evaluate, ll.run):
         with pytest.raises(ll.IteratorOutOfBounds):
             evaluate(net2, {"x": np.zeros(3, np.float32)})
+
+
+def test_long_recurrence_cycle_keeps_the_analysis_small():
+    # rule: stream/order -- a 2000-layer body on a recurrence cycle: 3 trips of 2000 negations
+    # give (-1)^6000 = 1; the demand analysis grows with recurrences, not with layers
+    net = ll.Network()
+    x = net.add_input("x", ll.float32, (2,))
+    loop = net.add_loop()
+    loop.add_trip_limit(const(net, 3, np.int32), ll.TripLimit.COUNT)
+    rec = loop.add_recurrence(x)
+    t = rec.get_output(0)
+    for _ in range(2000):
+        t = net.add_unary(t, ll.UnaryOperation.NEG).get_output(0)
+    rec.set_input(1, t)
+    net.mark_output(last(loop, rec.get_output(0)))
+    from lazyloop.schedule import Demand
+    demand = Demand(compile_network(net), "loop0")
+    assert demand.window <= 3 * 2 + 4  # points never went deeper than the bound for 1 recurrence
+    (out,) = ll.evaluate(net, {"x": np.array([1, -2], np.float32)}).values()
+    np.testing.assert_array_equal(out, [1, -2])
