@@ -148,6 +148,10 @@ class UnknownReading(LazyLoopError):
 def resolve(readings: Optional[Mapping[str, str]]) -> dict:
     """The full reading table: defaults overridden by the caller's choices."""
     chosen = {a.id: a.default for a in REGISTER.values()}
+    if readings is not None and not isinstance(readings, Mapping):
+        raise UnknownReading("readings", "ambiguity/register",
+                             f"is a {type(readings).__name__}, not a mapping",
+                             'pass a dict such as {"A1": "reverse-all"}')
     for key, value in (readings or {}).items():
         entry = REGISTER.get(key)
         if entry is None:

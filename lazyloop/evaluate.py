@@ -12,7 +12,7 @@ as element 0.
 """
 from __future__ import annotations
 
-from typing import Dict, List, Optional
+from typing import Dict, List, Mapping, Optional
 
 import attrs
 import numpy as np
@@ -482,6 +482,9 @@ class Machine:
 # ------------------------------------------------------------------------------------------
 
 def check_feeds(plan: Plan, feeds) -> dict:
+    if feeds is not None and not isinstance(feeds, Mapping):
+        raise InputError("feeds", "stream/shape", f"is a {type(feeds).__name__}, not a mapping",
+                         "pass a dict {input name: array}")
     feeds = dict(feeds or {})
     out = {}
     for nid in plan.inputs:

@@ -125,14 +125,15 @@ class Network:
     def num_layers(self) -> int:
         return len(self.layers)
 
-    def get_input(self, index: int) -> Tensor:
-        return self._inputs[index]
+    def get_input(self, index: int) -> Optional[Tensor]:
+        """The index-th input, or None (as TensorRT returns a null pointer) past the end."""
+        return self._inputs[index] if 0 <= index < len(self._inputs) else None
 
-    def get_output(self, index: int) -> Tensor:
-        return self._outputs[index]
+    def get_output(self, index: int) -> Optional[Tensor]:
+        return self._outputs[index] if 0 <= index < len(self._outputs) else None
 
     def get_layer(self, index: int):
-        return self.layers[index]
+        return self.layers[index] if 0 <= index < len(self.layers) else None
 
     @builder_call
     def add_loop(self) -> Loop:

@@ -91,3 +91,14 @@ def test_reverse_iterator_readings():
     np.testing.assert_array_equal(guide, [40, 30])       # L = 4: x[3], x[2]
     (api,) = ll.run(net, {"x": xs}, readings={"A2": "api-reference"}).outputs.values()
     np.testing.assert_array_equal(api, [20, 10])         # M = 2: x[1], x[0]
+
+
+def test_out_of_range_lookups_and_wrong_argument_kinds():
+    # rule: stream/shape -- lookups past the end give None (TensorRT's null); feeds and
+    # readings that are not mappings are refused as lazyloop errors
+    net = simple()
+    assert net.get_layer(99) is None and net.get_input(5) is None and net.get_output(5) is None
+    with pytest.raises(ll.InputError):
+        ll.evaluate(net, [np.zeros(3, np.float32)])
+    with pytest.raises(ll.LazyLoopError):
+        ll.evaluate(net, {"x": np.zeros(3, np.float32)}, readings=["A1"])
