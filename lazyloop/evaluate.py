@@ -481,11 +481,16 @@ class Machine:
 # Public entry points
 # ------------------------------------------------------------------------------------------
 
-def check_feeds(plan: Plan, feeds) -> dict:
+def feed_dict(feeds) -> dict:
+    """The caller's feeds as a new dict; anything but a mapping (or None) is refused."""
     if feeds is not None and not isinstance(feeds, Mapping):
         raise InputError("feeds", "stream/shape", f"is a {type(feeds).__name__}, not a mapping",
                          "pass a dict {input name: array}")
-    feeds = dict(feeds or {})
+    return dict(feeds or {})
+
+
+def check_feeds(plan: Plan, feeds) -> dict:
+    feeds = feed_dict(feeds)
     out = {}
     for nid in plan.inputs:
         node = plan.nodes[nid]

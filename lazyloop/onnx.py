@@ -14,7 +14,7 @@ from typing import Dict
 import attrs
 import numpy as np
 
-from .evaluate import DEFAULT_MAX_TRIPS
+from .evaluate import DEFAULT_MAX_TRIPS, feed_dict
 from .evaluate import evaluate as _core_evaluate
 from .evaluate import run as _core_run
 from .onnx_frontend.lower import LoweredModel, load_model, lower_model
@@ -108,7 +108,7 @@ def _as_value(value, ty):
 def _core_feeds(low: LoweredModel, user_feeds) -> dict:
     from .errors import InputError
 
-    user_feeds = dict(user_feeds or {})
+    user_feeds = feed_dict(user_feeds)
     feeds = {}
     for name, t in low.inputs.items():
         if name in user_feeds:

@@ -271,3 +271,15 @@ def test_softsign_on_a_scalar():
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 22)])
     y = lo.evaluate(model, {"x": np.array(0.5, np.float32)})["y"]
     assert y.dtype == np.float32 and y.shape == () and abs(float(y) - 1 / 3) < 1e-7
+
+
+def test_feeds_must_be_a_mapping():
+    # rule: onnx/graph -- a list of feeds is refused as a lazyloop error, not a TypeError
+    import lazyloop.onnx as lo
+    from onnx import TensorProto, helper
+    graph = helper.make_graph([helper.make_node("Neg", ["x"], ["y"])], "g",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    with pytest.raises(ll.InputError):
+        lo.evaluate(model, [np.float32(1)])

@@ -247,3 +247,9 @@ def test_hand_kernels_for_ops_without_evaluate():
     out = lov.evaluate(model, {"x": np.array([-1, 0, 3], np.float32)})
     np.testing.assert_allclose(out["elu"], [0.5 * (np.exp(-1) - 1), 0, 3], rtol=1e-6)
     np.testing.assert_allclose(out["hs"], [0.3, 0.5, 1.0], rtol=1e-6)
+
+
+def test_feeds_must_be_a_mapping():
+    # rule: openvino/model -- a list of feeds is refused as a lazyloop error
+    with pytest.raises(ll.InputError):
+        llov.evaluate(ex.counter_loop(feed_limits=True), [np.zeros((1, 2), np.float32)])

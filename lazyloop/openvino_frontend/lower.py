@@ -20,6 +20,7 @@ import openvino as ov
 
 from ..enums import ElementWiseOperation, LoopOutput, TripLimit
 from ..errors import InputError, LazyLoopError, ModelError, UnsupportedError
+from ..evaluate import feed_dict
 from ..network import Network
 from ..types import TensorType
 from .kernels import kernel_for
@@ -66,7 +67,7 @@ class Lowered:
             for n in b.names:
                 by_name.setdefault(n, b)
         out = {}
-        for key, value in dict(user_feeds or {}).items():
+        for key, value in feed_dict(user_feeds).items():
             b = by_name.get(key)
             if b is None:
                 raise InputError(f"feed {key!r}", "openvino/model", "no Parameter of the model "
