@@ -210,6 +210,15 @@ class Network:
             layer.name = name
         return self._add(layer)
 
+    def add_undefined(self, type_):
+        """A value no source defines (for frontends): filled with the dtype's fill and masked
+        as undefined wherever it flows (DESIGN §4)."""
+        from .undefined import Partial, filled
+
+        def undefined():
+            return (Partial(filled(type_.shape, type_.dtype), np.zeros(type_.shape, bool)),)
+        return self.add_function(undefined, [], [type_], op="undefined")
+
     def __repr__(self):
         return (f"<Network profile={self.profile} layers={len(self.layers)} "
                 f"loops={len(self.loops)} outputs={[t.name for t in self._outputs]}>")

@@ -83,14 +83,15 @@ def evaluate(model, feeds: Mapping, max_trips: int = DEFAULT_MAX_TRIPS,
 
 
 def run(model, feeds: Mapping, max_trips: int = DEFAULT_MAX_TRIPS,
-        readings: Optional[Mapping[str, str]] = None) -> Run:
-    """As `evaluate`, also with the `defined` masks and the core's evaluation."""
+        readings: Optional[Mapping[str, str]] = None, trace: bool = False) -> Run:
+    """As `evaluate`, also with the `defined` masks and the core's evaluation (its forcing
+    trace when `trace`), as `lazyloop.onnx.run` does."""
     from .evaluate import run as core_run
     _, register = _frontend()
     core_readings, _ = register.split_readings(readings)
     lowered = lower(model, readings)
     ev = core_run(lowered.network, lowered.core_feeds(feeds), max_trips=max_trips,
-                  readings=core_readings)
+                  readings=core_readings, trace=trace)
     return Run(lowered.user_outputs(ev.outputs), lowered.user_outputs(ev.defined), ev)
 
 

@@ -365,7 +365,7 @@ def test_lowering_does_not_touch_the_model():
 
 def test_trace_shows_only_the_trips_run():
     # rule: laziness/dead via openvino/loop5 -- a count of 2 forces 2 elements of the body
-    r = llov.run(ex.counter_loop(trip=2), {"X": X0})
+    r = llov.run(ex.counter_loop(trip=2), {"X": X0}, trace=True)
     loops = {e.loop for e in r.evaluation.trace if e.loop is not None}
     assert len(loops) == 1
     (trips,) = r.evaluation.trips.values()
@@ -386,3 +386,35 @@ def test_loop_read_from_onnx_by_openvino(tmp_path):
           {"y_final": [7, 8], "scans": [[1, 2], [1, 2], [2, 3], [4, 5]]})
     check(llov.evaluate(model, dict(feeds, M=np.array(0))),
           {"y_final": [1, 2], "scans": np.zeros((0, 2))})
+
+
+def test_output_by_iteration():
+    # rule: openvino/loop5 -- x = 2, 3, 4 on trips 0..2 (x_next = x + 1), y = 10 x: y by
+    # iteration 1 is 30; trip 5 never runs, so y by iteration 5 is undefined. Only trip 1's
+    # y is forced (lazy hold through an if-conditional).
+    import openvino as ov
+    import openvino.opset13 as ops
+    x = ops.parameter([1], ov.Type.f32, name="x")
+    xn = ops.add(x, ops.constant(np.array([1], np.float32)))
+    y = ops.multiply(x, ops.constant(np.array([10], np.float32)))
+    rx, ry, rc = ops.result(xn), ops.result(y), ops.result(ops.constant(np.array(True)))
+    body = ov.Model([rx, ry, rc], [x], "body")
+    X = ops.parameter([1], ov.Type.f32, name="X")
+    T = ops.parameter([], ov.Type.i64, name="T")
+    loop = ops.loop(T, ops.constant(np.array(True)))
+    loop.set_function(body)
+    loop.set_special_body_ports([-1, 2])
+    loop.set_merged_input(x, X.output(0), rx.output(0))
+    o1 = loop.get_iter_value(ry.output(0), 1)
+    o1.get_tensor().set_names({"y1"})
+    o5 = loop.get_iter_value(ry.output(0), 5)
+    o5.get_tensor().set_names({"y5"})
+    model = ov.Model([o1, o5], [X, T], "iterations")
+    feeds = {"X": np.array([2], np.float32), "T": np.array(3)}
+    result = llov.run(model, feeds)
+    np.testing.assert_array_equal(result.outputs["y1"], [30])
+    assert not result.defined["y5"].any() and np.isnan(result.outputs["y5"]).all()
+    np.testing.assert_array_equal(llov.evaluate(model, feeds)["y1"], [30])
+    traced = llov.run(model, feeds, trace=True).evaluation
+    multiply = [k for k, n in traced.plan.nodes.items() if getattr(n, "op", "") == "Multiply"]
+    assert sorted(e.index for e in traced.trace if e.stream in multiply) == [1]

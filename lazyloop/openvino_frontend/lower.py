@@ -578,9 +578,11 @@ class Lowerer:
         A back-edged result reads as LAST_VALUE of its recurrence (the merged Parameter: its
         initial value after zero trips); any other result as LAST_VALUE of a non-recurrence,
         which the core gives as Y_{n-1}, undefined after zero trips (A3)."""
+        if d.iteration >= 0:
+            return self.iteration_value(loop, d, results, where)
         if d.iteration != -1:
             raise UnsupportedError(where, rule, f"output {d.output_index} asks for iteration "
-                                   f"{d.iteration}", "only the last iteration (-1) is supported")
+                                   f"{d.iteration}", "give -1 (the last) or a trip index >= 0")
         rec = result_of_back_edge.get(d.body_value_index)
         if rec is not None:
             source = rec.get_output(0)
@@ -593,6 +595,23 @@ class Lowerer:
                 # R_{n-1}, not the recurrence's final value R_n.
                 source = self.net.add_identity(source).get_output(0)
         return loop.add_loop_output(source, LoopOutput.LAST_VALUE).get_output(0)
+
+    def iteration_value(self, loop, d, results, where):
+        """Output by iteration k >= 0: the result's value on trip k, undefined when trip k did
+        not run. Held lazily: H = <undefined, Z_0, Z_1, ...> with Z_j = (j == k ? Y_j : H_j),
+        so Y is forced on trip k only, and the output is H_n."""
+        y = self.value(results[d.body_value_index].input_value(0), where)
+        k = self.net.add_constant((), np.array(d.iteration, np.int64)).get_output(0)
+        one = self.net.add_constant((), np.array(1, np.int64)).get_output(0)
+        trip = loop.add_recurrence(self.net.add_constant((), np.array(0, np.int64)).get_output(0))
+        trip.set_input(1, self.net.add_elementwise(trip.get_output(0), one,
+                                                  ElementWiseOperation.SUM).get_output(0))
+        held = loop.add_recurrence(self.net.add_undefined(y.type).get_output(0))
+        pick = self.net.add_if_conditional()
+        pick.set_condition(self.net.add_elementwise(trip.get_output(0), k,
+                                                    ElementWiseOperation.EQUAL).get_output(0))
+        held.set_input(1, pick.add_output(y, held.get_output(0)).get_output(0))
+        return loop.add_loop_output(held.get_output(0), LoopOutput.LAST_VALUE).get_output(0)
 
     def lower_as_inferred(self, node, where):
         """A22 reading "inference": a Loop whose execution condition is a constant false gives
