@@ -91,7 +91,7 @@ def cmd_run(args):
 
 def explain_table(evaluation, max_columns=16):
     """Per loop activation: each stream by iteration, what was forced (in which order) and
-    which rule asked for it first."""
+    which rule asked for it first; then what each stream is."""
     plan = evaluation.plan
     lines = []
     by_run = defaultdict(list)
@@ -99,21 +99,25 @@ def explain_table(evaluation, max_columns=16):
         if event.loop is not None:
             by_run[(event.loop, event.activation)].append((order, event))
     for loop_name, runs in evaluation.trips.items():
+        streams = [k for k, node in plan.nodes.items() if node.scope == loop_name]
+        width = max([len(k) for k in streams] + [6])
         for path, n in runs:
             events = by_run.get((loop_name, path), [])
             where = f" at outer indices {list(path)}" if path else ""
+            columns = min(n + 1, max_columns)
             lines.append(f"{plan.loops[loop_name]!r}{where}: n = {n} trips")
-            streams = [k for k, node in plan.nodes.items() if node.scope == loop_name]
-            width = min(max(n + 1, 1), max_columns)
-            lines.append(f"  {'stream':<28} {' '.join(f'{i:>3}' for i in range(width))}   asked for by")
+            lines.append(f"  {'stream':<{width}} {' '.join(f'{i:>5}' for i in range(columns))}"
+                         "   asked for by")
             for k in streams:
                 forced = {e.index: order for order, e in events if e.stream == k}
-                cells = " ".join(f"{'#' + str(forced[i]) if i in forced else '.':>3}"
-                                 if len(str(forced.get(i, ''))) < 3 else "  #" for i in range(width))
-                askers = sorted({e.by[0] for _, e in events if e.stream == k and e.by})
-                label = f"{k} = {plan.nodes[k]!r}"
-                lines.append(f"  {label[:28]:<28} {cells}   {', '.join(askers) or '-'}")
-            lines.append("  (#k: forced k-th overall; '.': never forced)")
+                cells = " ".join(f"{'#' + str(forced[i]) if i in forced else '.':>5}"
+                                 for i in range(columns))
+                askers = sorted({"the trip limits" if e.by[0].startswith("#trips:") else e.by[0]
+                                 for _, e in events if e.stream == k and e.by})
+                lines.append(f"  {k:<{width}} {cells}   {', '.join(askers) or '-'}")
+            lines.append("  (#k: the k-th element forced in the whole run; '.': never forced)")
+        lines.append("  where:")
+        lines += [f"    {k} = {plan.nodes[k]!r}" for k in streams]
     if not lines:
         lines.append("no loop ran")
     return "\n".join(lines)
