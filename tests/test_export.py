@@ -156,3 +156,33 @@ def test_generated_programs_round_trip_through_onnx(program):
             assert got.outputs[name].shape == value.shape
             np.testing.assert_allclose(got.outputs[name][mask], value[mask], rtol=1e-5,
                                        atol=1e-6)
+
+
+def test_scan_over_a_loop_output_onnx_cannot_type():
+    # rule: onnx/scan9 -- the first loop's body holds an If, so ONNX's shape inference leaves its
+    # output untyped; the Scan reading it takes the rank from its body's declared element.
+    # By hand: acc = [1, 2] + [1, 1] twice = [3, 4]; the Scan stacks its two elements: [3, 4].
+    import lazyloop as ll
+    import lazyloop.onnx as lo
+    from lazyloop.export import to_onnx
+    net = ll.Network()
+    two = net.add_constant((), np.array(2, np.int32)).get_output(0)
+    loop = net.add_loop()
+    loop.add_trip_limit(two, ll.TripLimit.COUNT)
+    acc = loop.add_recurrence(net.add_constant((2,), np.array([1, 2], np.float32)).get_output(0))
+    ones = net.add_constant((2,), np.ones(2, np.float32)).get_output(0)
+    step = net.add_elementwise(acc.get_output(0), ones, ll.ElementWiseOperation.SUM).get_output(0)
+    pick = net.add_if_conditional()
+    pick.set_condition(net.add_constant((), np.array(True)).get_output(0))
+    chosen = pick.add_output(step, acc.get_output(0)).get_output(0)
+    acc.set_input(1, chosen)
+    final = loop.add_loop_output(acc.get_output(0), ll.LoopOutput.LAST_VALUE).get_output(0)
+    second = net.add_loop()
+    second.add_trip_limit(two, ll.TripLimit.COUNT)
+    element = second.add_iterator(final).get_output(0)
+    out = second.add_loop_output(element, ll.LoopOutput.CONCATENATE, 0)
+    out.set_input(1, two)
+    out.get_output(0).name = "y"
+    net.mark_output(out.get_output(0))
+    np.testing.assert_array_equal(ll.evaluate(net, {})["y"], [3, 4])
+    np.testing.assert_array_equal(lo.evaluate(to_onnx(net, scan=True), {})["y"], [3, 4])

@@ -397,16 +397,27 @@ def lower_scan9(low: Lowering, node, scope: Scope, where: str) -> None:
     in_axes, in_dirs = ints("scan_input_axes", m), ints("scan_input_directions", m)
     out_axes, out_dirs = ints("scan_output_axes", max(k, 0)), ints("scan_output_directions", max(k, 0))
     cl = CoreLoop(low, scope, node, where, rule, "")
-    xs = ins[n:]
-    for x in xs:
-        if not isinstance(x.type, TensorType):
-            raise UnsupportedError(where, rule, f"scan input {x.name!r} has no known rank",
-                                   "declare the scan input's shape")
+    xs = [scan_input_typed(cl, x, body.input[n + i], f"input:{x.name}")
+          for i, x in enumerate(ins[n:])]
     cl.nested_count(sequence_length(cl, xs, in_axes))
     finals, scans = scan_trips(cl, body, ins[:n], [scope.onnx_type(x) for x in node.input[:n]],
                                [(x, a, bool(d)) for x, a, d in zip(xs, in_axes, in_dirs)],
                                out_axes, [bool(d) for d in out_dirs])
     bind_results(scope, node, finals + scans)
+
+
+def scan_input_typed(cl, x, element_info, what):
+    """A scan input whose type ONNX's inference left unknown (a Loop's output read through an
+    If, say) takes its rank from the body's declared element, one axis more (checked when the
+    value arrives); with neither known it is refused."""
+    if isinstance(x.type, TensorType):
+        return x
+    element = to_ll(element_info.type) if element_info.type.HasField("tensor_type") else None
+    if not isinstance(element, TensorType):
+        raise UnsupportedError(cl.where, cl.rule, f"scan input {x.name!r} has no known rank",
+                               "declare the scan input's shape or the body input's")
+    whole = TensorType(element.dtype, (None,) * (element.rank + 1))
+    return cl.function(lambda v: (v,), [x], whole, f"typed:{what}")
 
 
 def lower_scan8(low: Lowering, node, scope: Scope, where: str) -> None:
