@@ -86,7 +86,6 @@ class ReduceOperation(Enum):
 
 
 class LayerType(Enum):
-    INPUT = "input"
     CONSTANT = "constant"
     ELEMENTWISE = "elementwise"
     UNARY = "unary"

@@ -180,14 +180,6 @@ class Plan:
                 lines += [f"  {n.id} = {n!r}" for n in members]
         return "\n".join(lines)
 
-    def ancestors(self, scope: Optional[str]):
-        """The scopes enclosing `scope`, innermost first, ending with the root (None)."""
-        chain = []
-        while scope is not None:
-            scope = self.loops[scope].parent
-            chain.append(scope)
-        return chain
-
 
 POSITIONWISE = {LayerType.ELEMENTWISE, LayerType.UNARY, LayerType.ACTIVATION,
                 LayerType.IDENTITY, LayerType.CAST, LayerType.SELECT,

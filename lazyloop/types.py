@@ -23,10 +23,6 @@ bool = np.dtype(np.bool_)  # noqa: A001 -- mirrors tensorrt.bool
 Shape = Tuple[Optional[int], ...]
 
 
-def as_dtype(dtype) -> np.dtype:
-    return np.dtype(dtype)
-
-
 @attrs.frozen(repr=False)
 class TensorType:
     """Shape and dtype every element of a stream shares."""
@@ -63,8 +59,3 @@ class OpaqueType:
 
     def __repr__(self) -> str:
         return self.description
-
-
-def type_of(value) -> TensorType:
-    value = np.asarray(value)
-    return TensorType(value.dtype, value.shape)

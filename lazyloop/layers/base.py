@@ -207,10 +207,4 @@ def readonly(value):
     return value
 
 
-def static_dims(layer: Layer, shape, what: str):
-    if any(d is None for d in shape):
-        layer.refuse(f"{what} needs a static shape, got {shape}")
-    return shape
-
-
 __all__ = ["Tensor", "Layer", "readonly", "OpaqueType", "TensorType"]
