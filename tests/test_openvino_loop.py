@@ -418,3 +418,59 @@ def test_output_by_iteration():
     traced = llov.run(model, feeds, trace=True).evaluation
     multiply = [k for k, n in traced.plan.nodes.items() if getattr(n, "op", "") == "Multiply"]
     assert sorted(e.index for e in traced.trace if e.stream in multiply) == [1]
+
+
+def _if_model(inside_loop):
+    import openvino as ov
+    import openvino.opset13 as ops
+    if not inside_loop:
+        c = ops.parameter([], ov.Type.boolean, name="c")
+        x = ops.parameter([2], ov.Type.f32, name="x")
+        tp = ops.parameter([2], ov.Type.f32)
+        ep = ops.parameter([2], ov.Type.f32)
+        tr = ops.result(ops.multiply(tp, ops.constant(np.float32(2))))
+        er = ops.result(ops.add(ep, ops.constant(np.float32(100))))
+        node = ops.if_op(c)
+        node.set_then_body(ov.Model([tr], [tp]))
+        node.set_else_body(ov.Model([er], [ep]))
+        node.set_input(x.output(0), tp, ep)
+        out = node.set_output(tr, er)
+        out.get_tensor().set_names({"y"})
+        return ov.Model([out], [c, x], "if")
+    # a Loop of 4 trips whose body picks x_next = x > 3 ? x - 3 : x + 2
+    x = ops.parameter([], ov.Type.f32, name="x")
+    tp, ep = ops.parameter([], ov.Type.f32), ops.parameter([], ov.Type.f32)
+    tr = ops.result(ops.subtract(tp, ops.constant(np.float32(3))))
+    er = ops.result(ops.add(ep, ops.constant(np.float32(2))))
+    node = ops.if_op(ops.greater(x, ops.constant(np.float32(3))).output(0))
+    node.set_then_body(ov.Model([tr], [tp]))
+    node.set_else_body(ov.Model([er], [ep]))
+    node.set_input(x.output(0), tp, ep)
+    picked = node.set_output(tr, er)
+    r_x, r_c = ops.result(picked), ops.result(ops.constant(np.array(True)))
+    body = ov.Model([r_x, r_c], [x], "body")
+    X = ops.parameter([], ov.Type.f32, name="X")
+    loop = ops.loop(ops.constant(np.int64(4)), ops.constant(np.array(True)))
+    loop.set_function(body)
+    loop.set_special_body_ports([-1, 1])
+    loop.set_merged_input(x, X.output(0), r_x.output(0))
+    out = loop.get_iter_value(r_x.output(0), -1)
+    out.get_tensor().set_names({"x_last"})
+    return ov.Model([out], [X], "loop_if")
+
+
+def test_if_forces_only_the_taken_branch():
+    # rule: openvino/if -- y = c ? 2x : x + 100 with x = [1, 2]
+    model = _if_model(False)
+    for c, expected, forced_op in ((True, [2, 4], "Multiply"), (False, [101, 102], "Add")):
+        run = llov.run(model, {"c": np.array(c), "x": np.array([1, 2], np.float32)}, trace=True)
+        np.testing.assert_array_equal(run.outputs["y"], expected)
+        ops_forced = {getattr(run.evaluation.plan.nodes[e.stream], "op", "")
+                      for e in run.evaluation.trace}
+        assert forced_op in ops_forced and ({"Multiply", "Add"} - {forced_op}).isdisjoint(ops_forced)
+
+
+def test_if_inside_a_loop_picks_per_trip():
+    # rule: openvino/if, openvino/loop5 -- x = 1 -> 3 -> 5 -> 2 -> 4 (x > 3 ? x - 3 : x + 2)
+    out = llov.evaluate(_if_model(True), {"X": np.array(1, np.float32)})
+    assert float(out["x_last"]) == 4.0
