@@ -375,13 +375,19 @@ def sequence_length(cl: CoreLoop, xs, axes):
     return cl.function(length, xs, TensorType(np.int64, ()), "sequence_length")
 
 
-def lower_scan9(low: Lowering, node, scope: Scope, where: str) -> None:
-    rule = "onnx/scan9"
-    body = graph_attribute(node, "body", where, rule)
+def scan_input_count(node, where: str, rule: str) -> int:
+    """M, the number of scan inputs, which every Scan opset requires (at least 1)."""
     m = attr(node, "num_scan_inputs")
     if m is None or m < 1:
         raise ModelError(where, rule, "num_scan_inputs is missing or < 1",
                          "set num_scan_inputs to the number of scan inputs")
+    return m
+
+
+def lower_scan9(low: Lowering, node, scope: Scope, where: str) -> None:
+    rule = "onnx/scan9"
+    body = graph_attribute(node, "body", where, rule)
+    m = scan_input_count(node, where, rule)
     ins = [scope.lookup(x, where) if x else None for x in node.input]
     n = len(ins) - m
     if n < 0 or any(x is None for x in ins):
@@ -423,10 +429,7 @@ def scan_input_typed(cl, x, element_info, what):
 def lower_scan8(low: Lowering, node, scope: Scope, where: str) -> None:
     rule = "onnx/scan8"
     body = graph_attribute(node, "body", where, rule)
-    m = attr(node, "num_scan_inputs")
-    if m is None or m < 1:
-        raise ModelError(where, rule, "num_scan_inputs is missing or < 1",
-                         "set num_scan_inputs to the number of scan inputs")
+    m = scan_input_count(node, where, rule)
     if len(node.input) < 1 + m:
         raise ModelError(where, rule, f"has {len(node.input)} inputs for {m} scan inputs",
                          "give sequence_lens (\"\" to omit), N states, then M scan inputs")
