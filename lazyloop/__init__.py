@@ -4,16 +4,16 @@ TensorRT's formal semantics of loops, made executable: every tensor inside a loo
 memoised lazy stream, boundary layers are stream combinators, trip limits decide how many
 elements are forced. ONNX Loop/Scan and OpenVINO Loop-5 are lowered onto the same core.
 """
-from .ambiguity import REGISTER as AMBIGUITIES
-from .enums import (ActivationType, ElementWiseOperation, LayerType, LoopOutput,
+from .core.ambiguity import REGISTER as AMBIGUITIES
+from .core.enums import (ActivationType, ElementWiseOperation, LayerType, LoopOutput,
                     MatrixOperation, ReduceOperation, TripLimit, UnaryOperation)
-from .errors import (EvaluationError, FuelExhausted, InputError, IteratorOutOfBounds,
+from .core.errors import (EvaluationError, FuelExhausted, InputError, IteratorOutOfBounds,
                      LazyLoopError, LengthTooShort, ModelError, NegativeTripCount, ShapeError,
                      StreamShapeChanged, StructureError, UnsupportedError)
-from .evaluate import Evaluation, ForceEvent, evaluate, run
-from .network import Network
-from .plan import compile_network
-from .types import (OpaqueType, TensorType, bool, float16, float32, float64, int8, int32,
+from .core.evaluate import Evaluation, ForceEvent, evaluate, run
+from .core.network import Network
+from .core.plan import compile_network
+from .core.types import (OpaqueType, TensorType, bool, float16, float32, float64, int8, int32,
                     int64, uint8)
 
 __version__ = "0.1.0"

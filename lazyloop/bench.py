@@ -37,10 +37,10 @@ import attrs
 import numpy as np
 
 
-from .enums import ElementWiseOperation, LoopOutput, TripLimit
-from .evaluate import evaluate as ll_eval, run as ll_run
+from .core.enums import ElementWiseOperation, LoopOutput, TripLimit
+from .core.evaluate import evaluate as ll_eval, run as ll_run
 from .models import LSTMWeights, lstm_network, numpy_lstm
-from .network import Network
+from .core.network import Network
 
 FULL = dict(counter_trips=100_000, counter_repeats=5, reference_trips=100_000,
             lstm_hidden=256, lstm_batch=16, lstm_steps=256, lstm_repeats=5,
@@ -315,13 +315,9 @@ def onnx_case(trips):
         from . import onnx as ll_onnx
     except ImportError:
         ll_onnx = None
-    maker = getattr(ll_onnx, "bench_loop_model", None)
-    if maker is not None:
-        made = maker(trips)
-        if isinstance(made, tuple):  # (model, feeds)
-            return made[0], made[1], ll_onnx, "lazyloop.onnx.bench_loop_model"
-        if hasattr(ll_onnx, "bench_feeds"):
-            return made, ll_onnx.bench_feeds(), ll_onnx, "lazyloop.onnx.bench_loop_model"
+    if ll_onnx is not None:
+        from .models import bench_feeds, bench_loop_model
+        return bench_loop_model(trips), bench_feeds(), ll_onnx, "lazyloop.models.bench_loop_model"
     model, feeds = counter_onnx_model(trips)
     return model, feeds, ll_onnx, "lazyloop.bench.counter_onnx_model"
 

@@ -16,7 +16,7 @@ from collections import defaultdict
 
 import numpy as np
 
-from .errors import LazyLoopError
+from .core.errors import LazyLoopError
 
 EXIT_INTERNAL = 3  # lazyloop itself failed (not the model, not the backend)
 EXIT_USAGE = 2
@@ -72,7 +72,7 @@ def show_value(name, value, defined):
 
 def cmd_run(args):
     lowered = load_model(args.model)
-    from .evaluate import run
+    from .core.evaluate import run
     feeds = lowered.core_feeds(parse_inputs(args.input, lowered.network))
     result = run(lowered.network, feeds, max_trips=args.max_trips, trace=False)
     outputs = lowered.user_outputs(result.outputs)
@@ -125,7 +125,7 @@ def explain_table(evaluation, max_columns=16):
 
 def cmd_explain(args):
     lowered = load_model(args.model)
-    from .evaluate import run
+    from .core.evaluate import run
     feeds = lowered.core_feeds(parse_inputs(args.input, lowered.network))
     result = run(lowered.network, feeds, max_trips=args.max_trips, trace=True)
     print(explain_table(result, args.max_columns))

@@ -24,8 +24,8 @@ from typing import NamedTuple, Optional
 
 import numpy as np
 
-from .enums import ActivationType, ElementWiseOperation, LoopOutput, MatrixOperation, TripLimit
-from .errors import ShapeError
+from .core.enums import ActivationType, ElementWiseOperation, LoopOutput, MatrixOperation, TripLimit
+from .core.errors import ShapeError
 
 GATES = ("input", "forget", "cell", "output")
 SIGMOID_GATES = ("input", "forget", "output")
@@ -173,7 +173,7 @@ def build_lstm(net, x, weights: LSTMWeights, h0=None, c0=None) -> LSTMTensors:
 
 def lstm_network(seq: int, batch: int, weights: LSTMWeights, dtype=np.float32):
     """A network with inputs x, h0, c0 and outputs (sequence, hidden, cell) in that order."""
-    from .network import Network
+    from .core.network import Network
     net = Network()
     hidden = weights.hidden_size
     x = net.add_input("x", dtype, (seq, batch, weights.input_size))
@@ -218,3 +218,37 @@ def numpy_lstm(x, weights: LSTMWeights, h0: Optional[np.ndarray] = None,
         h = o * np.tanh(c)
         states[t] = h
     return states, h, c
+
+
+def bench_loop_model(trips: int = 10_000):
+    """An ONNX Loop of `trips` trips with a scalar body, for timing against other runtimes:
+    M = trips, cond = true, carried y: y_out = y + x, cond_out = cond_in (the exporters'
+    usual shape of a for loop). Feed {"x": np.float32 scalar, "y0": np.float32 scalar}."""
+    import onnx
+    from onnx import TensorProto, helper
+
+    body = helper.make_graph(
+        [helper.make_node("Identity", ["cond_in"], ["cond_out"]),
+         helper.make_node("Add", ["y_in", "x"], ["y_out"])],
+        "body",
+        [helper.make_tensor_value_info("i", TensorProto.INT64, []),
+         helper.make_tensor_value_info("cond_in", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("y_in", TensorProto.FLOAT, [])],
+        [helper.make_tensor_value_info("cond_out", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("y_out", TensorProto.FLOAT, [])])
+    graph = helper.make_graph(
+        [helper.make_node("Loop", ["M", "cond", "y0"], ["y"], body=body)],
+        "bench_loop",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, []),
+         helper.make_tensor_value_info("y0", TensorProto.FLOAT, [])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [])],
+        initializer=[helper.make_tensor("M", TensorProto.INT64, [], [int(trips)]),
+                     helper.make_tensor("cond", TensorProto.BOOL, [], [True])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.checker.check_model(model)
+    return model
+
+
+def bench_feeds():
+    return {"x": np.array(1.0, np.float32), "y0": np.array(0.0, np.float32)}

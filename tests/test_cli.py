@@ -77,7 +77,7 @@ def test_run_openvino_ir(tmp_path, capsys):
     # rule: openvino/loop5 -- x_next = x + i over i = 0, 1, 2 from [1, 2]: [4, 5]; y_last is
     # 10 * x on the last trip ([2, 3]); zs stacks x: [1, 2], [1, 2], [2, 3]
     ov = pytest.importorskip("openvino")
-    from lazyloop.openvino_frontend import examples
+    from lazyloop.openvino import examples
     path = str(tmp_path / "counter.xml")
     ov.save_model(examples.counter_loop(feed_limits=True), path)
     feeds = ["--input", "X=[[1,2]]", "--input", "C=True"]

@@ -10,7 +10,7 @@ import pytest
 
 import lazyloop as ll
 from lazyloop.conformance import cli_conformance, export_suite, run_suite
-from lazyloop.conformance_cases import CASES, U, Expected
+from lazyloop.conformance.cases import CASES, U, Expected
 
 onnx = pytest.importorskip("onnx")
 

@@ -88,7 +88,7 @@ def test_isolated_backend_survives_a_model_that_crashes_it():
     # A zero-length scan on axis 1 kills onnxruntime 1.31 with SIGFPE (spec/50-findings.md);
     # whatever the installed version does, the isolated backend answers.
     pytest.importorskip("onnxruntime")
-    from lazyloop.dialect_strategies import OnnxScanRecipe
+    from lazyloop.strategies.dialects import OnnxScanRecipe
     p = OnnxScanRecipe(opset=16, length=0, element=(2,), inputs=((1, 0),), states=1,
                        outputs=(("input", 0, 0),)).program()
     b = dt.Isolated("onnxruntime", timeout=60)

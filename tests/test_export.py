@@ -9,10 +9,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 import lazyloop as ll
-from lazyloop.conformance_cases import CASES
-from lazyloop.export import NotExportable
-from lazyloop.export.onnx import export as to_onnx
-from lazyloop.export.onnx import loop_forms
+from lazyloop.conformance.cases import CASES
+from lazyloop.core.export import NotExportable
+from lazyloop.onnx.export import export as to_onnx
+from lazyloop.onnx.export import loop_forms
 
 onnx = pytest.importorskip("onnx")
 import lazyloop.onnx as llo  # noqa: E402
@@ -110,8 +110,8 @@ def test_a_bad_network_is_refused_with_the_core_error():
 
 ov = pytest.importorskip("openvino")
 import lazyloop.openvino as llov  # noqa: E402
-from lazyloop.export import TargetRefused  # noqa: E402
-from lazyloop.export.openvino import export as to_openvino  # noqa: E402
+from lazyloop.core.export import TargetRefused  # noqa: E402
+from lazyloop.openvino.export import export as to_openvino  # noqa: E402
 
 
 @pytest.mark.parametrize("options", [dict(), dict(iterator="gather")], ids=str)
@@ -164,7 +164,7 @@ def test_scan_over_a_loop_output_onnx_cannot_type():
     # By hand: acc = [1, 2] + [1, 1] twice = [3, 4]; the Scan stacks its two elements: [3, 4].
     import lazyloop as ll
     import lazyloop.onnx as lo
-    from lazyloop.export import to_onnx
+    from lazyloop.onnx.export import export as to_onnx
     net = ll.Network()
     two = net.add_constant((), np.array(2, np.int32)).get_output(0)
     loop = net.add_loop()

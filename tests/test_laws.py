@@ -12,10 +12,10 @@ from hypothesis import given, settings, strategies as st
 from hypothesis.extra import numpy as hnp
 
 import lazyloop as ll
-from lazyloop.evaluate import Machine, check_feeds
-from lazyloop.plan import compile_network
+from lazyloop.core.evaluate import Machine, check_feeds
+from lazyloop.core.plan import compile_network
 from lazyloop.strategies import invalid_networks, networks
-from lazyloop.undefined import split
+from lazyloop.core.undefined import split
 
 E = ll.ElementWiseOperation
 CONCATENATE, REVERSE, LAST_VALUE = (ll.LoopOutput.CONCATENATE, ll.LoopOutput.REVERSE,

@@ -403,7 +403,8 @@ def test_model_from_a_path(tmp_path):
 
 
 def test_bench_loop_model():
-    model = lo.bench_loop_model(7)
+    from lazyloop.models import bench_loop_model
+    model = bench_loop_model(7)
     out = lo.evaluate(model, {"x": np.array(1.5, np.float32), "y0": np.array(1.0, np.float32)})
     assert out["y"] == np.float32(1.0 + 7 * 1.5)
 

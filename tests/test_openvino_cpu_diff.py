@@ -1,5 +1,5 @@
 """Differential test: lazyloop against OpenVINO's CPU plugin on the same Loop-5 and
-TensorIterator-1 models (lazyloop/openvino_frontend/examples.py).
+TensorIterator-1 models (lazyloop/openvino/examples.py).
 
 The CPU plugin runs in a child process (some models crash it). Positions lazyloop marks
 undefined (A3) are not compared. Every case either agrees, or is a known disagreement listed
@@ -18,8 +18,8 @@ ov = pytest.importorskip("openvino")
 
 import lazyloop as ll  # noqa: E402
 import lazyloop.openvino as llov  # noqa: E402
-from lazyloop.openvino_frontend import examples as ex  # noqa: E402
-from lazyloop.openvino_frontend.cpu import run_cases  # noqa: E402
+from lazyloop.openvino import examples as ex  # noqa: E402
+from lazyloop.openvino.cpu import run_cases  # noqa: E402
 
 F = np.float32
 X0 = np.array([[1, 2]], F)
@@ -221,7 +221,7 @@ def test_against_cpu_plugin(case, cpu_results):
 
 def test_every_disagreement_names_its_ambiguity_or_none():
     # the report: each known disagreement is either a plugin bug (None) or a register entry
-    from lazyloop.ambiguity import REGISTER
+    from lazyloop.core.ambiguity import REGISTER
     for case in CASES:
         if case.known and case.known.ambiguity:
             assert case.known.ambiguity in REGISTER

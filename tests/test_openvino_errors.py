@@ -11,7 +11,7 @@ ops = pytest.importorskip("openvino.opset15")
 
 import lazyloop as ll  # noqa: E402
 import lazyloop.openvino as llov  # noqa: E402
-from lazyloop.openvino_frontend import examples as ex  # noqa: E402
+from lazyloop.openvino import examples as ex  # noqa: E402
 
 F = np.float32
 

@@ -1,7 +1,7 @@
 """OpenVINO Loop-5 and TensorIterator-1 lowered onto lazyloop's core.
 
 Every expectation is computed by hand from the model's description in
-lazyloop/openvino_frontend/examples.py (never produced by lazyloop itself).
+lazyloop/openvino/examples.py (never produced by lazyloop itself).
 rules: openvino/model, openvino/node, openvino/loop5, openvino/tensor-iterator,
 openvino/slice, openvino/concat
 """
@@ -12,7 +12,7 @@ ov = pytest.importorskip("openvino")
 
 import lazyloop as ll  # noqa: E402
 import lazyloop.openvino as llov  # noqa: E402
-from lazyloop.openvino_frontend import examples as ex  # noqa: E402
+from lazyloop.openvino import examples as ex  # noqa: E402
 
 X0 = np.array([[1, 2]], np.float32)
 F = np.float32

@@ -1,4 +1,4 @@
-"""Replaying core programs builder call by builder call (lazyloop.replay): onto lazyloop
+"""Replaying core programs builder call by builder call (lazyloop.tensorrt.replay): onto lazyloop
 itself, onto a recording stand-in for TensorRT's API, and as a difftest backend.
 
 rules: recurrence/def, trip/count, output/last
@@ -11,8 +11,8 @@ from hypothesis import HealthCheck, given, settings
 
 import lazyloop as ll
 from lazyloop.conformance import run_suite
-from lazyloop.conformance_cases import CASES
-from lazyloop.replay import (KeepAlive, ReplayBackend, build_onto, check_names, replay)
+from lazyloop.conformance.cases import CASES
+from lazyloop.tensorrt.replay import (KeepAlive, ReplayBackend, build_onto, check_names, replay)
 from lazyloop.strategies import networks
 
 

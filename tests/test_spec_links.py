@@ -169,7 +169,7 @@ def register_in_code():
     try:
         if str(ROOT) not in sys.path:
             sys.path.insert(0, str(ROOT))
-        from lazyloop.ambiguity import REGISTER
+        from lazyloop.core.ambiguity import REGISTER
         return {k: {"rule": a.rule, "readings": list(a.readings), "default": a.default}
                 for k, a in REGISTER.items()}
     except Exception:  # the package does not import: read the literal entries instead

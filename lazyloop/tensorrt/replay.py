@@ -5,7 +5,7 @@ A program from `lazyloop.strategies.networks()` is data: a tuple of builder call
 (`network.add_loop()`, `loop.add_trip_limit(t, api.TripLimit.COUNT)`, ...) whose enums and
 dtypes are looked up on an `api` module. `replay` performs them on a target network:
 
-    from lazyloop.replay import replay, build_engine, run_engine
+    from lazyloop.tensorrt.replay import replay, build_engine, run_engine
     env = replay(program, lazyloop.Network())           # lazyloop itself (tests do this)
     env = replay(program, trt_network, api=tensorrt)     # TensorRT's INetworkDefinition
 
@@ -27,8 +27,8 @@ from typing import Optional
 
 import numpy as np
 
-from .strategies import Call, SetAttr
-from .strategies import replay as replay_steps
+from ..strategies import Call, SetAttr
+from ..strategies import replay as replay_steps
 
 # TensorRT's method names the generated programs may call, per receiver kind. `replay` onto
 # a `StrictNetwork` refuses any other name, so a program that works on lazyloop but uses a
@@ -174,7 +174,7 @@ class TensorRTBackend:
     formats = ("core",)
 
     def run(self, program, feeds):
-        from .difftest import Unsupported
+        from ..difftest import Unsupported
         try:
             engine = build_engine(program)
         except Exception as exc:

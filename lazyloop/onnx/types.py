@@ -14,7 +14,7 @@ import numpy as np
 import onnx
 from onnx import TensorProto, TypeProto, helper
 
-from ..types import OpaqueType, TensorType
+from ..core.types import OpaqueType, TensorType
 
 UNKNOWN = OpaqueType("?")
 

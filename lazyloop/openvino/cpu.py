@@ -112,7 +112,7 @@ def run_cases(cases, timeout: float = 120.0) -> List[CaseResult]:
         results: dict = {}
         pending = list(names)
         while pending:
-            code = ("import sys; from lazyloop.openvino_frontend.cpu import _worker; "
+            code = ("import sys; from lazyloop.openvino.cpu import _worker; "
                     "_worker(sys.argv[1], sys.argv[2:])")
             env = dict(os.environ)
             package_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))

@@ -16,11 +16,11 @@ import numpy as np
 import onnx
 from onnx import AttributeProto, TypeProto
 
-from ..ambiguity import REGISTER, resolve
-from ..enums import LayerType
-from ..errors import EvaluationError, LazyLoopError, ModelError, UnsupportedError
-from ..network import Network
-from ..types import OpaqueType, TensorType
+from ..core.ambiguity import REGISTER, resolve
+from ..core.enums import LayerType
+from ..core.errors import EvaluationError, LazyLoopError, ModelError, UnsupportedError
+from ..core.network import Network
+from ..core.types import OpaqueType, TensorType
 from . import kernels
 from .infer import infer_types, subgraphs
 from .types import UNKNOWN, describe, from_ll, to_ll

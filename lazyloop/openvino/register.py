@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Mapping, Optional, Tuple
 
-from ..ambiguity import REGISTER, resolve
+from ..core.ambiguity import REGISTER, resolve
 
 OPENVINO_IDS = ("A20", "A21", "A22", "A23", "A24")
 OPENVINO_REGISTER = {k: REGISTER[k] for k in OPENVINO_IDS}

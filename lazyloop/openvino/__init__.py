@@ -9,7 +9,7 @@ and every other op a function layer that runs OpenVINO's own per-node evaluation
 (`openvino/node`). spec/40-openvino-lowering.md is the prose of every rule.
 
 Readings: the core's ambiguity IDs (A1-A10) and this frontend's (A20-A24, see
-`lazyloop.openvino_frontend.register`) are selected together, e.g.
+`lazyloop.openvino.register`) are selected together, e.g.
 ``readings={"A3": "error", "A20": "exclusive"}``.
 """
 from __future__ import annotations
@@ -19,7 +19,7 @@ from typing import Mapping, Optional
 
 import attrs
 
-from .errors import ModelError, UnsupportedError
+from ..core.errors import ModelError, UnsupportedError
 
 DEFAULT_MAX_TRIPS = 10_000_000
 
@@ -31,8 +31,8 @@ def _frontend():
         raise UnsupportedError("lazyloop.openvino", "openvino/model",
                                f"OpenVINO is not installed ({exc})",
                                "pip install openvino") from None
-    from .openvino_frontend import lower, register
-    return lower, register
+    from . import lowering, register
+    return lowering, register
 
 
 def read_model(model):
@@ -73,7 +73,7 @@ def evaluate(model, feeds: Mapping, max_trips: int = DEFAULT_MAX_TRIPS,
              readings: Optional[Mapping[str, str]] = None) -> dict:
     """{output tensor name: numpy array}, one entry per model output in model output order.
     Undefined positions (A3) hold their fill value; `run` says where they are."""
-    from .evaluate import evaluate as core_evaluate
+    from ..core.evaluate import evaluate as core_evaluate
     _, register = _frontend()
     core_readings, _ = register.split_readings(readings)
     lowered = lower(model, readings)
@@ -86,7 +86,7 @@ def run(model, feeds: Mapping, max_trips: int = DEFAULT_MAX_TRIPS,
         readings: Optional[Mapping[str, str]] = None, trace: bool = False) -> Run:
     """As `evaluate`, also with the `defined` masks and the core's evaluation (its forcing
     trace when `trace`), as `lazyloop.onnx.run` does."""
-    from .evaluate import run as core_run
+    from ..core.evaluate import run as core_run
     _, register = _frontend()
     core_readings, _ = register.split_readings(readings)
     lowered = lower(model, readings)

@@ -18,11 +18,11 @@ import attrs
 import numpy as np
 import openvino as ov
 
-from ..enums import ElementWiseOperation, LoopOutput, TripLimit
-from ..errors import InputError, LazyLoopError, ModelError, UnsupportedError
-from ..evaluate import feed_dict
-from ..network import Network
-from ..types import TensorType
+from ..core.enums import ElementWiseOperation, LoopOutput, TripLimit
+from ..core.errors import InputError, LazyLoopError, ModelError, UnsupportedError
+from ..core.evaluate import feed_dict
+from ..core.network import Network
+from ..core.types import TensorType
 from .kernels import kernel_for
 from .types import compatible, describe, numpy_dtype, output_type, relaxed, tensor_type
 

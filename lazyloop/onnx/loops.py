@@ -17,11 +17,11 @@ from typing import List, Optional
 import numpy as np
 import onnx
 
-from ..enums import ElementWiseOperation, LoopOutput, TripLimit
-from ..errors import EvaluationError, ModelError, UnsupportedError
-from ..types import OpaqueType, TensorType
-from ..undefined import Partial
-from .lower import (Lowering, Scope, add_constant, as_scalar_bool, graph_attribute,
+from ..core.enums import ElementWiseOperation, LoopOutput, TripLimit
+from ..core.errors import EvaluationError, ModelError, UnsupportedError
+from ..core.types import OpaqueType, TensorType
+from ..core.undefined import Partial
+from .lowering import (Lowering, Scope, add_constant, as_scalar_bool, graph_attribute,
                     graph_outputs, graph_types, lower_if, lower_initializers, lower_nodes,
                     node_tag)
 from .types import from_ll, to_ll

@@ -11,8 +11,8 @@ value}`. To say "I refuse this model" (it does not load or compile) its `run` ra
 `Unsupported`; any other exception is a failure while running an accepted model.
 
 What is generated (hypothesis, seeded): core programs (`lazyloop.strategies.networks`)
-exported to the backend's format (`lazyloop.export`, with drawn export options), and programs
-written in the dialects themselves (`lazyloop.dialect_strategies`: ONNX Loop in every mode,
+exported to the backend's format (`lazyloop.onnx.export`, `lazyloop.openvino.export`, with drawn export options), and programs
+written in the dialects themselves (`lazyloop.strategies.dialects`: ONNX Loop in every mode,
 Scan 8 and 9+, OpenVINO Loop-5 with every port kind). The expected values come from lazyloop:
 `ll.run` for core programs, the frontends' `run` for dialect programs, with the masks of
 defined positions.
@@ -38,7 +38,7 @@ from typing import Dict, List, Optional
 import attrs
 import numpy as np
 
-from .errors import EvaluationError, FuelExhausted, LazyLoopError
+from ..core.errors import EvaluationError, FuelExhausted, LazyLoopError
 
 FLOAT_TOLERANCE = {np.dtype(np.float16): (1e-2, 1e-2)}
 DEFAULT_TOLERANCE = (1e-4, 1e-5)  # rtol, atol for float32/float64
@@ -164,8 +164,8 @@ class LazyloopBackend:
         self.name = "lazyloop" if format == "onnx" else "lazyloop-openvino"
 
     def run(self, model, feeds):
-        from .errors import ModelError, StructureError, UnsupportedError
-        from .evaluate import compile_network, evaluate
+        from ..core.errors import ModelError, StructureError, UnsupportedError
+        from ..core.evaluate import compile_network, evaluate
         frontend = _frontend(self.format)
         try:  # lowering and compiling: a refusal is "unsupported"
             lowered = frontend.lower(model)
@@ -507,7 +507,7 @@ class Subject:
         """A copy without cached networks and models, cheap to pickle."""
         program = self.program
         if self.kind == "core":
-            from .strategies import Program
+            from ..strategies import Program
             p = program
             program = Program(p.steps, p.inputs, p.outputs, p.rules, p.features)
         else:
@@ -521,16 +521,16 @@ class Subject:
         return self.__dict__["_model"]
 
     def _make_model(self):
-        from .export import NotExportable, TargetRefused
+        from ..core.export import NotExportable, TargetRefused
         try:
             if self.kind != "core":
                 return self.program.model
             if self.format == "core":  # the builder calls themselves (TensorRT replay)
                 return self.program
             if self.format == "onnx":
-                from .export.onnx import export
+                from ..onnx.export import export
             else:
-                from .export.openvino import export
+                from ..openvino.export import export
             return export(self.program.net, **dict(self.options))
         except NotExportable as exc:
             raise NotExported(str(exc)) from None
@@ -549,7 +549,7 @@ class Subject:
         return self.__dict__["_expect"]
 
     def _expect(self):
-        from .evaluate import run
+        from ..core.evaluate import run
         try:
             if self.kind == "core":
                 ev = run(self.program.net, self.program.feeds, max_trips=100_000)
@@ -567,7 +567,7 @@ class Subject:
         if self.kind == "core" and self.format != "core":
             rules.add({"onnx": "onnx/loop", "openvino": "openvino/loop5"}[self.format])
             if self.format == "onnx" and dict(self.options).get("scan"):
-                from .export._structure import Structure
+                from ..core.export import Structure
                 s = Structure(self.program.net)
                 if any(s.scan_fit(loop) is not None for loop in self.program.net.loops):
                     rules.add("onnx/scan9")
@@ -576,16 +576,16 @@ class Subject:
 
 def _frontend(fmt):
     if fmt == "onnx":
-        from . import onnx as frontend
+        from .. import onnx as frontend
     else:
-        from . import openvino as frontend
+        from .. import openvino as frontend
     return frontend
 
 
 def plan_rules(plan, trace=None) -> set:
     """The core rules a compiled plan exercises (read from its nodes and loops)."""
-    from .enums import LoopOutput
-    from .plan import IfOutput, Iterator, LoopOut, Recurrence
+    from ..core.enums import LoopOutput
+    from ..core.plan import IfOutput, Iterator, LoopOut, Recurrence
     rules = {"stream/shape", "stream/map", "stream/memo"}
     if plan.loops:
         rules |= {"structure/acyclic", "structure/exit", "structure/limits",
@@ -653,11 +653,11 @@ def subjects(formats=("onnx",), kinds=None):
     """A strategy of `Subject`s in the given formats (all kinds by default)."""
     from hypothesis import strategies as st
 
-    from . import dialect_strategies as ds
-    from .strategies import networks
+    from ..strategies import dialects as ds
+    from ..strategies import networks
     parts = []
     for fmt in formats:
-        if fmt == "core":  # core programs handed over as builder calls (lazyloop.replay)
+        if fmt == "core":  # core programs handed over as builder calls (lazyloop.tensorrt.replay)
             if kinds is None or "core" in kinds:
                 parts.append(st.builds(Subject, st.just("core"), st.just("core"),
                                        networks(max_depth=1), st.just(())))
@@ -881,17 +881,17 @@ REFUSING_READINGS = frozenset({"error", "refuse", "eager"})
 def alternative_readings(fmt: str):
     """(ambiguity ID, reading) for every reading other than the default, core register first
     and then the frontend's own entries."""
-    from .ambiguity import REGISTER
+    from ..core.ambiguity import REGISTER
     pairs = []
     for a in REGISTER.values():
         pairs += [(a.id, r) for r in a.readings if r != a.default]
     try:
         if fmt == "onnx":
-            from .onnx_frontend.lower import FRONTEND_READINGS
+            from ..onnx.lowering import FRONTEND_READINGS
             for k, options in FRONTEND_READINGS.items():
                 pairs += [(k, r) for r in options[1:]]
         else:
-            from .openvino_frontend.register import OPENVINO_REGISTER
+            from ..openvino.register import OPENVINO_REGISTER
             for a in OPENVINO_REGISTER.values():
                 pairs += [(a.id, r) for r in a.readings if r != a.default]
     except ImportError:  # pragma: no cover

@@ -1,6 +1,6 @@
 """A core network as an equivalent ONNX model.
 
-    model = lazyloop.export.onnx.export(net, opset=17, scan=False, cond="omit")
+    model = lazyloop.onnx.export.export(net, opset=17, scan=False, cond="omit")
 
 How each core construct is written in ONNX (the rule the translation keeps in parentheses):
 
@@ -35,11 +35,11 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-from ..enums import (ActivationType as Act, ElementWiseOperation as Op, LayerType, LoopOutput,
+from ..core.enums import (ActivationType as Act, ElementWiseOperation as Op, LayerType, LoopOutput,
                      MatrixOperation as M, ReduceOperation as R, UnaryOperation as U)
-from ..types import TensorType
-from . import NotExportable
-from ._structure import Structure, constant_value
+from ..core.types import TensorType
+from ..core.export import NotExportable
+from ..core.export import Structure, constant_value
 
 DEFAULT_OPSET = 17
 INT64_MIN = np.iinfo(np.int64).min

@@ -2,7 +2,7 @@
 mode of the operator's table), ONNX Scan 8 and Scan 9+ (directions, axes, sequence lengths,
 zero-length inputs) and OpenVINO Loop-5 (every port kind).
 
-    from lazyloop.dialect_strategies import onnx_loops, onnx_scans, onnx_scan8s, openvino_loops
+    from lazyloop.strategies.dialects import onnx_loops, onnx_scans, onnx_scan8s, openvino_loops
 
     @given(onnx_loops())
     def test_it(p):
@@ -46,7 +46,7 @@ class DialectProgram:
         try:
             return self.recipe.build()
         except RuntimeError as exc:
-            from .export import TargetRefused
+            from ..core.export import TargetRefused
             raise TargetRefused(f"{type(self.recipe).__name__}", sorted(self.rules)[0],
                                 f"the {self.format} library refused a node: "
                                 f"{str(exc).strip()[:600]}",
@@ -116,8 +116,8 @@ def state_body(helper, nph, TP, states, n_inputs, E):
 
 def _model(graph, opset: int):
     onnx, _, helper, _ = _onnx()
-    from .export.onnx import ir_version_for
-    model = helper.make_model(graph, producer_name="lazyloop.dialect_strategies",
+    from ..onnx.export import ir_version_for
+    model = helper.make_model(graph, producer_name="lazyloop.strategies.dialects",
                               opset_imports=[helper.make_opsetid("", opset)])
     model.ir_version = ir_version_for(opset)
     onnx.checker.check_model(model)

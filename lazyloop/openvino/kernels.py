@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import openvino as ov
 
-from ..errors import EvaluationError, UnsupportedError
+from ..core.errors import EvaluationError, UnsupportedError
 from .types import describe
 
 

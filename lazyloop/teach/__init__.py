@@ -28,8 +28,8 @@ from typing import Dict, Iterable, Mapping, Optional
 
 import numpy as np
 
-from .enums import LayerType
-from .plan import (Const, IfOutput, Input, Iterator, LoopOut, Map, Plan, Project, Recurrence,
+from ..core.enums import LayerType
+from ..core.plan import (Const, IfOutput, Input, Iterator, LoopOut, Map, Plan, Project, Recurrence,
                    Undefined, compile_network, infer_nesting, innermost)
 
 # ------------------------------------------------------------------------------------------
@@ -904,10 +904,10 @@ def side_by_side(blocks: Mapping[str, str], width: Optional[int] = None, gap: in
 def _registers():
     """Every ambiguity register lazyloop knows: the core's and the frontends' (if loaded)."""
     import importlib
-    from .ambiguity import REGISTER
+    from ..core.ambiguity import REGISTER
     found = dict(REGISTER)
-    for module in ("lazyloop.openvino_frontend.register", "lazyloop.onnx_frontend.register",
-                   "lazyloop.onnx_frontend.lower"):
+    for module in ("lazyloop.openvino.register", "lazyloop.onnx.register",
+                   "lazyloop.onnx.lowering"):
         try:
             mod = importlib.import_module(module)
         except Exception:  # a frontend that is absent or not installed

@@ -14,10 +14,10 @@ from typing import Dict
 import attrs
 import numpy as np
 
-from .evaluate import DEFAULT_MAX_TRIPS, feed_dict
-from .evaluate import evaluate as _core_evaluate
-from .evaluate import run as _core_run
-from .onnx_frontend.lower import LoweredModel, load_model, lower_model
+from ..core.evaluate import DEFAULT_MAX_TRIPS, feed_dict
+from ..core.evaluate import evaluate as _core_evaluate
+from ..core.evaluate import run as _core_run
+from .lowering import LoweredModel, load_model, lower_model
 
 
 @attrs.frozen
@@ -81,7 +81,7 @@ def run(model, feeds: Dict[str, object], max_trips: int = DEFAULT_MAX_TRIPS,
 
 def _core_readings(readings):
     """The readings the core's register knows (the register holds the frontend's A11-A14 too)."""
-    from .onnx_frontend.lower import split_readings
+    from .lowering import split_readings
     return split_readings(readings)[0]
 
 
@@ -91,7 +91,7 @@ def _as_value(value, ty):
     import onnx
     from onnx import numpy_helper
 
-    from .types import TensorType
+    from ..core.types import TensorType
 
     if isinstance(value, onnx.TensorProto):
         value = numpy_helper.to_array(value)
@@ -106,7 +106,7 @@ def _as_value(value, ty):
 
 
 def _core_feeds(low: LoweredModel, user_feeds) -> dict:
-    from .errors import InputError
+    from ..core.errors import InputError
 
     user_feeds = feed_dict(user_feeds)
     feeds = {}
@@ -124,39 +124,4 @@ def _core_feeds(low: LoweredModel, user_feeds) -> dict:
     return feeds
 
 
-def bench_loop_model(trips: int = 10_000):
-    """An ONNX Loop of `trips` trips with a scalar body, for timing against other runtimes:
-    M = trips, cond = true, carried y: y_out = y + x, cond_out = cond_in (the exporters'
-    usual shape of a for loop). Feed {"x": np.float32 scalar, "y0": np.float32 scalar}."""
-    import onnx
-    from onnx import TensorProto, helper
-
-    body = helper.make_graph(
-        [helper.make_node("Identity", ["cond_in"], ["cond_out"]),
-         helper.make_node("Add", ["y_in", "x"], ["y_out"])],
-        "body",
-        [helper.make_tensor_value_info("i", TensorProto.INT64, []),
-         helper.make_tensor_value_info("cond_in", TensorProto.BOOL, []),
-         helper.make_tensor_value_info("y_in", TensorProto.FLOAT, [])],
-        [helper.make_tensor_value_info("cond_out", TensorProto.BOOL, []),
-         helper.make_tensor_value_info("y_out", TensorProto.FLOAT, [])])
-    graph = helper.make_graph(
-        [helper.make_node("Loop", ["M", "cond", "y0"], ["y"], body=body)],
-        "bench_loop",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, []),
-         helper.make_tensor_value_info("y0", TensorProto.FLOAT, [])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [])],
-        initializer=[helper.make_tensor("M", TensorProto.INT64, [], [int(trips)]),
-                     helper.make_tensor("cond", TensorProto.BOOL, [], [True])])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-    model.ir_version = 8
-    onnx.checker.check_model(model)
-    return model
-
-
-def bench_feeds():
-    return {"x": np.array(1.0, np.float32), "y0": np.array(0.0, np.float32)}
-
-
-__all__ = ["evaluate", "run", "lower", "Lowered", "OnnxRun", "bench_loop_model", "bench_feeds",
-           "load_model"]
+__all__ = ["evaluate", "run", "lower", "Lowered", "OnnxRun", "load_model"]

@@ -1,4 +1,4 @@
-"""The conformance suite: the hand-written cases of `lazyloop.conformance_cases`, exported in
+"""The conformance suite: the hand-written cases of `lazyloop.conformance.cases`, exported in
 the ONNX backend-test layout or run against a backend.
 
     lazyloop conformance export DIR            # DIR/<case>/model.onnx + test_data_set_0/...
@@ -19,7 +19,7 @@ from typing import List, Optional
 import attrs
 import numpy as np
 
-from .conformance_cases import CASES, Case
+from .cases import CASES, Case
 
 
 @attrs.frozen
@@ -38,9 +38,9 @@ def case_model(case: Case, fmt: str):
             return case
         net = case.network()
         if fmt == "onnx":
-            from .export.onnx import export
+            from ..onnx.export import export
             return export(net)
-        from .export.openvino import export
+        from ..openvino.export import export
         return export(net)
     if case.format != fmt:
         raise ValueError(f"case {case.name!r} is a {case.format} model")
@@ -54,8 +54,8 @@ def formats_for(case: Case, backend_formats) -> list:
 
 
 def run_case(case: Case, b, fmt: Optional[str] = None) -> Result:
-    from .difftest import Unsupported, compare, formats_of
-    from .errors import LazyLoopError
+    from ..difftest import Unsupported, compare, formats_of
+    from ..core.errors import LazyLoopError
     formats = formats_for(case, formats_of(b))
     if fmt is not None:
         formats = [f for f in formats if f == fmt]
@@ -156,7 +156,7 @@ def case_readme(case: Case, undefined) -> str:
     if case.ambiguities:
         lines.append(f"Ambiguities: {', '.join(case.ambiguities)} (the expected outputs follow "
                      "each entry's default reading)")
-    lines += ["", "Expected outputs were worked out by hand (lazyloop.conformance_cases)."]
+    lines += ["", "Expected outputs were worked out by hand (lazyloop.conformance.cases)."]
     if undefined:
         lines += ["", "Undefined positions (any value is right there; output_N.pb holds "
                       "lazyloop's fill value):"]
@@ -205,7 +205,7 @@ def cli_conformance(argv) -> int:
             paths = export_suite(args.directory, args.case)
             print(f"wrote {len(paths)} cases to {args.directory}")
             return 0
-        from .difftest import Isolated, backend
+        from ..difftest import Isolated, backend
         try:
             b = Isolated(args.backend) if args.isolate else backend(args.backend)
         except KeyError as exc:

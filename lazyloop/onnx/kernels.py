@@ -13,7 +13,7 @@ from typing import Callable, Optional
 
 import numpy as np
 
-from ..errors import EvaluationError, LazyLoopError
+from ..core.errors import EvaluationError, LazyLoopError
 
 _ndarray = np.ndarray
 

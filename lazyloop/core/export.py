@@ -1,4 +1,13 @@
-"""What every exporter needs to know about a network: which scope each tensor lives in, the
+"""What every exporter of a core network shares (lazyloop.onnx.export, lazyloop.openvino.export).
+
+An export is *equivalent* to the network: on every input, wherever lazyloop says an output
+position is defined, the exported model computes the same value (rule IDs: the core rules it
+translates, plus `onnx/loop`, `onnx/scan9`, `openvino/loop5` for the target). Undefined
+positions (CONCATENATE padding) are filled with zeros by the export; nothing may read them.
+A construct with no faithful translation raises `NotExportable` (an `UnsupportedError`) naming
+the layer and the reason; spec/51-difftest.md lists them.
+
+This module holds the two export errors and `Structure`: which scope each tensor lives in, the
 order in which each scope's layers and child loops can be emitted, and the cone of a WHILE
 condition. The network is compiled first, so a network that breaks a structure rule is
 refused with the core's own error before anything is exported.
@@ -10,10 +19,21 @@ from typing import Dict, List, Optional
 
 import numpy as np
 
-from ..enums import LayerType, LoopOutput, TripLimit
-from ..plan import _unique_ids, compile_network
-from ..validate import is_ancestor_or_self
-from . import NotExportable
+from .enums import LayerType, LoopOutput, TripLimit
+from .plan import _unique_ids, compile_network
+from .validate import is_ancestor_or_self
+from .errors import UnsupportedError
+
+
+
+class NotExportable(UnsupportedError):
+    """The network uses a construct the target IR cannot express faithfully."""
+
+
+class TargetRefused(UnsupportedError):
+    """The target library refused to build a node of a valid network (for example OpenVINO's
+    shape inference of a loop that runs zero trips); a limitation of the target."""
+
 
 BOUNDARY = {LayerType.TRIP_LIMIT, LayerType.ITERATOR, LayerType.RECURRENCE,
             LayerType.LOOP_OUTPUT}

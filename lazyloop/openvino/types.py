@@ -4,8 +4,8 @@ from __future__ import annotations
 import numpy as np
 import openvino as ov
 
-from ..errors import UnsupportedError
-from ..types import TensorType
+from ..core.errors import UnsupportedError
+from ..core.types import TensorType
 
 # OpenVINO element type name -> numpy dtype. Types numpy cannot hold exactly (bf16, f8, u1,
 # i4, string, ...) are refused rather than approximated.

@@ -7,8 +7,8 @@ there. Cases whose answer depends on a reading of the ambiguity register list it
 
 Core cases are builders written with TensorRT's network-definition calls only, so
 ``case.build(trt_network, api=tensorrt)`` builds the same network on TensorRT; they are
-exported to ONNX or OpenVINO for other backends (`lazyloop.export`). Dialect cases are
-written directly as ONNX or OpenVINO models (recipes of `lazyloop.dialect_strategies`) with
+exported to ONNX or OpenVINO for other backends (`lazyloop.onnx.export`, `lazyloop.openvino.export`). Dialect cases are
+written directly as ONNX or OpenVINO models (recipes of `lazyloop.strategies.dialects`) with
 the inputs given here.
 """
 from __future__ import annotations
@@ -35,7 +35,7 @@ class Expected:
     shape: Optional[Tuple[int, ...]] = None  # needed when the array is empty
 
     def array_and_mask(self):
-        from .undefined import fill_value
+        from ..core.undefined import fill_value
         dtype = np.dtype(self.dtype)
         flat = list(_flatten(self.values))
         mask = np.array([v is not U for v in flat], dtype=bool)
@@ -560,7 +560,7 @@ def _(net, api):
 # -- dialect cases ---------------------------------------------------------------------------
 
 def _dialect_cases():
-    from .dialect_strategies import (OnnxLoopRecipe, OnnxScan8Recipe, OnnxScanRecipe,
+    from ..strategies.dialects import (OnnxLoopRecipe, OnnxScan8Recipe, OnnxScanRecipe,
                                      OvLoopRecipe)
     dialect_case(
         "onnx_loop_omitted_cond", ["onnx/loop"], "onnx",

@@ -1,6 +1,6 @@
 """A core network as an equivalent OpenVINO model (Loop-5 for loops).
 
-    ov_model = lazyloop.export.openvino.export(net, iterator="slice")
+    ov_model = lazyloop.openvino.export.export(net, iterator="slice")
 
 How each core construct is written (rule IDs in parentheses; `openvino/loop5` throughout):
 
@@ -28,11 +28,11 @@ from typing import Dict, Optional
 
 import numpy as np
 
-from ..enums import (ActivationType as Act, ElementWiseOperation as Op, LayerType, LoopOutput,
+from ..core.enums import (ActivationType as Act, ElementWiseOperation as Op, LayerType, LoopOutput,
                      MatrixOperation as M, ReduceOperation as R, UnaryOperation as U)
-from ..types import TensorType
-from . import NotExportable, TargetRefused
-from ._structure import Structure
+from ..core.types import TensorType
+from ..core.export import NotExportable, TargetRefused
+from ..core.export import Structure
 
 INT64_MIN = np.iinfo(np.int64).min
 

@@ -1278,8 +1278,8 @@ __all__ = ["Ref", "Member", "Array", "Call", "SetAttr", "replay", "source", "Pro
            "float_arrays"]
 
 # The dialect-level programs (ONNX Loop in every mode, Scan 8 and 9+, OpenVINO Loop-5 with every
-# port kind) live in `lazyloop.dialect_strategies`; they are part of this public module too.
-from .dialect_strategies import (DialectProgram, dialect_programs, onnx_loops,  # noqa: E402
+# port kind) live in `lazyloop.strategies.dialects`; they are part of this public module too.
+from .dialects import (DialectProgram, dialect_programs, onnx_loops,  # noqa: E402
                                  onnx_scan8s, onnx_scans, openvino_loops)
 
 __all__ += ["DialectProgram", "dialect_programs", "onnx_loops", "onnx_scans", "onnx_scan8s",
