@@ -1,0 +1,159 @@
+"""Benchmark sections (a)-(c) on the core evaluators: the scalar counter loop, the LSTM built
+from loop layers, and peak memory against trip count."""
+from __future__ import annotations
+
+from typing import List
+
+import numpy as np
+
+from ..core.enums import ElementWiseOperation, LoopOutput, TripLimit
+from ..core.evaluate import evaluate as ll_eval, run as ll_run
+from ..core.network import Network
+from ..models import LSTMWeights, lstm_network, numpy_lstm
+from .measure import Row, best_time, kib, ms, peak_memory, us
+
+# ------------------------------------------------------------------------------------------
+# (a) the scalar counter
+# ------------------------------------------------------------------------------------------
+
+def counter_network(trips: int) -> Network:
+    """i = 0; repeat `trips` times: i = i + 1; output LAST_VALUE(i) (= trips)."""
+    net = Network()
+    count = net.add_constant((), np.array(trips, np.int32)).get_output(0)
+    zero = net.add_constant((), np.array(0, np.int32)).get_output(0)
+    one = net.add_constant((), np.array(1, np.int32)).get_output(0)
+    loop = net.add_loop()
+    loop.add_trip_limit(count, TripLimit.COUNT)
+    i = loop.add_recurrence(zero)
+    i_next = net.add_elementwise(i.get_output(0), one, ElementWiseOperation.SUM).get_output(0)
+    i.set_input(1, i_next)
+    out = loop.add_loop_output(i.get_output(0), LoopOutput.LAST_VALUE)
+    out.get_output(0).name = "i"
+    net.mark_output(out.get_output(0))
+    return net
+
+
+def numpy_counter(trips: int):
+    """The same work by hand: one np.add per trip on int32 values."""
+    i = np.array(0, np.int32)
+    one = np.array(1, np.int32)
+    for _ in range(trips):
+        i = np.add(i, one)
+    return i
+
+
+def bench_counter(cfg) -> List[Row]:
+    trips = cfg["counter_trips"]
+    net = counter_network(trips)
+    results = {}
+
+    def fast():
+        results["fast"] = ll_eval(net, {})["i"]
+
+    def by_hand():
+        results["numpy"] = numpy_counter(trips)
+
+    t_numpy = t_fast = float("inf")
+    for _ in range(cfg["counter_repeats"]):  # interleaved, so drift hits both alike
+        t_numpy = min(t_numpy, best_time(by_hand, 1))
+        t_fast = min(t_fast, best_time(fast, 1))
+    ref_trips = cfg["reference_trips"]
+    ref_net = counter_network(ref_trips)
+    t_ref = best_time(lambda: results.__setitem__(
+        "ref", ll_run(ref_net, {}, trace=False).outputs["i"]), 1)
+    assert int(results["fast"]) == int(results["numpy"]) == trips
+    assert int(results["ref"]) == ref_trips
+    per_numpy, per_fast, per_ref = t_numpy / trips, t_fast / trips, t_ref / ref_trips
+    case = f"counter, {trips:,} trips, per trip"
+    return [
+        Row("a1", f"{case}: ll.evaluate", us(per_fast), f"{us(per_numpy)} numpy for",
+            per_fast / per_numpy, 4.0,
+            values=dict(trips=trips, evaluate_s=t_fast, numpy_s=t_numpy)),
+        Row("a2", f"counter, {ref_trips:,} trips, per trip: ll.run", us(per_ref),
+            f"{us(per_numpy)} numpy for", per_ref / per_numpy, None,
+            note="reference evaluator, trace=False",
+            values=dict(trips=ref_trips, run_s=t_ref)),
+    ]
+
+
+# ------------------------------------------------------------------------------------------
+# (b) the LSTM
+# ------------------------------------------------------------------------------------------
+
+def bench_lstm(cfg) -> List[Row]:
+    hidden, batch, steps = cfg["lstm_hidden"], cfg["lstm_batch"], cfg["lstm_steps"]
+    weights = LSTMWeights.random(hidden, hidden, seed=0, scale=0.1)
+    rng = np.random.default_rng(1)
+    feeds = {"x": rng.standard_normal((steps, batch, hidden)).astype(np.float32),
+             "h0": np.zeros((batch, hidden), np.float32),
+             "c0": np.zeros((batch, hidden), np.float32)}
+    net = lstm_network(steps, batch, weights)
+    results = {}
+
+    def fast():
+        results["fast"] = ll_eval(net, feeds)
+
+    def by_hand():
+        results["numpy"] = numpy_lstm(feeds["x"], weights, feeds["h0"], feeds["c0"])
+
+    t_numpy = t_fast = float("inf")
+    for _ in range(cfg["lstm_repeats"]):
+        t_numpy = min(t_numpy, best_time(by_hand, 1))
+        t_fast = min(t_fast, best_time(fast, 1))
+    np.testing.assert_allclose(results["fast"]["sequence"], results["numpy"][0],
+                               rtol=1e-4, atol=1e-4)
+    return [Row("b1", f"LSTM hidden {hidden}, batch {batch}, {steps} steps: ll.evaluate",
+                ms(t_fast), f"{ms(t_numpy)} numpy_lstm", t_fast / t_numpy, 1.5,
+                values=dict(evaluate_s=t_fast, numpy_s=t_numpy,
+                            per_step_overhead_us=(t_fast - t_numpy) / steps * 1e6))]
+
+
+# ------------------------------------------------------------------------------------------
+# (c) memory against trip count
+# ------------------------------------------------------------------------------------------
+
+def state_network(trips: int, elements: int) -> Network:
+    """s = zeros(elements) float32; repeat `trips` times: s = s + 1; output LAST_VALUE(s)."""
+    net = Network()
+    count = net.add_constant((), np.array(trips, np.int32)).get_output(0)
+    start = net.add_constant((elements,), np.zeros(elements, np.float32)).get_output(0)
+    ones = net.add_constant((elements,), np.ones(elements, np.float32)).get_output(0)
+    loop = net.add_loop()
+    loop.add_trip_limit(count, TripLimit.COUNT)
+    s = loop.add_recurrence(start)
+    s.set_input(1, net.add_elementwise(s.get_output(0), ones,
+                                       ElementWiseOperation.SUM).get_output(0))
+    out = loop.add_loop_output(s.get_output(0), LoopOutput.LAST_VALUE)
+    out.get_output(0).name = "s"
+    net.mark_output(out.get_output(0))
+    return net
+
+
+def bench_memory(cfg) -> List[Row]:
+    elements = cfg["state_elements"]
+    state = elements * 4
+    many, few = cfg["memory_trips"]
+    peaks = {}
+    for trips in (many, few):
+        net = state_network(trips, elements)
+        box = {}
+        peaks[trips] = peak_memory(lambda: box.__setitem__("s", ll_eval(net, {})["s"]))
+        assert float(box["s"][0]) == trips
+    ref_trips = cfg["reference_memory_trips"]
+    ref_net = state_network(ref_trips, elements)
+    box = {}
+    ref_peak = peak_memory(lambda: box.__setitem__(
+        "s", ll_run(ref_net, {}, trace=False).outputs["s"]))
+    assert float(box["s"][0]) == ref_trips
+    fast_at_ref = peaks.get(ref_trips) or peaks[few]
+    what = f"{kib(state)} state"
+    return [
+        Row("c1", f"{what}, peak at {many:,} trips: ll.evaluate", kib(peaks[many]),
+            f"{kib(peaks[few])} at {few:,} trips", peaks[many] / peaks[few], 1.25,
+            note=f"{peaks[many] / state:.1f} states live at the peak",
+            values=dict(state_bytes=state, peak_many=peaks[many], peak_few=peaks[few])),
+        Row("c2", f"{what}, peak at {ref_trips:,} trips: ll.run", kib(ref_peak),
+            f"{kib(fast_at_ref)} ll.evaluate", ref_peak / fast_at_ref, None,
+            note="the reference keeps every element",
+            values=dict(reference_peak=ref_peak)),
+    ]

@@ -1,0 +1,241 @@
+"""Forcing stream elements on demand: the reference machine behind `evaluate` and `run`.
+
+Every node of the plan has an element rule, written as a generator: it `yield`s the elements
+it needs, as ``(node id, activation, index)``, and returns its value. A driver runs the rules
+on an explicit stack, so a chain of 10^6 recurrence elements never recurses in Python
+(`stream/order`), and memoises each element the first time it is computed (`stream/memo`).
+Only what an output, a trip limit or a taken branch asks for is ever forced (`laziness/dead`).
+
+An *activation* is one run of a loop: the loop, the activation it runs in, and the index of the
+enclosing stream element it belongs to. The root activation holds everything outside loops,
+as element 0.
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+import attrs
+import numpy as np
+
+from .ambiguity import resolve
+from .element_rules import ElementRules, Trips
+from .enums import LoopOutput
+from .errors import EvaluationError, LazyLoopError, LengthTooShort, StreamShapeChanged
+from .plan import (Const, IfOutput, Input, Iterator, LoopOut, Map, Plan, Project, Recurrence,
+                   Undefined)
+from .types import TensorType
+from .undefined import split
+
+DEFAULT_MAX_TRIPS = 10_000_000
+
+
+@attrs.frozen
+class ForceEvent:
+    """One element computed: stream `stream` of loop `loop` (None: outside loops) at `index`,
+    in the activation reached through the outer indices `activation`."""
+    loop: Optional[str]
+    stream: str
+    index: int
+    activation: tuple
+    by: Optional[tuple] = None  # (stream, index) whose rule asked for it; None: an output
+
+
+class Activation:
+    __slots__ = ("loop", "parent", "index", "memo", "children", "path", "n")
+
+    def __init__(self, loop, parent, index):
+        self.loop = loop
+        self.parent = parent
+        self.index = index
+        self.memo = {}
+        self.children = {}
+        self.n = None
+        # the indices of the enclosing loops' elements this run belongs to, outermost first
+        self.path = () if parent is None else parent.path + (((parent.loop, index),) if parent.loop else ())
+
+
+def one_shape_streams(plan):
+    """`structure/shapes`: streams whose elements must all have one shape -- under TensorRT
+    every stream (its shapes are static); in relaxed profiles the recurrences (carried values)
+    and what CONCATENATE/REVERSE stack. Other streams of a lowered body may change shape from
+    trip to trip (ONNX allows it) and are checked only against their known dimensions."""
+    found = {k for k, n in plan.nodes.items() if isinstance(n, Recurrence)}
+    found |= {n.source for n in plan.nodes.values()
+              if isinstance(n, LoopOut) and n.kind is not LoopOutput.LAST_VALUE}
+    return frozenset(found)
+
+
+class Machine(ElementRules):
+    """The demand-driven evaluator of one plan on one set of feeds: the forcing stack, the
+    memo of every activation, the trace, and the hand-off to the fast path. The element
+    rules themselves are in `ElementRules`."""
+
+    def __init__(self, plan: Plan, feeds, max_trips=DEFAULT_MAX_TRIPS, readings=None,
+                 trace=False, fast=False):
+        self.plan = plan
+        self.nodes = dict(plan.nodes)
+        for name in plan.loops:
+            self.nodes[f"#trips:{name}"] = Trips(f"#trips:{name}", name, None, name)
+        self.feeds = feeds
+        self.max_trips = int(max_trips)
+        self.readings = resolve(readings)
+        self.trace = [] if trace else None
+        self.trips = {name: [] for name in plan.loops}
+        self.root = Activation(None, None, 0)
+        self.fast = fast
+        self.one_shape = one_shape_streams(plan)
+        self.fast_record = None  # tests: a list to collect (stream, index) the schedule forces
+        self._demands = {}
+        self._needed = None
+        self.relaxed = plan.profile != "tensorrt"
+        self.rules = {Input: self.rule_input, Const: self.rule_const, Map: self.rule_map,
+                      Project: self.rule_project, Iterator: self.rule_iterator,
+                      Recurrence: self.rule_recurrence, LoopOut: self.rule_loop_output,
+                      IfOutput: self.rule_if, Undefined: self.rule_undefined,
+                      Trips: self.rule_trips}
+
+    # -- the driver ---------------------------------------------------------------------------
+    def locate(self, nid, act, i):
+        """An invariant is read from the scope that defines it (`stream/invariant`)."""
+        scope = self.nodes[nid].scope
+        while act.loop != scope:
+            act, i = act.parent, act.index
+        return act, i
+
+    def demand(self, nid, act=None, i=0):
+        """Force element i of node `nid` and return it, computing what it needs first."""
+        act, i = self.locate(nid, act or self.root, i)
+        memo = act.memo.get(nid)
+        if memo is not None and i in memo:
+            return memo[i]
+        stack = [(nid, act, i, self.start(nid, act, i), None)]
+        sent = None
+        while stack:
+            key, a, k, gen, asker = stack[-1]
+            try:
+                want = gen.send(sent)
+            except StopIteration as done:
+                stack.pop()
+                sent = self.store(key, a, k, done.value, asker)
+                continue
+            except LazyLoopError:
+                raise
+            except RecursionError as exc:  # a kernel of a frontend recursed: report it as ours
+                raise EvaluationError(f"stream {key!r}", "stream/order", str(exc)) from None
+            wid, wact, wi = want
+            wact, wi = self.locate(wid, wact, wi)
+            memo = wact.memo.get(wid)
+            if memo is not None and wi in memo:
+                sent = memo[wi]
+            else:
+                stack.append((wid, wact, wi, self.start(wid, wact, wi), (key, k)))
+                sent = None
+        return sent
+
+    def start(self, nid, act, i):
+        node = self.nodes[nid]
+        return self.rules[type(node)](node, act, i)
+
+    def store(self, nid, act, i, value, asker=None):
+        node = self.nodes[nid]
+        if self.relaxed and isinstance(node.type, TensorType):
+            earlier = act.memo.get(nid) if nid in self.one_shape else None
+            first = np.shape(split(next(iter(earlier.values())))[0]) if earlier else None
+            self.check_element(node, value, first)
+        if isinstance(value, np.ndarray):
+            value.flags.writeable = False
+        act.memo.setdefault(nid, {})[i] = value
+        if self.trace is not None and not isinstance(node, Trips):
+            self.trace.append(ForceEvent(act.loop, nid, i, tuple(ix for _, ix in act.path), asker))
+        return value
+
+    def check_element(self, node, value, first_shape=None):
+        """`structure/shapes`: every element of a stream has the stream's shape and dtype."""
+        raw, _ = split(value)
+        if isinstance(raw, np.generic):
+            raw = np.asarray(raw)
+        ty = node.type
+        if not isinstance(raw, np.ndarray) or raw.dtype != ty.dtype or raw.ndim != ty.rank or any(
+                d is not None and d != s for d, s in zip(ty.shape, raw.shape)):
+            got = f"{raw.dtype}{list(raw.shape)}" if isinstance(raw, np.ndarray) else type(raw).__name__
+            raise StreamShapeChanged(f"stream {node.id!r} ({node!r})", "structure/shapes",
+                                     f"an element is {got}, the stream is {ty!r}",
+                                     "make every element of a stream the same shape and dtype")
+        if first_shape is not None and node.scope is not None and first_shape != raw.shape:
+            raise StreamShapeChanged(f"stream {node.id!r} ({node!r})", "structure/shapes",
+                                     f"element shape changed from {list(first_shape)} "
+                                     f"to {list(raw.shape)}",
+                                     "keep carried values the same shape on every trip")
+        return value
+
+    def activation(self, loop, parent, index):
+        key = (loop, index)
+        run = parent.children.get(key)
+        if run is None:
+            run = parent.children[key] = Activation(loop, parent, index)
+        return run
+
+    # -- the fast path ------------------------------------------------------------------------
+    def static_demand(self, loop):
+        """The loop's demand analysis when the schedule can run it exactly, else None."""
+        from .schedule import Demand, NotStatic
+        if loop not in self._demands:
+            demand = None
+            if self.readings["A10"] == "lazy" and self.readings["A2"] == "guide" and all(
+                    o in self.statically_needed() for o in self.plan.loops[loop].outputs):
+                key = ("demand", loop)
+                if key not in self.plan.derived:
+                    try:
+                        self.plan.derived[key] = Demand(self.plan, loop)
+                    except NotStatic:
+                        self.plan.derived[key] = None
+                demand = self.plan.derived[key]
+            self._demands[loop] = demand
+        return self._demands[loop]
+
+    def statically_needed(self):
+        """Root nodes every evaluation of the outputs forces, whatever the values."""
+        if self._needed is None:
+            needed, stack = set(), [nid for _, nid in self.plan.outputs]
+            while stack:
+                nid = stack.pop()
+                node = self.plan.nodes[nid]
+                if nid in needed or node.scope is not None:
+                    continue
+                needed.add(nid)
+                stack.extend(r for r in node.inputs() if r is not None)
+                if isinstance(node, LoopOut) and self.plan.loops[node.loop].count:
+                    stack.append(self.plan.loops[node.loop].count)
+            self._needed = needed
+        return self._needed
+
+    def run_schedule(self, node, act, i):
+        """Run the whole loop with its per-trip schedule and store every output of it."""
+        from .schedule import Fallback, Schedule
+        demand = self.static_demand(node.loop)
+        if demand is None:
+            return None
+        schedule = Schedule(demand, self, act, i, record=self.fast_record)
+        try:
+            n = schedule.run()
+            values = schedule.outputs(n)
+        except Fallback:
+            return None
+        self.ran(node.loop, act.path, n)
+        result = None
+        for out_id, value in values.items():
+            out = self.plan.nodes[out_id]
+            if out.kind is not LoopOutput.LAST_VALUE:
+                length = n
+                if out.length is not None:
+                    length = int(np.asarray(split(self.demand(out.length, act, i))[0]).reshape(-1)[0])
+                    if length < n:
+                        raise LengthTooShort(f"loop output {out_id!r} ({out!r})", "output/concat",
+                                             f"length {length} is less than the {n} trips",
+                                             "make the length at least the trip count")
+                value = self.stack(out, value, length)
+            if out_id == node.id:
+                result = value
+            else:
+                self.store(out_id, act, i, value)
+        return result

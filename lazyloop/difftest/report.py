@@ -1,0 +1,161 @@
+"""Outcomes of single checks, the records of disagreements and refusals, and the campaign
+`Report` with its printed summary."""
+from __future__ import annotations
+
+import re
+from collections import Counter
+from typing import List, Optional
+
+import attrs
+
+from .subject import Subject
+
+
+@attrs.define
+class Outcome:
+    status: str                      # agree, disagree, unsupported, invalid, not-exportable
+    rules: frozenset = frozenset()
+    differences: tuple = ()
+    actual: Optional[dict] = None
+    error: Optional[str] = None
+    ambiguity: Optional[str] = None
+    internal: Optional[str] = None   # lazyloop itself crashed
+
+    def signature(self, subject) -> tuple:
+        if self.status != "disagree":
+            return (self.status,)
+        kinds = sorted({d.kind for d in self.differences})
+        head = kinds[0] if kinds else "?"
+        if head == "error":
+            head = "error:" + _error_key(self.error or "")
+        return ("disagree", subject.kind, head)
+
+
+def _error_key(message: str) -> str:
+    """A short, stable summary of an error message: where it happened (node names, graph
+    nesting), numbers and quoted names are dropped, so that one fault met in different
+    programs gives one key."""
+    text = " ".join(message.strip().split())
+    head = text.split(":")[0]
+    if "Status Message:" in text:  # onnxruntime: the reason follows the node's name
+        text = head + ": " + text.split("Status Message:", 1)[1]
+    text = re.sub(r"'[^']*'|\"[^\"]*\"", "'…'", text)
+    text = re.sub(r"\b(in (body of|graph) [^:]*?)(?=:)", "", text)
+    text = re.sub(r"(Name|node|layer|stream|tensor)\s*:?\s*'…'", r"\1", text)
+    text = re.sub(r"\d+", "#", text)
+    return text[:120]
+
+
+@attrs.define
+class Disagreement:
+    """One distinct disagreement, shrunk: `model` in the backend's format, `feeds`,
+    `expected` (lazyloop) and `actual` (backend; None when it failed: see `error`), `rules`
+    exercised, `ambiguity` (the register ID of an alternative reading that explains the
+    difference, else None)."""
+
+    model: object
+    feeds: dict
+    expected: dict
+    actual: Optional[dict]
+    rules: frozenset
+    ambiguity: Optional[str]
+    defined: dict = attrs.Factory(dict)
+    differences: tuple = ()
+    error: Optional[str] = None
+    subject: Optional[Subject] = None
+    signature: tuple = ()
+    found_after: int = 0       # examples generated before the first instance
+    occurrences: int = 1       # instances in the generation phase
+    shrunk: bool = False
+
+    @property
+    def kind(self) -> str:
+        return self.signature[2] if len(self.signature) > 2 else "?"
+
+    def describe(self) -> str:
+        lines = [f"{self.subject.kind if self.subject else '?'}: "
+                 + "; ".join(f"{d.output}: {d.kind}: {d.detail}" for d in self.differences)]
+        if self.error:
+            lines.append(f"backend error: {self.error.strip()[:500]}")
+        if self.ambiguity:
+            lines.append(f"explained by ambiguity {self.ambiguity}")
+        lines.append(f"rules: {', '.join(sorted(self.rules))}")
+        return "\n".join(lines)
+
+
+@attrs.frozen
+class Refusal:
+    """A kind of model the backend refused to load or compile: the reason, how often, an
+    example subject."""
+    reason: str
+    count: int
+    example: Optional[Subject]
+    rules: frozenset
+
+
+@attrs.define
+class Report:
+    backend: str
+    seed: int
+    examples: int = 0                 # programs run against the backend
+    agreements: int = 0
+    generated: int = 0                # programs drawn (including invalid / not exportable)
+    invalid: int = 0
+    not_exportable: int = 0
+    disagreements: List[Disagreement] = attrs.Factory(list)
+    unsupported: List[Refusal] = attrs.Factory(list)
+    coverage: frozenset = frozenset()
+    instances: int = 0                # disagreeing examples before grouping
+    internal_errors: List[str] = attrs.Factory(list)
+    seconds: float = 0.0
+    by_kind: Counter = attrs.Factory(Counter)
+
+    @property
+    def unsupported_count(self) -> int:
+        return sum(r.count for r in self.unsupported)
+
+    def summary(self) -> str:
+        return summary_table(self)
+
+
+# rules that every compiled loop program exercises: they tell no disagreement apart
+EVERY_PROGRAM_RULES = frozenset({"stream/shape", "stream/map", "stream/memo",
+                                 "structure/acyclic", "structure/exit", "structure/limits",
+                                 "structure/recurrence", "structure/shapes"})
+
+
+def summary_table(report: Report) -> str:
+    rows = [("backend", report.backend), ("seed", report.seed),
+            ("programs generated", report.generated),
+            ("examples (run on the backend)", report.examples),
+            ("agreements", report.agreements),
+            ("disagreeing examples", report.instances),
+            ("distinct disagreements", len(report.disagreements)),
+            ("  explained by an ambiguity", sum(1 for d in report.disagreements if d.ambiguity)),
+            ("unsupported (refused to load/compile)", report.unsupported_count),
+            ("invalid for lazyloop (skipped)", report.invalid),
+            ("not exportable (skipped)", report.not_exportable),
+            ("seconds", f"{report.seconds:.1f}")]
+    width = max(len(k) for k, _ in rows)
+    lines = [f"{k:<{width}}  {v}" for k, v in rows]
+    if report.disagreements:
+        lines += ["", "disagreements by rule (distinct disagreements whose minimal program "
+                      "exercises it; rules every program exercises left out):"]
+        by_rule = Counter(r for d in report.disagreements for r in d.rules
+                          if r not in EVERY_PROGRAM_RULES)
+        for rule, n in sorted(by_rule.items(), key=lambda kv: (-kv[1], kv[0])):
+            lines.append(f"  {rule:<28} {n}")
+        lines += ["", "distinct disagreements:"]
+        for k, d in enumerate(report.disagreements):
+            amb = f" [ambiguity {d.ambiguity}]" if d.ambiguity else ""
+            lines.append(f"  {k}: {d.signature[1]} {d.kind} x{d.occurrences}{amb}: "
+                         + "; ".join(f"{x.output}: {x.detail}" for x in d.differences)[:160])
+    if report.unsupported:
+        lines += ["", "unsupported (reason: count):"]
+        for r in sorted(report.unsupported, key=lambda r: -r.count):
+            lines.append(f"  {r.count:>4}  {r.reason[:150]}")
+    lines += ["", f"rule coverage ({len(report.coverage)}): " + ", ".join(sorted(report.coverage))]
+    if report.internal_errors:
+        lines += ["", f"lazyloop internal errors: {len(report.internal_errors)}"]
+        lines += ["  " + e.splitlines()[-1][:200] for e in report.internal_errors[:5]]
+    return "\n".join(lines)

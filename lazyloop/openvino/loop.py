@@ -1,0 +1,253 @@
+"""Loop-5 and TensorIterator-1 as core loops (`openvino/loop5`, `openvino/tensor-iterator`):
+the port map's body Parameters become recurrences (back edges), invariants, iterators over
+sliced inputs or the current iteration; the trip count and execution conditions become trip
+limits. The ports that carry tensors (slices, concatenations, outputs by iteration) are
+lowered by `ports.PortLowering`.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..core.enums import ElementWiseOperation, TripLimit
+from ..core.errors import LazyLoopError, ModelError, UnsupportedError
+from ..core.types import TensorType
+from .ports import _hold_last
+from .types import describe, numpy_dtype
+from .values import BOOL, INTS, SCALAR_SHAPES, _constant_value, _key, _scalar_value
+
+
+class LoopLowering:
+    """Lowering of loop nodes (a mixin of `lowering.Lowerer`: it uses the lowerer's `net`,
+    `readings`, `env`, `value`, `function`, `scalar`, `lower_ops` and the port methods)."""
+
+    # -- `openvino/loop5` and `openvino/tensor-iterator` ---------------------------------------
+    def lower_loop(self, node, tensor_iterator=False):
+        where = describe(node)
+        rule = "openvino/tensor-iterator" if tensor_iterator else "openvino/loop5"
+        body = node.get_function()
+        params, results = list(body.get_parameters()), list(body.get_results())
+        outer = [self.value(v, where) for v in node.input_values()]
+        cur_idx, cond_idx = (-1, -1) if tensor_iterator else tuple(node.get_special_body_ports())
+
+        roles = self.parameter_roles(node, params, cur_idx, where, rule)
+
+        if not tensor_iterator:
+            trip, cond0 = self.check_loop_limits(node, outer, where)
+            if cond_idx < 0 or cond_idx >= len(results):
+                raise ModelError(where, "openvino/loop5", "the body has no execution_condition "
+                                 "result (special body port)", "mark the body's condition "
+                                 "Result with purpose=\"execution_condition\"")
+            cv = _constant_value(node.input_value(1))
+            if cv is not None and not bool(cv.reshape(-1)[0]) and self.readings["A22"] == "inference":
+                return self.lower_as_inferred(node, where)
+
+        loop = self.net.add_loop()
+        counter = None  # an int64 trip index, made when a rule needs one
+        back_edges, windows = [], []
+        for idx, role in sorted(roles.items()):
+            p = params[idx]
+            pkey = _key(p.output(0))
+            if role == "current_iteration":
+                self.env[pkey] = self.current_iteration(loop, p, where)
+                continue
+            src = outer[role.input_index]
+            pwhere = f"{where} body Parameter {p.get_friendly_name()!r}"
+            if numpy_dtype(p.get_element_type(), pwhere) != src.dtype:
+                raise ModelError(pwhere, rule, f"is {p.get_element_type().get_type_name()} but "
+                                 f"its input is {src.dtype}", "give both the same element type")
+            kind = type(role).__name__
+            if kind == "MergedInputDescription":
+                rec = loop.add_recurrence(src)
+                rec.get_output(0).name = p.get_friendly_name()
+                back_edges.append((rec, role.body_value_index, p))
+                self.env[pkey] = rec.get_output(0)
+            elif kind == "InvariantInputDescription":
+                self.env[pkey] = src  # stream/invariant: the outer tensor itself
+            elif kind == "SliceInputDescription":
+                w, axis, count = self.chunks(node, role, src, pwhere)
+                windows.append((w, axis, count))
+                if not tensor_iterator and self.readings["A24"] == "hold-last":
+                    if counter is None:
+                        counter = self.trip_index(loop)
+                    t = self.function(_hold_last(axis), [w, counter],
+                                      [TensorType(w.dtype, w.shape[:axis] + w.shape[axis + 1:])],
+                                      "openvino/slice:hold-last", p.get_friendly_name()).get_output(0)
+                else:
+                    it = loop.add_iterator(w, axis=axis)
+                    t = it.get_output(0)
+                    t.name = p.get_friendly_name()
+                self.env[pkey] = t
+            else:
+                raise UnsupportedError(pwhere, rule, f"input description {kind} is not known",
+                                       "use sliced, merged or invariant inputs")
+
+        self.lower_ops(body.get_ordered_ops())
+
+        result_of_back_edge = {}
+        for rec, r_idx, p in back_edges:
+            if not 0 <= r_idx < len(results):
+                raise ModelError(where, rule, f"back edge from result {r_idx}: the body has "
+                                 f"{len(results)} results", "fix the back edge")
+            nxt = self.value(results[r_idx].input_value(0), where)
+            try:
+                rec.set_input(1, nxt)
+            except LazyLoopError as exc:
+                raise ModelError(f"{where} back edge {results[r_idx].get_friendly_name()!r} -> "
+                                 f"{p.get_friendly_name()!r}", rule, exc.problem,
+                                 "give the Result the Parameter's shape and element type") from None
+            result_of_back_edge.setdefault(r_idx, rec)
+
+        if tensor_iterator:
+            loop.add_trip_limit(self.tensor_iterator_count(node, windows, where), TripLimit.COUNT)
+        else:
+            self.loop_limits(node, loop, trip, cond0, results[cond_idx], where)
+
+        for d in node.get_output_descriptions():
+            kind = type(d).__name__
+            if kind == "ConcatOutputDescription":
+                t = self.concatenated(loop, d, results, where, rule)
+            elif kind == "BodyOutputDescription":
+                t = self.last_iteration(loop, d, results, result_of_back_edge, where, rule)
+            else:
+                raise UnsupportedError(where, rule, f"output description {kind} is not known",
+                                       "use concatenated or last-iteration outputs")
+            t.name = f"{node.get_friendly_name()}:{d.output_index}"
+            self.env[_key(node.output(d.output_index))] = t
+
+    def parameter_roles(self, node, params, cur_idx, where, rule):
+        """Each body Parameter has exactly one source: a port-map input or the iteration."""
+        roles = {}
+        for d in node.get_input_descriptions():
+            idx = d.body_parameter_index
+            if not 0 <= idx < len(params):
+                raise ModelError(where, rule, f"port map names body Parameter {idx}; the body "
+                                 f"has {len(params)}", "fix the port map")
+            if idx in roles:
+                raise ModelError(where, rule, f"body Parameter {params[idx].get_friendly_name()!r}"
+                                 " is mapped twice", "map every body Parameter once")
+            roles[idx] = d
+        if cur_idx >= 0:
+            if cur_idx >= len(params):
+                raise ModelError(where, rule, f"current_iteration names body Parameter {cur_idx};"
+                                 f" the body has {len(params)}", "fix the special body ports")
+            if cur_idx in roles:
+                raise ModelError(where, rule, "the current_iteration Parameter is also "
+                                 "port-mapped", "leave the current_iteration Parameter out of "
+                                 "the port map: the Loop feeds it")
+            roles[cur_idx] = "current_iteration"
+        for idx, p in enumerate(params):
+            if idx not in roles:
+                raise ModelError(f"{where} body Parameter {p.get_friendly_name()!r}", rule,
+                                 "is neither port-mapped nor the current_iteration input",
+                                 "map it in the port map")
+        return roles
+
+    def check_loop_limits(self, node, outer, where):
+        """`openvino/loop5`: trip count int32/int64, execution condition bool; () or (1,)."""
+        trip, cond0 = outer[0], outer[1]
+        if trip.dtype not in INTS or trip.shape not in SCALAR_SHAPES:
+            raise ModelError(where, "openvino/loop5", f"trip count is {trip.type!r}",
+                             "give a scalar or 1-element int32/int64 trip count")
+        if cond0.dtype != BOOL or cond0.shape not in SCALAR_SHAPES:
+            raise ModelError(where, "openvino/loop5", f"execution condition is {cond0.type!r}",
+                             "give a scalar or 1-element boolean execution condition")
+        return trip, cond0
+
+    def loop_limits(self, node, loop, trip, cond0, cond_result, where):
+        """trip count -> COUNT (negative: no limit, A4 by profile); execution condition and the
+        body's execution_condition result -> WHILE over recurrence(cond0, body condition)."""
+        body_cond = self.value(cond_result.input_value(0), where)
+        if body_cond.dtype != BOOL or body_cond.shape not in SCALAR_SHAPES:
+            raise ModelError(f"{where} execution_condition result", "openvino/loop5",
+                             f"is {body_cond.type!r}",
+                             "give a scalar or 1-element boolean condition")
+        loop.add_trip_limit(trip, TripLimit.COUNT)
+        name = node.get_friendly_name()
+        cond = loop.add_recurrence(self.scalar(cond0, f"{name}:execution_condition"))
+        cond.get_output(0).name = f"{name}:condition"
+        cond.set_input(1, self.scalar(body_cond, f"{name}:body_condition"))
+        keep_going = cond.get_output(0)
+        if self.readings["A21"] == "infinite":
+            def infinite(count, first):
+                return (np.array(bool(_scalar_value(count) < 0 and _scalar_value(first))),)
+            ignore = self.function(infinite, [trip, cond0], [TensorType(BOOL, ())],
+                                   "openvino/loop5:infinite", f"{name}:infinite").get_output(0)
+            keep_going = self.net.add_elementwise(keep_going, ignore,
+                                                  ElementWiseOperation.OR).get_output(0)
+        loop.add_trip_limit(keep_going, TripLimit.WHILE)
+
+    def current_iteration(self, loop, param, where):
+        """current_iteration = recurrence(0, i + 1) of the Parameter's declared dtype and shape
+        (() or (1,); a dynamic shape reads as (1,), as OpenVINO's reference does)."""
+        pwhere = f"{where} current_iteration Parameter {param.get_friendly_name()!r}"
+        dtype = numpy_dtype(param.get_element_type(), pwhere)
+        if dtype not in INTS:
+            raise ModelError(pwhere, "openvino/loop5", f"is {dtype}",
+                             "declare it int32 or int64")
+        ps = param.get_partial_shape()
+        rank = None if ps.rank.is_dynamic else ps.rank.get_length()
+        if rank == 0:
+            shape = ()
+        elif rank is None or (rank == 1 and (ps[0].is_dynamic or ps[0].get_length() == 1)):
+            shape = (1,)
+        else:
+            raise ModelError(pwhere, "openvino/loop5", f"has shape {ps}",
+                             "declare it a scalar or a 1-element 1-D tensor")
+        zero = self.net.add_constant(shape, np.zeros(shape, dtype)).get_output(0)
+        one = self.net.add_constant(shape, np.ones(shape, dtype)).get_output(0)
+        rec = loop.add_recurrence(zero)
+        rec.get_output(0).name = param.get_friendly_name()
+        nxt = self.net.add_elementwise(rec.get_output(0), one, ElementWiseOperation.SUM)
+        rec.set_input(1, nxt.get_output(0))
+        return rec.get_output(0)
+
+    def trip_index(self, loop):
+        zero = self.net.add_constant((), np.array(0, np.int64)).get_output(0)
+        one = self.net.add_constant((), np.array(1, np.int64)).get_output(0)
+        rec = loop.add_recurrence(zero)
+        rec.set_input(1, self.net.add_elementwise(rec.get_output(0), one,
+                                                  ElementWiseOperation.SUM).get_output(0))
+        return rec.get_output(0)
+
+    def tensor_iterator_count(self, node, windows, where):
+        """`openvino/tensor-iterator`: n = the number of chunks, which every sliced input must
+        agree on; without sliced inputs, the count OpenVINO inferred."""
+        if not windows:
+            n = node.get_num_iterations()
+            if n < 0:
+                raise ModelError(where, "openvino/tensor-iterator", "has no sliced input and "
+                                 "OpenVINO inferred no trip count", "slice at least one input")
+            return self.net.add_constant((), np.array(n, np.int64)).get_output(0)
+        counts = {c for _, _, c in windows}
+        if None not in counts:
+            if len(counts) > 1:
+                raise ModelError(where, "openvino/tensor-iterator", f"sliced inputs give "
+                                 f"different trip counts {sorted(counts)}",
+                                 "slice every input into the same number of chunks")
+            return self.net.add_constant((), np.array(counts.pop(), np.int64)).get_output(0)
+        axes = [a for _, a, _ in windows]
+
+        def count(*ws):
+            found = sorted({np.shape(w)[a] for w, a in zip(ws, axes)})
+            if len(found) > 1:
+                raise ModelError(where, "openvino/tensor-iterator", f"sliced inputs give "
+                                 f"different trip counts {found}",
+                                 "slice every input into the same number of chunks")
+            return (np.array(found[0], np.int64),)
+        return self.function(count, [w for w, _, _ in windows], [TensorType(np.int64, ())],
+                             "openvino/tensor-iterator:count",
+                             f"{node.get_friendly_name()}:trips").get_output(0)
+
+    def lower_as_inferred(self, node, where):
+        """A22 reading "inference": a Loop whose execution condition is a constant false gives
+        empty arrays of the shapes OpenVINO's shape inference declared."""
+        for k in range(node.get_output_size()):
+            ps = node.get_output_partial_shape(k)
+            if not ps.is_static:
+                raise ModelError(where, "openvino/loop5", f"output {k} has no static inferred "
+                                 f"shape ({ps})", "reading A22=inference needs static shapes")
+            shape = tuple(ps.to_shape())
+            dtype = numpy_dtype(node.get_output_element_type(k), where)
+            c = self.net.add_constant(shape, np.zeros(shape, dtype))
+            c.get_output(0).name = f"{node.get_friendly_name()}:{k}"
+            self.env[_key(node.output(k))] = c.get_output(0)

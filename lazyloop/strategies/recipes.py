@@ -1,0 +1,94 @@
+"""What the dialect recipes share: `DialectProgram` (a recipe and the model it builds),
+deterministic feed `values`, the `axes` strategy, and small helpers to assemble and check an
+ONNX model."""
+from __future__ import annotations
+
+import functools
+
+import attrs
+import numpy as np
+from hypothesis import strategies as st
+
+
+@attrs.frozen(slots=False, repr=False)
+class DialectProgram:
+    """A program in one dialect: `recipe`, and what building it gives."""
+
+    recipe: object
+
+    @functools.cached_property
+    def _built(self):
+        """(model, feeds). A library that refuses to build a node of this valid program
+        (OpenVINO validates every node as it is made) raises `TargetRefused`."""
+        try:
+            return self.recipe.build()
+        except RuntimeError as exc:
+            from ..core.export import TargetRefused
+            raise TargetRefused(f"{type(self.recipe).__name__}", sorted(self.rules)[0],
+                                f"the {self.format} library refused a node: "
+                                f"{str(exc).strip()[:600]}",
+                                "a limitation of the library, not of the program") from None
+
+    @property
+    def model(self):
+        return self._built[0]
+
+    @property
+    def feeds(self) -> dict:
+        return {k: np.array(v) for k, v in self._built[1].items()}
+
+    @property
+    def format(self) -> str:
+        return self.recipe.format
+
+    @property
+    def kind(self) -> str:
+        return self.recipe.kind
+
+    @property
+    def rules(self) -> frozenset:
+        return frozenset(self.recipe.rules())
+
+    @property
+    def features(self) -> frozenset:
+        return frozenset(self.recipe.features())
+
+    def __repr__(self):
+        return f"{self.recipe!r}.program()"
+
+
+def values(shape, seed: int, dtype=np.float32) -> np.ndarray:
+    """Deterministic feed values: multiples of 1/4 in [-2, 2] (seed 0: all ones/4 steps)."""
+    size = int(np.prod(shape, dtype=np.int64))
+    if seed == 0:
+        flat = (np.arange(size) % 9 - 4) / 4.0
+    else:
+        flat = np.random.default_rng(seed).integers(-8, 9, size) / 4.0
+    return flat.reshape(shape).astype(dtype)
+
+
+def _onnx():
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+    return onnx, TensorProto, helper, numpy_helper
+
+
+def _const(helper, numpy_helper, name, value):
+    return helper.make_node("Constant", [], [name],
+                            value=numpy_helper.from_array(np.asarray(value), name + "_value"))
+
+
+def _model(graph, opset: int):
+    onnx, _, helper, _ = _onnx()
+    from ..onnx.export import ir_version_for
+    model = helper.make_model(graph, producer_name="lazyloop.strategies.dialects",
+                              opset_imports=[helper.make_opsetid("", opset)])
+    model.ir_version = ir_version_for(opset)
+    onnx.checker.check_model(model)
+    return model
+
+
+def axes(low: int, high: int):
+    """An axis in [low, high], shrinking towards 0 (then 1, -1, 2, -2, ...)."""
+    options = sorted(range(low, high + 1), key=lambda a: (abs(a), a < 0))
+    return st.sampled_from(options)
