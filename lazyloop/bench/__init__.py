@@ -37,7 +37,7 @@ import numpy as np
 from .evaluators import (bench_counter, bench_lstm, bench_memory, counter_network,
                          numpy_counter, state_network)
 from .measure import FULL, QUICK, Row, best_time, kib, ms, peak_memory, us
-from .onnx_loop import bench_onnx, counter_onnx_model, onnx_case
+from .onnx_loop import bench_onnx, onnx_case
 
 # ------------------------------------------------------------------------------------------
 # The table and the command
@@ -117,5 +117,5 @@ def main(argv=None) -> int:
 
 __all__ = ["FULL", "QUICK", "Row", "best_time", "peak_memory", "us", "ms", "kib",
            "counter_network", "numpy_counter", "bench_counter", "bench_lstm", "state_network",
-           "bench_memory", "counter_onnx_model", "onnx_case", "bench_onnx", "render",
+           "bench_memory", "onnx_case", "bench_onnx", "render",
            "machine_load", "SECTIONS", "main"]

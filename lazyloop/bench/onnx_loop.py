@@ -12,44 +12,11 @@ from .measure import Row, best_time, us
 # (d) ONNX Loop
 # ------------------------------------------------------------------------------------------
 
-def counter_onnx_model(trips: int):
-    """An ONNX Loop of `trips` trips carrying an int32 counter (v = v + 1), and its feeds."""
-    from onnx import TensorProto, helper
-    body = helper.make_graph(
-        [helper.make_node("Identity", ["cond_in"], ["cond_out"]),
-         helper.make_node("Constant", [], ["one"], value=helper.make_tensor(
-             "one_value", TensorProto.INT32, [], [1])),
-         helper.make_node("Add", ["v_in", "one"], ["v_out"])],
-        "body",
-        [helper.make_tensor_value_info("iter", TensorProto.INT64, []),
-         helper.make_tensor_value_info("cond_in", TensorProto.BOOL, []),
-         helper.make_tensor_value_info("v_in", TensorProto.INT32, [])],
-        [helper.make_tensor_value_info("cond_out", TensorProto.BOOL, []),
-         helper.make_tensor_value_info("v_out", TensorProto.INT32, [])])
-    graph = helper.make_graph(
-        [helper.make_node("Loop", ["M", "cond", "v0"], ["v"], body=body)],
-        "counter",
-        [helper.make_tensor_value_info("M", TensorProto.INT64, []),
-         helper.make_tensor_value_info("cond", TensorProto.BOOL, []),
-         helper.make_tensor_value_info("v0", TensorProto.INT32, [])],
-        [helper.make_tensor_value_info("v", TensorProto.INT32, [])])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
-    model.ir_version = 10
-    feeds = {"M": np.array(trips, np.int64), "cond": np.array(True), "v0": np.array(0, np.int32)}
-    return model, feeds
-
-
 def onnx_case(trips):
-    """(model, feeds, lazyloop.onnx module or None, where the model came from)."""
-    try:
-        from .. import onnx as ll_onnx
-    except ImportError:
-        ll_onnx = None
-    if ll_onnx is not None:
-        from ..models import bench_feeds, bench_loop_model
-        return bench_loop_model(trips), bench_feeds(), ll_onnx, "lazyloop.models.bench_loop_model"
-    model, feeds = counter_onnx_model(trips)
-    return model, feeds, ll_onnx, "lazyloop.bench.counter_onnx_model"
+    """(model, feeds, the lazyloop.onnx module, where the model came from); needs onnx."""
+    from .. import onnx as ll_onnx
+    from ..models import bench_feeds, bench_loop_model
+    return bench_loop_model(trips), bench_feeds(), ll_onnx, "lazyloop.models.bench_loop_model"
 
 
 def bench_onnx(cfg) -> List[Row]:
