@@ -60,6 +60,7 @@ def write_table(corpus: str, readme: str):
     text = open(readme).read()
     head, rest = text.split(BEGIN)
     _, tail = rest.split(END)
+    body = table()  # first, so that a failure leaves the README as it was
     with open(readme, "w") as f:
-        f.write(head + BEGIN + "\n" + table() + "\n" + END + tail)
+        f.write(head + BEGIN + "\n" + body + "\n" + END + tail)
     print(f"table written to {readme}")

@@ -8,9 +8,10 @@ exporting framework's own answer (issue 11).
 Each case writes `tests/corpus/<exporter>/<case>.onnx` and `<case>.npz` next to it. The
 answers are computed by the framework itself, never by an ONNX runtime's Loop: onnxscript's
 eager mode (Python runs the loop, op by op), the TensorFlow function, the torch module. The
-`.npz` holds `in:<name>` feeds, `out:<name>` outputs (a sequence as `out:<name>:len` plus
-`out:<name>:<k>`, an empty optional as `out:<name>:none`) and `meta`, a JSON string with the
-case's description and the readings it is checked under (for example `{"A15": "honour"}`).
+`.npz` holds feeds `in<k>` and outputs `out<k>` by position (a sequence as `out<k>.len` plus
+`out<k>.<j>`, an empty optional as `out<k>.none`) and `meta`, a JSON string with the input
+and output names, the case's description and the readings it is checked under (for example
+`{"A15": "honour"}`).
 
 This script is generation-time only: the test suite reads the committed files and never
 imports onnxscript, TensorFlow or torch.
@@ -30,15 +31,14 @@ F32, I64 = np.float32, np.int64
 
 # ---- writing one case --------------------------------------------------------------------
 
-def pack(prefix: str, name: str, value, into: dict):
+def pack(key: str, value, into: dict):
     """One feed or output into npz entries (see the module docstring)."""
-    key = f"{prefix}:{name}"
     if value is None:
-        into[key + ":none"] = np.array(True)
+        into[key + ".none"] = np.array(True)
     elif isinstance(value, (list, tuple)):
-        into[key + ":len"] = np.array(len(value), I64)
+        into[key + ".len"] = np.array(len(value), I64)
         for k, v in enumerate(value):
-            into[f"{key}:{k}"] = np.asarray(v)
+            into[f"{key}.{k}"] = np.asarray(v)
     else:
         into[key] = np.asarray(value)
 
@@ -57,11 +57,11 @@ def save(exporter: str, case: str, model, feeds: dict, outputs: dict, about: str
     outputs = dict(zip(names, outputs.values()))
     onnx.save(model, os.path.join(folder, case + ".onnx"))
     entries = {"meta": np.array(json.dumps({"about": about, "readings": readings or {},
-                                            "outputs": names}))}
-    for name, value in feeds.items():
-        pack("in", name, value, entries)
-    for name, value in outputs.items():
-        pack("out", name, value, entries)
+                                            "inputs": list(feeds), "outputs": names}))}
+    for k, value in enumerate(feeds.values()):
+        pack(f"in{k}", value, entries)
+    for k, value in enumerate(outputs.values()):
+        pack(f"out{k}", value, entries)
     np.savez_compressed(os.path.join(folder, case + ".npz"), **entries)
     print(f"wrote {exporter}/{case}: outputs {names}")
 

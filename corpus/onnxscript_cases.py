@@ -50,6 +50,16 @@ def for_break_count(x: FLOAT, n: INT64) -> tuple[FLOAT, INT64]:
 
 
 @script()
+def for_break_1(x: FLOAT[1], n: INT64) -> FLOAT[1]:
+    for i in range(n):
+        x = op.Add(x, op.Constant(value_floats=[5.0]))
+        big = op.Greater(x, op.Constant(value_floats=[12.0]))
+        if big:
+            break
+    return x
+
+
+@script()
 def grow_concat(x: FLOAT[2], n: INT64) -> FLOAT[None]:
     res = op.Identity(x)
     for i in range(n):
@@ -145,6 +155,8 @@ CASES = [
      "for loop with break: double until > 100", HONOUR),
     ("for_break_count", for_break_count, {"x": np.array(1.0, F32), "n": np.array(20, I64)},
      "for loop with break, counting trips", HONOUR),
+    ("for_break_1", for_break_1, {"x": np.array([1.0], F32), "n": np.array(10, I64)},
+     "for loop with break on a [1] condition", HONOUR),
     ("while_break", while_break, {"x": np.array(0.0, F32), "limit": np.array(100.0, F32)},
      "while loop with break on an odd value", None),
     ("grow_concat", grow_concat, {"x": np.array([1, 2], F32), "n": np.array(3, I64)},

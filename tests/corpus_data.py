@@ -17,21 +17,19 @@ def case_ids():
     return [os.path.relpath(p, CORPUS)[:-len(".onnx")].replace(os.sep, "/") for p in paths]
 
 
-def unpack(entries, prefix: str) -> dict:
-    """The feeds ('in') or outputs ('out') of a case: arrays, lists (sequences), None (empty
-    optionals), in the order they were saved."""
+def unpack(entries, prefix: str, names) -> dict:
+    """The feeds ('in') or outputs ('out') of a case, keyed by name in saved order: arrays,
+    lists (sequences), None (empty optionals)."""
     values = {}
-    for key in entries.files:
-        parts = key.split(":")
-        if parts[0] != prefix:
-            continue
-        name, rest = parts[1], parts[2:]
-        if not rest:
+    for k, name in enumerate(names):
+        key = f"{prefix}{k}"
+        if key in entries.files:
             values[name] = entries[key]
-        elif rest == ["none"]:
+        elif key + ".none" in entries.files:
             values[name] = None
-        elif rest == ["len"]:
-            values[name] = [entries[f"{prefix}:{name}:{k}"] for k in range(int(entries[key]))]
+        else:
+            n = int(entries[key + ".len"])
+            values[name] = [entries[f"{key}.{j}"] for j in range(n)]
     return values
 
 
@@ -40,8 +38,8 @@ def load(case_id: str):
     base = os.path.join(CORPUS, *case_id.split("/"))
     with np.load(base + ".npz", allow_pickle=False) as entries:
         meta = json.loads(str(entries["meta"]))
-        feeds, outputs = unpack(entries, "in"), unpack(entries, "out")
-    outputs = {name: outputs[name] for name in meta["outputs"]}
+        feeds = unpack(entries, "in", meta["inputs"])
+        outputs = unpack(entries, "out", meta["outputs"])
     return base + ".onnx", feeds, outputs, meta
 
 
