@@ -25,6 +25,15 @@ def parse(text: str) -> onnx.ModelProto:
     return model
 
 
+def evaluate(model, feeds, **kw):
+    """lazyloop's answer by the fast path, checked against the reference evaluator (`run`,
+    which forces by demand): the two agree on sequences and optionals too."""
+    fast = lo.evaluate(model, feeds, **kw)
+    reference = lo.run(model, feeds, **kw).outputs
+    assert compare(reference, {}, fast) == []
+    return fast
+
+
 def ints(seq):
     return [np.asarray(v).tolist() for v in seq]
 
@@ -45,7 +54,7 @@ g (int64 M) => (seq(float) items, int64 n) {
 
 
 def test_sequence_append_across_trips():
-    out = lo.evaluate(parse(APPEND), {"M": np.array(4, I64)})
+    out = evaluate(parse(APPEND), {"M": np.array(4, I64)})
     # trip i appends i*i: [0, 1, 4, 9]
     assert isinstance(out["items"], list) and len(out["items"]) == 4
     assert all(v.dtype == F32 and v.shape == () for v in out["items"])
@@ -54,7 +63,7 @@ def test_sequence_append_across_trips():
 
 
 def test_sequence_zero_trips_is_the_empty_sequence():
-    out = lo.evaluate(parse(APPEND), {"M": np.array(0, I64)})
+    out = evaluate(parse(APPEND), {"M": np.array(0, I64)})
     assert out["items"] == [] and out["n"] == 0
 
 
@@ -82,10 +91,10 @@ def test_sequence_insert_at_a_position():
     model.graph.initializer.append(zero)
     onnx.checker.check_model(model)
     # position 0 every time (on the empty list: position n = 0): [3, 2, 1, 0]
-    out = lo.evaluate(model, {"M": np.array(4, I64), "pos": np.array(0, I64)})
+    out = evaluate(model, {"M": np.array(4, I64), "pos": np.array(0, I64)})
     assert ints(out["items"]) == [3, 2, 1, 0]
     # position -1 = before the last one: [0] -> [1, 0] -> [1, 2, 0] -> [1, 2, 3, 0]
-    out = lo.evaluate(model, {"M": np.array(4, I64), "pos": np.array(-1, I64)})
+    out = evaluate(model, {"M": np.array(4, I64), "pos": np.array(-1, I64)})
     assert ints(out["items"]) == [1, 2, 3, 0]
 
 
@@ -106,7 +115,7 @@ g (seq(float[2]) xs) => (float[2] total, float[N,2] each) {
 
 def test_sequence_read_with_sequence_at():
     xs = [np.array([1, 2], F32), np.array([10, 20], F32), np.array([100, 200], F32)]
-    out = lo.evaluate(parse(READ), {"xs": xs})
+    out = evaluate(parse(READ), {"xs": xs})
     np.testing.assert_array_equal(out["total"], [111, 222])
     np.testing.assert_array_equal(out["each"], np.stack(xs))
 
@@ -131,7 +140,7 @@ g (float[6] x) => (float[N,2] pieces, int64 left) {
 
 def test_split_to_sequence_consumed_across_trips():
     x = np.arange(6, dtype=F32)
-    out = lo.evaluate(parse(SPLIT), {"x": x})
+    out = evaluate(parse(SPLIT), {"x": x})
     # Split into chunks of 2: [0,1], [2,3], [4,5]; each trip takes the head
     np.testing.assert_array_equal(out["pieces"], [[0, 1], [2, 3], [4, 5]])
     assert out["left"] == 0
@@ -155,7 +164,7 @@ g (int64 M, float[2] x) => (float[K] joined, float[N,2] stacked) {
 
 def test_concat_from_sequence_with_and_without_new_axis():
     x = np.array([1, 2], F32)
-    out = lo.evaluate(parse(CONCAT), {"M": np.array(3, I64), "x": x})
+    out = evaluate(parse(CONCAT), {"M": np.array(3, I64), "x": x})
     # elements x*0, x*1, x*2 = [0,0], [1,2], [2,4]
     np.testing.assert_array_equal(out["joined"], [0, 0, 1, 2, 2, 4])
     np.testing.assert_array_equal(out["stacked"], [[0, 0], [1, 2], [2, 4]])
@@ -166,7 +175,7 @@ GROW = """
 <ir_version: 8, opset_import: ["" : 17]>
 g (int64 M) => (seq(int64) items, int64[N] sums) {
   empty = SequenceEmpty <dtype = 7> ()
-  items, sums = Loop <body = b (int64 i, bool c_in, seq(int64) s_in) => (bool c_out, seq(int64) s_out, int64 total) {
+  items, sums = Loop <body = b (int64 i, bool c_in, seq(int64[1]) s_in) => (bool c_out, seq(int64[1]) s_out, int64 total) {
       c_out = Identity (c_in)
       one = Constant <value = int64[1] {1}> ()
       row = Expand (i, one)
@@ -178,7 +187,7 @@ g (int64 M) => (seq(int64) items, int64[N] sums) {
 
 
 def test_concat_from_sequence_inside_the_body():
-    out = lo.evaluate(parse(GROW), {"M": np.array(4, I64)})
+    out = evaluate(parse(GROW), {"M": np.array(4, I64)})
     # running sums of 0, 1, 2, 3 = 0, 1, 3, 6
     np.testing.assert_array_equal(out["sums"], [0, 1, 3, 6])
     assert ints(out["items"]) == [[0], [1], [2], [3]]
@@ -204,7 +213,7 @@ def test_sequence_elements_of_different_shapes():
     model.graph.initializer.append(onnx.helper.make_tensor("one", onnx.TensorProto.INT64,
                                                            [1], [1]))
     onnx.checker.check_model(model)
-    out = lo.evaluate(model, {"M": np.array(3, I64)})
+    out = evaluate(model, {"M": np.array(3, I64)})
     # trip i inserts zeros of shape [i]
     assert [v.shape for v in out["items"]] == [(0,), (1,), (2,)]
     assert all(v.dtype == F32 and not v.any() for v in out["items"])
@@ -230,7 +239,7 @@ g (int64 M) => (float last, float[N] seen, bool[N] had) {
 
 
 def test_optional_tensor_carried_empty_on_entry():
-    out = lo.evaluate(parse(OPT), {"M": np.array(3, I64)})
+    out = evaluate(parse(OPT), {"M": np.array(3, I64)})
     # trip 0 sees nothing (-1), trips 1, 2 see the previous trip number
     np.testing.assert_array_equal(out["had"], [False, True, True])
     np.testing.assert_array_equal(out["seen"], np.array([-1, 0, 1], F32))
@@ -258,14 +267,14 @@ g (int64 M) => (optional(seq(int64)) o, int64 n) {
 
 
 def test_optional_sequence_carried_empty_on_entry():
-    out = lo.evaluate(parse(OPT_SEQ), {"M": np.array(3, I64)})
+    out = evaluate(parse(OPT_SEQ), {"M": np.array(3, I64)})
     assert ints(out["o"]) == [0, 1, 2] and out["n"] == 3
 
 
 def test_optional_sequence_after_zero_trips_is_empty():
     model = parse(OPT_SEQ.replace("  got = OptionalGetElement (o)\n  n = SequenceLength (got)\n",
                                   "  n = Constant <value = int64 {0}> ()\n"))
-    out = lo.evaluate(model, {"M": np.array(0, I64)})
+    out = evaluate(model, {"M": np.array(0, I64)})
     assert out["o"] is None
 
 
@@ -290,10 +299,78 @@ g (int64 M) => (seq(int64) last, int64[N] lens) {
 
 
 def test_nested_loops_build_sequences():
-    out = lo.evaluate(parse(NESTED), {"M": np.array(4, I64)})
+    out = evaluate(parse(NESTED), {"M": np.array(4, I64)})
     # outer trip i builds [i + 0, ..., i + (i-1)], of length i; the last is [3, 4, 5]
     np.testing.assert_array_equal(out["lens"], [0, 1, 2, 3])
     assert ints(out["last"]) == [3, 4, 5]
+
+
+# rule: onnx/sequences -- a sequence fed from outside as the initial value: each trip splits a
+# row of x without keepdims (SplitToSequence with no split), appends its last piece
+# (SequenceAt -1) and a SequenceConstruct pair is concatenated into the scan output
+FED = """
+<ir_version: 8, opset_import: ["" : 17]>
+g (seq(float) s0, float[N,3] x) => (seq(float) items, float[N,2] ends) {
+  n = Shape <start = 0, end = 1> (x)
+  m = Squeeze (n)
+  items, ends = Loop <body = b (int64 i, bool c_in, seq(float) s_in) => (bool c_out, seq(float) s_out, float[2] pair) {
+      c_out = Identity (c_in)
+      row = Gather <axis = 0> (x, i)
+      parts = SplitToSequence <axis = 0, keepdims = 0> (row)
+      minus = Constant <value = int64 {-1}> ()
+      zero = Constant <value = int64 {0}> ()
+      last = SequenceAt (parts, minus)
+      first = SequenceAt (parts, zero)
+      s_out = SequenceInsert (s_in, last)
+      both = SequenceConstruct (first, last)
+      pair = ConcatFromSequence <axis = 0, new_axis = 1> (both)
+  }> (m, "", s0)
+}"""
+
+
+def test_fed_sequence_carried_and_read_from_the_end():
+    x = np.arange(6, dtype=F32).reshape(2, 3)
+    s0 = [np.array(-1, F32)]
+    out = evaluate(parse(FED), {"s0": s0, "x": x})
+    # rows [0,1,2] and [3,4,5]: last pieces 2 and 5 appended to [-1]; pairs (first, last)
+    assert ints(out["items"]) == [-1, 2, 5]
+    np.testing.assert_array_equal(out["ends"], [[0, 2], [3, 5]])
+
+
+def test_fed_sequence_after_zero_trips_is_returned_as_given():
+    s0 = [np.array(-1, F32), np.array(7, F32)]
+    out = evaluate(parse(FED), {"s0": s0, "x": np.zeros((0, 3), F32)})
+    assert ints(out["items"]) == [-1, 7] and out["ends"].shape == (0, 2)
+
+
+# rule: onnx/sequences -- an optional graph input fed as None (the empty optional) is carried:
+# the body replaces it on odd trips only, so which trips see a value is decided by the data
+FED_OPT = """
+<ir_version: 8, opset_import: ["" : 18]>
+g (int64 M, optional(int64) o0) => (optional(int64) o, bool[N] had) {
+  o, had = Loop <body = b (int64 i, bool c_in, optional(int64) o_in) => (bool c_out, optional(int64) o_out, bool has) {
+      c_out = Identity (c_in)
+      has = OptionalHasElement (o_in)
+      two = Constant <value = int64 {2}> ()
+      r = Mod (i, two)
+      one = Constant <value = int64 {1}> ()
+      odd = Equal (r, one)
+      o_out = If (odd) <
+          then_branch = t () => (optional(int64) p) { p = Optional (i) },
+          else_branch = e () => (optional(int64) q) { q = Identity (o_in) }>
+  }> (M, "", o0)
+}"""
+
+
+def test_fed_empty_optional_carried():
+    out = evaluate(parse(FED_OPT), {"M": np.array(4, I64), "o0": None})
+    # trips 0, 1 see nothing; trip 1 stores 1; trips 2, 3 see it; trip 3 stores 3
+    np.testing.assert_array_equal(out["had"], [False, False, True, True])
+    assert out["o"] == 3 and out["o"].dtype == I64
+    out = evaluate(parse(FED_OPT), {"M": np.array(1, I64), "o0": None})
+    assert out["o"] is None
+    out = evaluate(parse(FED_OPT), {"M": np.array(1, I64), "o0": np.array(9, I64)})
+    assert out["o"] == 9 and out["had"].tolist() == [True]
 
 
 # ---- comparing sequences and optionals (difftest) ---------------------------------------
