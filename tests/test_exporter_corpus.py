@@ -33,7 +33,9 @@ NEEDS = {
     "torch/cat_loop": CLASS_1 + " (torch.cat)",
 }
 
-# case -> how onnxruntime fails it (corpus/README.md's table says the same)
+# case -> how onnxruntime fails it (corpus/README.md's table says the same; spec/50, EXP-1).
+# while_cond_1 is refused by ONNX's strict shape inference too; lazyloop runs it as ONNX's
+# reference evaluator does and gives the Python program's answer.
 ONNXRUNTIME_WRONG = {
     "onnxscript/while_cond_1": "refuses to load: the Loop's cond is [1] while the body "
                                "declares its condition input a scalar",
