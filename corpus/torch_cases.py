@@ -1,6 +1,6 @@
 """The torch cases of the exporter corpus (see make_corpus.py): TorchScript loops exported by
 torch's TorchScript-based ONNX exporter (`torch.onnx.export(..., dynamo=False)`)."""
-from typing import List
+from typing import List, Optional
 
 import numpy as np
 import torch
@@ -60,7 +60,50 @@ class BreakLoop(torch.nn.Module):
         return x
 
 
+class ListOut(torch.nn.Module):
+    """A list built in the loop (prepending with insert(0, ...)) is the model's output."""
+
+    def forward(self, x: torch.Tensor, n: torch.Tensor) -> List[torch.Tensor]:
+        outs: List[torch.Tensor] = []
+        for i in range(int(n)):
+            outs.insert(0, x * float(i))
+        return outs
+
+
+class OptionalCarry(torch.nn.Module):
+    """An Optional[Tensor] that enters as None and is filled on the first trip."""
+
+    def forward(self, x: torch.Tensor, n: torch.Tensor) -> torch.Tensor:
+        y: Optional[torch.Tensor] = None
+        for _ in range(int(n)):
+            if y is None:
+                y = x
+            else:
+                y = y * 2.0 + x
+        if y is None:
+            return torch.zeros_like(x)
+        return y
+
+
+class SplitLoop(torch.nn.Module):
+    """torch.split into a list, the loop reads it back piece by piece."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        parts = torch.split(x, 2)
+        acc = torch.zeros(2)
+        for p in parts:
+            acc = acc + p
+        return acc
+
+
 CASES = [
+    ("list_out", ListOut(), {"x": np.array([1.0, 2.0], F32), "n": np.array(3, I64)},
+     "a list built with insert(0, ...) per trip is the model's output"),
+    ("optional_carry", OptionalCarry(), {"x": np.array([1.0, 3.0], F32),
+                                         "n": np.array(3, I64)},
+     "an Optional[Tensor] entering as None, filled on trip 0"),
+    ("split_loop", SplitLoop(), {"x": np.arange(6, dtype=F32)},
+     "torch.split into a list, summed by a loop over it"),
     ("cat_loop", CatLoop(), {"x": np.array([[1.0, 2.0]], F32), "n": np.array(3, I64)},
      "torch.cat grows a carried buffer per trip"),
     ("sum_loop", SumLoop(), {"x": np.array([1.0, -2.0, 4.0], F32), "n": np.array(5, I64)},
