@@ -1,6 +1,6 @@
 """corpus/README.md's table: for every case of the exporter corpus, whether lazyloop (under
-the case's readings, and under the default readings) and onnxruntime give the framework's
-answer. Run by `python corpus/make_corpus.py table`."""
+the case's readings, and under the default readings), onnxruntime and ONNX's reference
+evaluator give the framework's answer. Run by `python corpus/make_corpus.py table`."""
 from __future__ import annotations
 
 import os
@@ -39,18 +39,30 @@ def rows():
             got = sess.run(None, {k: np.asarray(v) for k, v in feeds.items()})
             return want, dict(zip(want, got))
 
+        def reference_run():
+            from onnx.reference import ReferenceEvaluator
+            got = ReferenceEvaluator(path).run(None, feeds)
+            return want, dict(zip(want, got))
+
         default = verdict(lambda: lazyloop_run(None)) if readings else "(same)"
         yield case, meta["about"], meta["readings"], verdict(lazyloop_run), default, \
-            verdict(ort_run)
+            verdict(ort_run), verdict(reference_run)
 
 
 def table() -> str:
-    lines = ["| case | what | readings | lazyloop | lazyloop, default readings | onnxruntime |",
-             "|---|---|---|---|---|---|"]
-    for case, about, readings, ll, default, rt in rows():
+    lines = ["| case | what | readings | lazyloop | lazyloop, default readings | onnxruntime "
+             "| ONNX reference evaluator |", "|---|---|---|---|---|---|---|"]
+    right = [0, 0, 0]
+    cases = list(rows())
+    for case, about, readings, ll, default, rt, ref in cases:
+        right = [r + (v == "right") for r, v in zip(right, (ll, rt, ref))]
         shown = ", ".join(f"{k}={v}" for k, v in readings.items()) or "default"
-        lines.append(f"| `{case}` | {about} | {shown} | {ll} | {default} | {rt} |".replace(
-            "\n", " "))
+        lines.append(f"| `{case}` | {about} | {shown} | {ll} | {default} | {rt} | {ref} |"
+                     .replace("\n", " "))
+    n = len(cases)
+    lines.append("")
+    lines.append(f"Right: lazyloop {right[0]} of {n}, onnxruntime {right[1]} of {n}, ONNX's "
+                 f"reference evaluator {right[2]} of {n}.")
     return "\n".join(lines)
 
 
