@@ -14,7 +14,8 @@ def verdict(run) -> str:
     try:
         diffs = run()
     except Exception as exc:  # noqa: BLE001 -- the table records any failure
-        text = str(exc).replace(os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep, "")
+        root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        text = str(exc).replace(root + os.sep, "")
         return f"error: {type(exc).__name__}: {text.splitlines()[0][:110]}"
     diffs = differences(*diffs)
     return "right" if not diffs else "wrong: " + "; ".join(
