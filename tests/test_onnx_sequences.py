@@ -427,3 +427,15 @@ g (int64 M) => (seq(int64) per) {
 }""")
     with pytest.raises(LazyLoopError, match="Loop"):
         lo.evaluate(model, {"M": np.array(2, I64)})
+
+
+# rule: onnx/sequences -- returned sequences are fresh lists of fresh, writable arrays, as
+# returned tensors are: neither the fed list nor lazyloop's memo can be changed through them
+def test_returned_sequences_are_fresh():
+    s0 = [np.array(-1, F32)]
+    out = lo.evaluate(parse(FED), {"s0": s0, "x": np.zeros((0, 3), F32)})
+    assert out["items"] is not s0 and out["items"][0] is not s0[0]
+    out["items"][0][...] = 5
+    assert s0[0] == -1
+    built = lo.evaluate(parse(APPEND), {"M": np.array(2, I64)})["items"]
+    assert all(a.flags.writeable for a in built)
