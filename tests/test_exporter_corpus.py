@@ -51,6 +51,30 @@ def marked(cases, needs):
             if c in needs else c for c in cases]
 
 
+def test_npz_format_round_trips(tmp_path):
+    """The writer (corpus/make_corpus.py, importable without any exporter) and the reader
+    (corpus_data.unpack) agree on tensors, sequences (also empty) and empty optionals."""
+    import importlib.util
+    import os
+
+    where = os.path.join(os.path.dirname(__file__), os.pardir, "corpus", "make_corpus.py")
+    spec = importlib.util.spec_from_file_location("make_corpus", where)
+    maker = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(maker)
+    values = {"t": np.arange(3, dtype=np.float32), "s": [np.array(1), np.zeros((2, 0))],
+              "e": [], "o": None, "a:b/c.0": np.array(True)}
+    entries = {}
+    for k, v in enumerate(values.values()):
+        maker.pack(f"out{k}", v, entries)
+    np.savez(tmp_path / "x.npz", **entries)
+    from corpus_data import unpack
+    with np.load(tmp_path / "x.npz") as loaded:
+        back = unpack(loaded, "out", list(values))
+    assert list(back) == list(values)
+    assert differences(values, back) == []
+    assert back["e"] == [] and back["o"] is None
+
+
 def test_the_corpus_is_there():
     exporters = {c.split("/")[0] for c in CASES}
     assert {"onnxscript", "torch", "tf2onnx"} <= exporters
