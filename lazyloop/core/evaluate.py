@@ -27,8 +27,11 @@ class Evaluation:
 
 
 def _plain(element):
-    """A returned value: a fresh array whose undefined positions hold the dtype's fill."""
+    """A returned value: a fresh array whose undefined positions hold the dtype's fill; a list
+    (an opaque value such as an ONNX sequence) is a fresh list of fresh values."""
     value, mask = split(element)
+    if type(value) is list:
+        return [_plain(v) for v in value]
     if isinstance(value, (np.ndarray, np.generic)):
         value = np.array(value)
         if mask is not None and not isinstance(mask, bool):

@@ -16,7 +16,8 @@ DEFAULT_TOLERANCE = (1e-4, 1e-5)  # rtol, atol for float32/float64
 @attrs.frozen
 class Difference:
     output: str
-    kind: str        # "error", "missing-output", "dtype", "shape", "values"
+    kind: str        # "error", "missing-output", "dtype", "shape", "values", "type",
+                     # "length" (sequences), "presence" (optionals)
     detail: str
 
 
@@ -32,32 +33,52 @@ def compare(expected: dict, defined: dict, actual: dict) -> List[Difference]:
             diffs.append(Difference(name, "missing-output",
                                     f"the backend returned {sorted(actual)}"))
             continue
-        got = actual[name]
-        if not isinstance(want, np.ndarray):
-            continue  # sequences and optionals: not produced by the generators
-        got = np.asarray(got)
-        if got.dtype != want.dtype:
-            diffs.append(Difference(name, "dtype", f"expected {want.dtype}, got {got.dtype}"))
-            continue
-        if got.shape != want.shape:
-            diffs.append(Difference(name, "shape", f"expected {list(want.shape)}, "
-                                                   f"got {list(got.shape)}"))
-            continue
-        mask = np.asarray(defined.get(name, True), dtype=bool)
-        mask = np.broadcast_to(mask, want.shape)
-        if not mask.any():
-            continue
-        w, g = want[mask], got[mask]
-        if want.dtype.kind in "fc":
-            rtol, atol = tolerance(want.dtype)
-            ok = np.isclose(g, w, rtol=rtol, atol=atol, equal_nan=True)
-        else:
-            ok = g == w
-        if not np.all(ok):
-            bad = int(np.size(ok) - np.count_nonzero(ok))
-            first = int(np.flatnonzero(~np.asarray(ok))[0])
-            diffs.append(Difference(name, "values",
-                                    f"{bad} of {np.size(ok)} defined positions differ; e.g. "
-                                    f"expected {w.reshape(-1)[first]!r}, got "
-                                    f"{g.reshape(-1)[first]!r}"))
+        diffs.extend(compare_value(name, want, defined.get(name, True), actual[name]))
     return diffs
+
+
+def compare_value(name: str, want, mask, got) -> List[Difference]:
+    """One output: a tensor position by position; a sequence (a list) by its length, then
+    element by element (named `name[k]`); an optional by presence (None is the empty
+    optional), then by the value it holds (rule `onnx/sequences`)."""
+    if isinstance(want, list):
+        if not isinstance(got, (list, tuple)):
+            return [Difference(name, "type", f"expected a sequence, got {type(got).__name__}")]
+        if len(got) != len(want):
+            return [Difference(name, "length", f"expected {len(want)} elements, got {len(got)}")]
+        masks = mask if isinstance(mask, list) else [True] * len(want)
+        return [d for k, (w, m, g) in enumerate(zip(want, masks, got))
+                for d in compare_value(f"{name}[{k}]", w, m, g)]
+    if want is None or got is None:
+        if (want is None) != (got is None):
+            held = "nothing" if want is None else "a value"
+            return [Difference(name, "presence", f"expected an optional holding {held}, got "
+                                                 f"{'nothing' if got is None else 'a value'}")]
+        return []
+    if isinstance(got, (list, tuple)):
+        return [Difference(name, "type", "expected a tensor, got a sequence")]
+    return compare_tensor(name, np.asarray(want), mask, np.asarray(got))
+
+
+def compare_tensor(name: str, want, mask, got) -> List[Difference]:
+    if got.dtype != want.dtype:
+        return [Difference(name, "dtype", f"expected {want.dtype}, got {got.dtype}")]
+    if got.shape != want.shape:
+        return [Difference(name, "shape", f"expected {list(want.shape)}, "
+                                          f"got {list(got.shape)}")]
+    mask = np.broadcast_to(np.asarray(mask, dtype=bool), want.shape)
+    if not mask.any():
+        return []
+    w, g = want[mask], got[mask]
+    if want.dtype.kind in "fc":
+        rtol, atol = tolerance(want.dtype)
+        ok = np.isclose(g, w, rtol=rtol, atol=atol, equal_nan=True)
+    else:
+        ok = g == w
+    if np.all(ok):
+        return []
+    bad = int(np.size(ok) - np.count_nonzero(ok))
+    first = int(np.flatnonzero(~np.asarray(ok))[0])
+    return [Difference(name, "values", f"{bad} of {np.size(ok)} defined positions differ; e.g. "
+                                       f"expected {w.reshape(-1)[first]!r}, got "
+                                       f"{g.reshape(-1)[first]!r}")]

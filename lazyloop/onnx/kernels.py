@@ -5,7 +5,7 @@ Rule `onnx/node`: every ONNX node that is not Loop, Scan or If is the reference 
 of its inputs (`stream/map`). The kernel object is built once, when the node is lowered; a
 call goes straight to its inner `_run` method with the node's attributes already resolved, so
 nothing is re-validated per trip (DESIGN §7). lazyloop writes a kernel itself only where
-the reference one is wrong (`OWN_KERNELS`: Optional), and says why in spec/30.
+the reference one is wrong (`OWN_KERNELS`: Optional, SequenceInsert), and says why in spec/30.
 """
 from __future__ import annotations
 
@@ -79,7 +79,24 @@ def softsign_kernel(x):
     return (np.asarray(x / (1 + np.abs(x)), dtype=x.dtype),)
 
 
-OWN_KERNELS = {("", "Optional"): optional_kernel, ("", "Softsign"): softsign_kernel}
+def sequence_insert_kernel(seq, tensor, position=None):
+    """SequenceInsert(S, T, position) (rule `onnx/sequences`): a new list, S unchanged, with T
+    at `position`, which lies in [-n, n] for a list of n elements (negative counts from the
+    end; n, or no position, appends). The reference kernel takes the position modulo n: it
+    fails on the empty list and turns "append at n" into "prepend"."""
+    n = len(seq)
+    if position is None:
+        at = n
+    else:
+        at = int(np.asarray(position).reshape(-1)[0])
+        if not -n <= at <= n:
+            raise ValueError(f"position {at} is outside [-{n}, {n}] for a sequence of {n}")
+        at = at + n if at < 0 else at
+    return (list(seq[:at]) + [tensor] + list(seq[at:]),)
+
+
+OWN_KERNELS = {("", "Optional"): optional_kernel, ("", "Softsign"): softsign_kernel,
+               ("", "SequenceInsert"): sequence_insert_kernel}
 
 
 def bind(node, opsets: dict, where: str) -> Optional[Callable]:

@@ -1,0 +1,50 @@
+"""Reading the exporter corpus (tests/corpus/<exporter>/<case>.onnx + .npz, written by
+corpus/make_corpus.py): feeds, the framework's answers and each case's metadata."""
+from __future__ import annotations
+
+import glob
+import json
+import os
+
+import numpy as np
+
+CORPUS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "corpus")
+
+
+def case_ids():
+    """'exporter/case' for every committed model, sorted."""
+    paths = sorted(glob.glob(os.path.join(CORPUS, "*", "*.onnx")))
+    return [os.path.relpath(p, CORPUS)[:-len(".onnx")].replace(os.sep, "/") for p in paths]
+
+
+def unpack(entries, prefix: str, names) -> dict:
+    """The feeds ('in') or outputs ('out') of a case, keyed by name in saved order: arrays,
+    lists (sequences), None (empty optionals)."""
+    values = {}
+    for k, name in enumerate(names):
+        key = f"{prefix}{k}"
+        if key in entries.files:
+            values[name] = entries[key]
+        elif key + ".none" in entries.files:
+            values[name] = None
+        else:
+            n = int(entries[key + ".len"])
+            values[name] = [entries[f"{key}.{j}"] for j in range(n)]
+    return values
+
+
+def load(case_id: str):
+    """(model path, feeds, expected outputs in graph order, metadata dict)."""
+    base = os.path.join(CORPUS, *case_id.split("/"))
+    with np.load(base + ".npz", allow_pickle=False) as entries:
+        meta = json.loads(str(entries["meta"]))
+        feeds = unpack(entries, "in", meta["inputs"])
+        outputs = unpack(entries, "out", meta["outputs"])
+    return base + ".onnx", feeds, outputs, meta
+
+
+def differences(expected: dict, actual: dict):
+    """Output by output, compared as the differential tester compares (sequences by length
+    then element-wise, optionals by presence then value, floats with its tolerance)."""
+    from lazyloop.difftest.comparing import compare
+    return compare(expected, {}, actual)
