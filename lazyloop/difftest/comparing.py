@@ -24,8 +24,10 @@ def tolerance(dtype):
     return FLOAT_TOLERANCE.get(np.dtype(dtype), DEFAULT_TOLERANCE)
 
 
-def compare(expected: dict, defined: dict, actual: dict) -> List[Difference]:
-    """What differs between lazyloop's outputs and a backend's (see the package docstring)."""
+def compare(expected: dict, defined: dict, actual: dict, rtol=None, atol=None
+            ) -> List[Difference]:
+    """What differs between lazyloop's outputs and a backend's (see the package docstring).
+    `rtol`/`atol`, when given, replace the float tolerances of every float dtype."""
     diffs = []
     for name, want in expected.items():
         if name not in actual:
@@ -49,8 +51,9 @@ def compare(expected: dict, defined: dict, actual: dict) -> List[Difference]:
             continue
         w, g = want[mask], got[mask]
         if want.dtype.kind in "fc":
-            rtol, atol = tolerance(want.dtype)
-            ok = np.isclose(g, w, rtol=rtol, atol=atol, equal_nan=True)
+            r, a = tolerance(want.dtype)
+            r, a = (r if rtol is None else rtol), (a if atol is None else atol)
+            ok = np.isclose(g, w, rtol=r, atol=a, equal_nan=True)
         else:
             ok = g == w
         if not np.all(ok):
