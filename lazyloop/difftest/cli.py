@@ -87,8 +87,9 @@ def cli_check(argv) -> int:
 def _check_command(argv) -> int:
     from ..cli.common import UsageError, prepare_out, writable_file
     args = build_parser().parse_args(argv)
-    if args.out:
-        prepare_out(args.out, args.force)
+    if args.backend not in BACKENDS:
+        raise UsageError(f"--backend {args.backend}: unknown backend; built-in: "
+                         f"{', '.join(sorted(BACKENDS))}")
     writable_file("--json", args.json)
     writable_file("--junit", args.junit)
     known = frozenset()
@@ -98,6 +99,8 @@ def _check_command(argv) -> int:
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise UsageError(f"--baseline {args.baseline}: cannot read it as a lazyloop JSON "
                              f"report ({exc})") from None
+    if args.out:
+        prepare_out(args.out, args.force)
     b = start(args)
     try:
         report = campaign(b, args)
@@ -135,9 +138,6 @@ def _check_command(argv) -> int:
 def start(args):
     """The backend, started now: an unknown or uninstalled one is a usage error."""
     from ..cli.common import UsageError
-    if args.backend not in BACKENDS:
-        raise UsageError(f"--backend {args.backend}: unknown backend; built-in: "
-                         f"{', '.join(sorted(BACKENDS))}")
     try:
         return Isolated(args.backend, timeout=args.timeout) if args.isolate \
             else backend(args.backend)
