@@ -78,29 +78,35 @@ def read_value(name: str, text: str, ty):
 
 def literal_as(name: str, literal, dtype):
     """`literal` as an array of `dtype`, refusing what the dtype cannot hold exactly."""
-    try:
-        value = np.asarray(literal)
-    except ValueError as exc:
-        raise UsageError(f"--input {name}: {literal!r} is not a rectangular array ({exc})") \
-            from None
-    if value.dtype.kind not in "biuf":
+    leaves = list(_leaves(literal))
+    if not all(isinstance(x, (bool, int, float)) for x in leaves):
         raise UsageError(f"--input {name}: {literal!r} is not a number, a bool or a nested "
                          "list of them")
-    if dtype is None or np.dtype(dtype) == object:
-        return value
-    dtype = np.dtype(dtype)
-    if dtype.kind == "b" and value.dtype.kind != "b":
+    dtype = None if dtype is None or np.dtype(dtype) == object else np.dtype(dtype)
+    if dtype is not None and dtype.kind == "b" and not all(isinstance(x, bool) for x in leaves):
         raise UsageError(f"--input {name}: the input is bool; write True or False, "
                          f"not {literal!r}")
-    if dtype.kind in "iu" and value.dtype.kind not in "iu":
-        raise UsageError(f"--input {name}: the input is {dtype}; {literal!r} is not an "
-                         "integer")
-    if dtype.kind in "iu":
+    if dtype is not None and dtype.kind in "iu":
+        if not all(isinstance(x, int) and not isinstance(x, bool) for x in leaves):
+            raise UsageError(f"--input {name}: the input is {dtype}; {literal!r} is not an "
+                             "integer")
         info = np.iinfo(dtype)
-        if value.size and (value.min() < info.min or value.max() > info.max):
+        if leaves and (min(leaves) < info.min or max(leaves) > info.max):
             raise UsageError(f"--input {name}: {literal!r} does not fit in {dtype} "
                              f"({info.min} .. {info.max})")
-    return value.astype(dtype)
+    try:
+        return np.asarray(literal, dtype=dtype)
+    except (ValueError, OverflowError) as exc:
+        raise UsageError(f"--input {name}: {literal!r} cannot be read as "
+                         f"{dtype or 'an array'} ({exc})") from None
+
+
+def _leaves(literal):
+    if isinstance(literal, (list, tuple)):
+        for item in literal:
+            yield from _leaves(item)
+    else:
+        yield literal
 
 
 def read_tensor_file(what: str, path: str):
@@ -109,13 +115,17 @@ def read_tensor_file(what: str, path: str):
         raise UsageError(f"{what}: no such file: {path}")
     if path.endswith(".npy"):
         try:
+            with open(path, "rb") as f:
+                if f.read(6) != b"\x93NUMPY":
+                    raise UsageError(f"{what}: cannot read {path}: it is not a NumPy .npy "
+                                     "file (write one with numpy.save)")
             return np.load(path, allow_pickle=False)
         except ValueError as exc:
             reason = ("it holds pickled Python objects, which lazyloop never loads"
-                      if "pickle" in str(exc) else "it is not a NumPy .npy file")
+                      if "pickle" in str(exc) else f"a damaged .npy file ({exc})")
             raise UsageError(f"{what}: cannot read {path}: {reason}") from None
         except OSError as exc:
-            raise UsageError(f"{what}: cannot read {path}: {exc}") from None
+            raise UsageError(f"{what}: cannot read {path}: {exc.strerror}") from None
     import onnx
     from onnx import numpy_helper
     try:

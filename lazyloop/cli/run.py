@@ -62,7 +62,13 @@ def run_case_folder(args) -> int:
     from ..difftest.comparing import compare
     if args.input or args.save:
         raise UsageError("a case folder brings its own inputs: --input and --save do not apply")
-    case = read_case(args.model)
+    try:
+        case = read_case(args.model)
+    except ValueError as exc:  # not a case folder
+        raise UsageError(str(exc)) from None
+    except Exception as exc:  # a .pb file that does not parse
+        raise UsageError(f"{args.model}: cannot read the case ({type(exc).__name__}: "
+                         f"{exc})") from None
     lowered = load_model(case.model_path)
     differs = False
     print(f"case {case.directory} ({case.format} model, {len(case.data_sets)} data set(s))")
