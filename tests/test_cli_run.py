@@ -2,7 +2,6 @@
 anything runs (one line, exit 2), saved cases re-run with their masks, the fast path, the
 bounded forcing table, --version, help text and defaults, a missing extra."""
 import os
-import pickle
 import re
 import subprocess
 import sys
@@ -13,7 +12,6 @@ import pytest
 onnx = pytest.importorskip("onnx")
 from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 
-from test_cli import seed_sample_model  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

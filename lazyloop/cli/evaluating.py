@@ -14,7 +14,7 @@ import time
 
 import numpy as np
 
-from ..core.evaluate import DEFAULT_MAX_TRIPS  # noqa: F401 -- the fuel default, shown in --help
+from ..core.evaluate import DEFAULT_MAX_TRIPS  # noqa: F401 -- the fuel default for --help
 
 
 def outputs_and_masks(lowered, user_feeds, max_trips):
