@@ -141,6 +141,8 @@ def test_out_folder_is_checked_first_and_holds_one_run(tmp_path):
     (["--examples", "-5"], "--examples: must be at least 1, got -5"),
     (["--kind", "onnx-lop"], "--kind: invalid choice: 'onnx-lop'"),
     (["--backend", "no-such"], "unknown backend"),
+    (["--format", "openvino"], "--format openvino: onnxruntime takes onnx"),
+    (["--kind", "openvino-loop"], "--kind openvino-loop: no such programs in the formats onnx"),
     (["--json", "file/x.json"], "--json file/x.json: cannot write there"),
     (["--baseline", "file"], "--baseline file: cannot read it"),
 ])

@@ -99,10 +99,11 @@ def _check_command(argv) -> int:
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise UsageError(f"--baseline {args.baseline}: cannot read it as a lazyloop JSON "
                              f"report ({exc})") from None
-    if args.out:
-        prepare_out(args.out, args.force)
     b = start(args)
     try:
+        programs_exist(b, args)
+        if args.out:
+            prepare_out(args.out, args.force)
         report = campaign(b, args)
     finally:
         if isinstance(b, Isolated):
@@ -146,6 +147,22 @@ def start(args):
     except Exception as exc:
         raise UsageError(f"--backend {args.backend}: the backend cannot start "
                          f"({type(exc).__name__}: {exc})") from None
+
+
+def programs_exist(b, args) -> None:
+    """--format and --kind must leave something to generate for this backend."""
+    from ..cli.common import UsageError
+    from .backends import formats_of
+    from .subject import subjects
+    takes = formats_of(b)
+    wrong = [f for f in args.format or () if f not in takes]
+    if wrong:
+        raise UsageError(f"--format {wrong[0]}: {args.backend} takes {', '.join(takes)}")
+    try:
+        subjects(tuple(args.format or takes), args.kind)
+    except ValueError:
+        raise UsageError(f"--kind {', '.join(args.kind or [])}: no such programs in the "
+                         f"formats {', '.join(args.format or takes)}") from None
 
 
 def campaign(b, args):
