@@ -231,3 +231,13 @@ def test_progress_line_on_a_terminal_only():
                           after=0.1) == 8
     assert "\revaluating m.onnx ... 1 s" in tty.getvalue().replace("\x1b[K", "")
     assert log.getvalue() == ""
+
+
+def test_rerun_an_openvino_case_on_openvino(tmp_path):
+    # openvino_zero_trips (A5): zero trips run; the back-edged value keeps its initial [4, 8]
+    pytest.importorskip("openvino")
+    assert cli("conformance", "export", "c", "--case", "openvino_zero_trips",
+               cwd=tmp_path).returncode == 0
+    done = cli("run", "c/openvino_zero_trips", "--backend", "openvino", cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "[4. 8.]" in done.stdout and "openvino against lazyloop: same" in done.stdout

@@ -99,7 +99,8 @@ def against_backend(args, model_path, feeds, outputs, masks) -> bool:
     b = start_backend(args.backend, args.timeout)
     try:
         try:
-            actual = b.run(read_model_for(b, model_path), feeds)
+            fresh = {k: np.array(v) for k, v in feeds.items()}  # writable copies
+            actual = b.run(read_model_for(b, model_path), fresh)
         except Unsupported as exc:
             print(f"\n{args.backend}: refused the model: {' '.join(str(exc).split())[:400]}")
             return True
