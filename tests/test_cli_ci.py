@@ -143,6 +143,8 @@ def test_out_folder_is_checked_first_and_holds_one_run(tmp_path):
     (["--backend", "no-such"], "unknown backend"),
     (["--format", "openvino"], "--format openvino: onnxruntime takes onnx"),
     (["--kind", "openvino-loop"], "--kind openvino-loop: no such programs in the formats onnx"),
+    (["--rtol", "-1"], "--rtol: must be 0 or more, got -1"),
+    (["--max-time", "0"], "--max-time: must be more than 0, got 0"),
     (["--json", "file/x.json"], "--json file/x.json: cannot write there"),
     (["--baseline", "file"], "--baseline file: cannot read it"),
 ])
