@@ -230,3 +230,12 @@ def test_report_to_json_in_python():
     assert doc["schema_version"] == 1 and doc["backend"]["name"] == "lazyloop"
     assert doc["programs"]["generated"] == 5 and doc["findings"] == []
     assert doc["verdict"]["exit_status"] == 0
+
+
+@pytest.mark.parametrize("argv", [[], ["bench", "--bogus"], ["conformance"],
+                                  ["conformance", "run", "--backend", "no-such"],
+                                  ["explain", "m.onnx", "--max-events", "0"]])
+def test_every_command_answers_a_mistake_in_one_line(tmp_path, argv):
+    done = cli(*argv, cwd=tmp_path)
+    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+    assert "Traceback" not in done.stderr and "usage:" not in done.stderr
