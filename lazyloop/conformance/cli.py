@@ -83,7 +83,9 @@ def run_command(args, argv) -> int:
     if args.backend not in BACKENDS:
         raise UsageError(f"--backend {args.backend}: unknown backend; built-in: "
                          f"{', '.join(sorted(BACKENDS))}")
+    import time
     b = Isolated(args.backend, timeout=args.timeout) if args.isolate else backend(args.backend)
+    start = time.monotonic()
     try:
         results = run_suite(b, args.case, args.format)
     finally:
@@ -91,8 +93,9 @@ def run_command(args, argv) -> int:
             b.close()
     print(table(results, getattr(b, "name", args.backend)))
     command = "lazyloop conformance " + " ".join(shlex.quote(a) for a in argv)
-    document = judge(conformance_document(results, args.backend, command), args.fail_on,
-                     known)
+    document = conformance_document(results, args.backend, command)
+    document["seconds"] = round(time.monotonic() - start, 3)
+    document = judge(document, args.fail_on, known)
     if args.json:
         with open(args.json, "w", encoding="utf-8") as f:
             f.write(to_json(document))
