@@ -16,7 +16,7 @@ from .core.plan import compile_network
 from .core.types import (OpaqueType, TensorType, bool, float16, float32, float64, int8, int32,
                     int64, uint8)
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 __all__ = [
     "AMBIGUITIES", "ActivationType", "ElementWiseOperation", "LayerType", "LoopOutput",

@@ -59,8 +59,8 @@ def test_explain_shows_forcing_table(tmp_path, capsys):
 
 def test_errors_are_reported_not_raised(tmp_path, capsys):
     model = seed_sample_model(str(tmp_path / "sample.onnx"))
-    assert main(["run", model]) == 1  # b not fed
-    assert "no value was fed" in capsys.readouterr().err
+    assert main(["run", model]) == 2  # b not fed: the user's input, found before evaluating
+    assert "missing --input for b" in capsys.readouterr().err
     bad = tmp_path / "bad.onnx"
     bad.write_bytes(b"not a protobuf")
     assert main(["run", str(bad)]) == 1

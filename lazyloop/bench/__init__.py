@@ -26,7 +26,6 @@ sections a-c; `onnx_loop`: section d); this module holds the table and the comma
 """
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import platform
@@ -78,7 +77,8 @@ SECTIONS = {"counter": bench_counter, "lstm": bench_lstm, "memory": bench_memory
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="lazyloop bench", description=__doc__.split("\n")[0])
+    from ..cli.common import Parser  # one-line usage errors, defaults in --help
+    parser = Parser(prog="lazyloop bench", description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="small sizes (seconds, for tests)")
     parser.add_argument("--json", metavar="FILE", help="also write the rows as JSON")
     parser.add_argument("--only", choices=sorted(SECTIONS), action="append",

@@ -13,7 +13,6 @@ that cannot be written in the backend's format, is *unsupported*.
 from __future__ import annotations
 
 import os
-import sys
 from typing import List, Optional
 
 import attrs
@@ -114,10 +113,10 @@ def table(results: List[Result], backend_name: str = "") -> str:
 
 
 def export_case(case: Case, directory: str) -> Optional[str]:
-    """DIR/<case>/model.onnx, test_data_set_0/input_N.pb and output_N.pb (the hand-written
-    outputs; undefined positions hold lazyloop's fill value and are listed in README.md).
+    """DIR/<case>/model.onnx, test_data_set_0/input_N.pb, output_N.pb (the hand-written
+    outputs; undefined positions hold lazyloop's fill value) and defined_N.pb (where they are
+    defined), the layout of `lazyloop.difftest.cases`; README.md lists undefined positions.
     OpenVINO dialect cases are written as model.xml/.bin with the same data layout."""
-    from onnx import numpy_helper
     path = os.path.join(directory, case.name)
     data = os.path.join(path, "test_data_set_0")
     os.makedirs(data, exist_ok=True)
@@ -133,18 +132,13 @@ def export_case(case: Case, directory: str) -> Optional[str]:
         ov.save_model(model, os.path.join(path, "model.xml"), compress_to_fp16=False)
         inputs = [p.get_friendly_name() for p in model.get_parameters()]
         outputs = list(case.expected)
-    for k, name in enumerate(n for n in inputs if n in case.inputs):
-        with open(os.path.join(data, f"input_{k}.pb"), "wb") as f:
-            f.write(numpy_helper.from_array(np.asarray(case.inputs[name]), name)
-                    .SerializeToString())
+    from ..difftest.cases import write_data_set
     arrays = case.expected_arrays()
-    undefined = []
-    for k, name in enumerate(n for n in outputs if n in arrays):
-        value, mask = arrays[name]
-        with open(os.path.join(data, f"output_{k}.pb"), "wb") as f:
-            f.write(numpy_helper.from_array(value, name).SerializeToString())
-        if not mask.all():
-            undefined.append((name, np.argwhere(~mask).tolist()))
+    names = [n for n in outputs if n in arrays]
+    write_data_set(data, {n: case.inputs[n] for n in inputs if n in case.inputs},
+                   {n: arrays[n][0] for n in names}, {n: arrays[n][1] for n in names})
+    undefined = [(n, np.argwhere(~arrays[n][1]).tolist()) for n in names
+                 if not arrays[n][1].all()]
     with open(os.path.join(path, "README.md"), "w", encoding="utf-8") as f:
         f.write(case_readme(case, undefined))
     return path
@@ -159,7 +153,7 @@ def case_readme(case: Case, undefined) -> str:
     lines += ["", "Expected outputs were worked out by hand (lazyloop.conformance.cases)."]
     if undefined:
         lines += ["", "Undefined positions (any value is right there; output_N.pb holds "
-                      "lazyloop's fill value):"]
+                      "lazyloop's fill value, defined_N.pb is False there):"]
         for name, where in undefined:
             lines.append(f"- `{name}`: {where}")
     return "\n".join(lines) + "\n"
@@ -170,60 +164,7 @@ def export_suite(directory: str, names=None) -> List[str]:
     return [export_case(CASES[n], directory) for n in (names or CASES)]
 
 
-# ------------------------------------------------------------------------------------------
-# The command line
-# ------------------------------------------------------------------------------------------
-
-
-def cli_conformance(argv) -> int:
-    """`lazyloop conformance export DIR` | `lazyloop conformance run --backend NAME`."""
-    import argparse
-    parser = argparse.ArgumentParser(prog="lazyloop conformance")
-    sub = parser.add_subparsers(dest="action", required=True)
-    p = sub.add_parser("export", help="write the cases in the ONNX backend-test layout")
-    p.add_argument("directory")
-    p.add_argument("--case", action="append", help="only these cases")
-    p = sub.add_parser("run", help="run the cases against a backend")
-    p.add_argument("--backend", required=True)
-    p.add_argument("--case", action="append", help="only these cases")
-    p.add_argument("--format", choices=("onnx", "openvino", "core"),
-                   help="the model format to give the backend (default: its first)")
-    p.add_argument("--no-isolate", dest="isolate", action="store_false")
-    sub.add_parser("list", help="list the cases and their rules")
-    args = parser.parse_args(list(argv))
-    unknown = [n for n in (getattr(args, "case", None) or []) if n not in CASES]
-    if unknown:
-        print(f"lazyloop conformance: unknown cases {unknown}", file=sys.stderr)
-        return 2
-    try:
-        if args.action == "list":
-            for c in CASES.values():
-                amb = f"  [{', '.join(c.ambiguities)}]" if c.ambiguities else ""
-                print(f"{c.name:<36} {c.format:<9} {', '.join(c.rules)}{amb}")
-            return 0
-        if args.action == "export":
-            paths = export_suite(args.directory, args.case)
-            print(f"wrote {len(paths)} cases to {args.directory}")
-            return 0
-        from ..difftest import Isolated, backend
-        try:
-            b = Isolated(args.backend) if args.isolate else backend(args.backend)
-        except KeyError as exc:
-            print(f"lazyloop conformance: {exc.args[0]}", file=sys.stderr)
-            return 2
-        try:
-            results = run_suite(b, args.case, args.format)
-        finally:
-            if isinstance(b, Isolated):
-                b.close()
-        print(table(results, getattr(b, "name", args.backend)))
-        return 0
-    except Exception as exc:  # lazyloop itself failed
-        import traceback
-        traceback.print_exc()
-        print(f"lazyloop conformance: internal error: {type(exc).__name__}: {exc}",
-              file=sys.stderr)
-        return 3
+from .cli import cli_conformance  # noqa: E402 -- the command line, on top of the above
 
 
 __all__ = ["CASES", "Result", "run_case", "run_suite", "export_case", "export_suite",

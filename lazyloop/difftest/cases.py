@@ -1,21 +1,40 @@
-"""Writing a disagreement to disk as an ONNX backend-test case folder (model, input and
-expected output protobufs, and a README saying what differs)."""
+"""Case folders: a disagreement written to disk in the ONNX backend-test layout, and a saved
+case read back (for `lazyloop run CASE_DIR`). The layout (spec/52-report-schema.md):
+
+    CASE/model.onnx                  (or model.xml + model.bin for OpenVINO models)
+    CASE/test_data_set_0/input_N.pb  TensorProto, named after the model input
+    CASE/test_data_set_0/output_N.pb lazyloop's expected value, named after the output;
+                                     undefined positions hold lazyloop's fill value
+    CASE/test_data_set_0/defined_N.pb  bool TensorProto of output_N's shape: True where
+                                     the value is defined (absent: wholly defined)
+    CASE/README.md                   what differs; backend and version, lazyloop version,
+                                     seed, the command that found it and the one re-running it
+"""
 from __future__ import annotations
 
+import glob
 import os
+from typing import Dict, List, Optional
 
+import attrs
 import numpy as np
 
 from .backends import _onnx_bytes
 from .report import Disagreement
 
 
-def write_case(directory: str, name: str, d: Disagreement) -> str:
-    """One disagreement as an ONNX backend-test case: <name>/model.onnx (or model.xml/.bin
-    for OpenVINO models), test_data_set_0/input_N.pb and output_N.pb (lazyloop's expected
-    values; undefined positions hold lazyloop's fill and are listed in README.md), and a
-    README.md saying what differs."""
-    from onnx import numpy_helper
+@attrs.frozen
+class Context:
+    """Where a case came from, for its README."""
+    backend: str = "?"
+    backend_version: Optional[str] = None
+    lazyloop_version: str = "?"
+    seed: Optional[int] = None
+    command: Optional[str] = None
+
+
+def write_case(directory: str, name: str, d: Disagreement, context: Context = Context()) -> str:
+    """One disagreement as a case folder (layout above); returns its path."""
     case = os.path.join(directory, name)
     data = os.path.join(case, "test_data_set_0")
     os.makedirs(data, exist_ok=True)
@@ -30,14 +49,24 @@ def write_case(directory: str, name: str, d: Disagreement) -> str:
         ov.save_model(d.model, os.path.join(case, "model.xml"), compress_to_fp16=False)
         input_names = [p.get_friendly_name() for p in d.model.get_parameters()]
         output_names = list(d.expected)
-    for k, name_ in enumerate(n for n in input_names if n in d.feeds):
-        _write_tensor(os.path.join(data, f"input_{k}.pb"), d.feeds[name_], name_, numpy_helper)
-    for k, name_ in enumerate(n for n in output_names if n in d.expected):
-        _write_tensor(os.path.join(data, f"output_{k}.pb"), d.expected[name_], name_,
-                      numpy_helper)
+    write_data_set(data, {n: d.feeds[n] for n in input_names if n in d.feeds},
+                   {n: d.expected[n] for n in output_names if n in d.expected}, d.defined)
     with open(os.path.join(case, "README.md"), "w", encoding="utf-8") as f:
-        f.write(case_readme(name, d))
+        f.write(case_readme(name, d, context))
     return case
+
+
+def write_data_set(data: str, inputs: dict, expected: dict, defined: dict) -> None:
+    """input_N.pb, output_N.pb and, for outputs with undefined positions, defined_N.pb."""
+    from onnx import numpy_helper
+    os.makedirs(data, exist_ok=True)
+    for k, (name, value) in enumerate(inputs.items()):
+        _write_tensor(os.path.join(data, f"input_{k}.pb"), value, name, numpy_helper)
+    for k, (name, value) in enumerate(expected.items()):
+        _write_tensor(os.path.join(data, f"output_{k}.pb"), value, name, numpy_helper)
+        mask = np.broadcast_to(np.asarray(defined.get(name, True), bool), np.shape(value))
+        if not mask.all():
+            _write_tensor(os.path.join(data, f"defined_{k}.pb"), mask, name, numpy_helper)
 
 
 def _write_tensor(path, value, name, numpy_helper):
@@ -45,11 +74,17 @@ def _write_tensor(path, value, name, numpy_helper):
         f.write(numpy_helper.from_array(np.asarray(value), name).SerializeToString())
 
 
-def case_readme(name: str, d: Disagreement) -> str:
+def case_readme(name: str, d: Disagreement, context: Context = Context()) -> str:
     lines = [f"# {name}", "",
              f"Found by `lazyloop check` (signature {d.signature!r}; {d.occurrences} "
              f"disagreeing example(s), first after {d.found_after} programs; "
              f"{'shrunk' if d.shrunk else 'not shrunk'}).", "",
+             f"- backend: {context.backend} {context.backend_version or '(version unknown)'}",
+             f"- lazyloop: {context.lazyloop_version}",
+             f"- seed: {context.seed}",
+             f"- found by: `{context.command or 'lazyloop check'}`",
+             f"- re-run: `lazyloop run {name} --backend {context.backend}` (from the folder "
+             "holding this case)", "",
              "## What differs", ""]
     for x in d.differences:
         lines.append(f"- `{x.output}`: {x.kind}: {x.detail}")
@@ -58,7 +93,9 @@ def case_readme(name: str, d: Disagreement) -> str:
                   d.error.strip()[:2000], "```"]
     lines += ["", f"Ambiguity: {d.ambiguity or 'none registered explains it'}", "",
               f"Rules exercised: {', '.join(f'`{r}`' for r in sorted(d.rules))}", "",
-              "## Expected (lazyloop)", ""]
+              "## Expected (lazyloop)", "",
+              "Undefined positions (test_data_set_0/defined_N.pb is False there) may hold any "
+              "value.", ""]
     for k, v in d.expected.items():
         mask = np.asarray(d.defined.get(k, True), bool)
         note = "" if mask.all() else \
@@ -70,3 +107,66 @@ def case_readme(name: str, d: Disagreement) -> str:
             lines.append(f"- `{k}`: `{np.asarray(v).tolist()!r}`"[:1500])
     lines += ["", "## The program", "", "```", repr(d.subject)[:6000], "```", ""]
     return "\n".join(lines)
+
+
+# ------------------------------------------------------------------------------------------
+# Reading a case folder back
+# ------------------------------------------------------------------------------------------
+
+
+@attrs.frozen
+class DataSet:
+    name: str
+    inputs: Dict[str, np.ndarray]
+    expected: Dict[str, np.ndarray]
+    defined: Dict[str, np.ndarray]
+
+
+@attrs.frozen
+class SavedCase:
+    directory: str
+    model_path: str
+    format: str
+    data_sets: List[DataSet]
+
+
+class NotACase(ValueError):
+    """The folder is not a case folder (no model, or no test_data_set_*)."""
+
+
+def read_case(directory: str) -> SavedCase:
+    """A case folder (layout above) with every test_data_set_* in it."""
+    model = next((os.path.join(directory, m) for m in ("model.onnx", "model.xml")
+                  if os.path.exists(os.path.join(directory, m))), None)
+    sets = sorted(glob.glob(os.path.join(directory, "test_data_set_*")))
+    if model is None or not sets:
+        raise NotACase(f"{directory} is not a case folder: it needs model.onnx or model.xml "
+                       "and test_data_set_*/ (as `lazyloop check --out` and `lazyloop "
+                       "conformance export` write them)")
+    fmt = "onnx" if model.endswith(".onnx") else "openvino"
+    return SavedCase(directory, model, fmt, [read_data_set(s) for s in sets])
+
+
+def read_data_set(path: str) -> DataSet:
+    inputs = dict(_named(path, "input"))
+    expected, defined = {}, {}
+    for k, (name, value) in enumerate(_named(path, "output")):
+        expected[name] = value
+        mask_path = os.path.join(path, f"defined_{k}.pb")
+        defined[name] = (_read_tensor(mask_path)[1].astype(bool) if os.path.exists(mask_path)
+                         else np.ones(np.shape(value), bool))
+    return DataSet(os.path.basename(path), inputs, expected, defined)
+
+
+def _named(path, prefix):
+    files = sorted(glob.glob(os.path.join(path, f"{prefix}_*.pb")),
+                   key=lambda p: int(os.path.basename(p)[len(prefix) + 1:-3]))
+    return [_read_tensor(p) for p in files]
+
+
+def _read_tensor(path):
+    import onnx
+    from onnx import numpy_helper
+    with open(path, "rb") as f:
+        tensor = onnx.TensorProto.FromString(f.read())
+    return tensor.name, numpy_helper.to_array(tensor)

@@ -20,10 +20,11 @@ from .subject import Invalid, NotExported, Refused, Subject, subjects
 class Checker:
     """Runs subjects against one backend and remembers outcomes (hypothesis replays them)."""
 
-    def __init__(self, b, attribute: bool = True):
+    def __init__(self, b, attribute: bool = True, tolerance=(None, None)):
         self.backend = b
         self.memo: Dict[str, Outcome] = {}
         self.attribute_ambiguities = attribute
+        self.tolerance = tolerance  # (rtol, atol) overriding comparing's defaults
 
     def outcome(self, subject: Subject) -> Outcome:
         key = subject.key()
@@ -56,7 +57,7 @@ class Checker:
             return Outcome("disagree", rules=rules,
                            differences=(Difference("*", "error", f"{type(exc).__name__}"),),
                            error=f"{type(exc).__name__}: {exc}")
-        diffs = compare(expected, defined, actual)
+        diffs = compare(expected, defined, actual, *self.tolerance)
         if not diffs:
             return Outcome("agree", rules=rules)
         return Outcome("disagree", rules=rules, differences=tuple(diffs),
@@ -95,7 +96,8 @@ class Checker:
                 continue
             except Exception:
                 continue
-            if actual is not None and not compare(r.outputs, r.defined, actual):
+            if actual is not None and not compare(r.outputs, r.defined, actual,
+                                                  *self.tolerance):
                 out.ambiguity = amb_id
                 return
 
@@ -124,19 +126,29 @@ def alternative_readings(fmt: str):
         pass
     return pairs
 
+class _TimeUp(BaseException):
+    """Raised inside the exploration when `max_seconds` have passed (a BaseException, so
+    that hypothesis lets it through instead of taking it for a failing example)."""
+
+
 def check(b, max_examples: int = 200, seed: int = 0, formats=None, kinds=None,
-          shrink: bool = True, shrink_seconds: float = 60.0, progress=None) -> Report:
+          shrink: bool = True, shrink_seconds: float = 60.0, progress=None,
+          max_seconds=None, rtol=None, atol=None) -> Report:
     """Differential-test backend `b` against lazyloop on `max_examples` generated programs
     (see the package docstring). Returns a `Report`. `formats` defaults to every format the
     backend takes; `kinds` restricts the subject kinds ("core", "onnx-loop", ...);
-    `progress(stage, done, total, report)` is called as it goes."""
+    `progress(stage, done, total, report)` is called as it goes. After `max_seconds`, or on
+    Ctrl-C, generation stops and the findings so far are reported unshrunk
+    (`report.stopped`); `rtol`/`atol` replace the float tolerances."""
+    from .schema import backend_version
     from hypothesis import Phase, given
     from hypothesis import seed as hseed
 
     formats = tuple(formats or formats_of(b))
     strategy = subjects(formats, kinds)
-    checker = Checker(b)
-    report = Report(getattr(b, "name", type(b).__name__), seed)
+    checker = Checker(b, tolerance=(rtol, atol))
+    report = Report(getattr(b, "name", type(b).__name__), seed,
+                    backend_version=backend_version(b))
     start = time.monotonic()
     first_seen: Dict[tuple, tuple] = {}   # signature -> (subject, outcome, index)
     counts: Counter = Counter()
@@ -147,6 +159,8 @@ def check(b, max_examples: int = 200, seed: int = 0, formats=None, kinds=None,
     @_settings(max_examples, [Phase.generate])
     @given(strategy)
     def explore(subject):
+        if max_seconds is not None and time.monotonic() - start > max_seconds:
+            raise _TimeUp()
         report.generated += 1
         out = checker.outcome(subject)
         report.by_kind[subject.kind] += 1
@@ -173,7 +187,12 @@ def check(b, max_examples: int = 200, seed: int = 0, formats=None, kinds=None,
         if progress:
             progress("generate", report.generated, max_examples, report)
 
-    explore()
+    try:
+        explore()
+    except _TimeUp:
+        report.stopped, shrink = "max-time", False
+    except KeyboardInterrupt:
+        report.stopped, shrink = "interrupted", False
     report.coverage = frozenset(coverage)
     report.unsupported = [Refusal(reason, n, subj, rules)
                           for reason, (n, subj, rules) in refusals.items()]

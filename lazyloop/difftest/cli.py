@@ -1,93 +1,195 @@
-"""`lazyloop check`: the command-line front of the differential tester."""
+"""`lazyloop check`: the command-line front of the differential tester.
+
+Everything the user gives is checked before the campaign starts (options, --out created and
+written to, --json/--junit writable, the baseline readable, the backend started); the
+campaign then runs with a progress line, can be cut short by Ctrl-C or --max-time (the report
+so far is still written), and its exit status follows the verdict of
+`lazyloop.difftest.schema.judge` (0 nothing new, 1 findings that count, 2 nothing ran, 3
+lazyloop failed).
+"""
 from __future__ import annotations
 
 import os
 import re
+import shlex
 import sys
 
 from .backends import BACKENDS, backend
-from .cases import write_case
+from .cases import Context, write_case
 from .checking import check
 from .isolation import Isolated
-
+from .schema import FAIL_ON, check_document, judge, junit_xml, lazyloop_version, load_baseline
+from .schema import to_json
 
 EXIT_INTERNAL = 3
+SUBJECT_KINDS = ("core", "onnx-loop", "onnx-scan9", "onnx-scan8", "openvino-loop")
+
+
+def build_parser():
+    from ..cli.common import (Parser, non_negative_float, non_negative_int, positive_float,
+                              positive_int)
+    parser = Parser(prog="lazyloop check",
+                    description="differential-test a backend against lazyloop: generate loop "
+                                "programs, run them on the backend, shrink what differs")
+    parser.add_argument("--backend", required=True, metavar="NAME",
+                        help=f"the backend to test, one of {', '.join(sorted(BACKENDS))}")
+    parser.add_argument("--examples", type=positive_int, default=200, metavar="N",
+                        help="programs to generate")
+    parser.add_argument("--seed", type=non_negative_int, default=0, help="the random seed")
+    parser.add_argument("--out", default=None, metavar="DIR",
+                        help="write each finding as a case folder and report.json here; the "
+                             "folder must be new or empty (see --force) (default: no folder)")
+    parser.add_argument("--force", action="store_true",
+                        help="reuse a non-empty --out folder, replacing the case folders and "
+                             "reports an earlier run left there")
+    parser.add_argument("--json", metavar="PATH", default=None,
+                        help="write the JSON report (spec/52-report-schema.md) here")
+    parser.add_argument("--junit", metavar="PATH", default=None,
+                        help="write a JUnit XML report here: one testcase per root cause and "
+                             "one for the campaign")
+    parser.add_argument("--baseline", metavar="KNOWN.json", default=None,
+                        help="a JSON report of an earlier run: its findings are known and do "
+                             "not fail this run, so CI fails only on new ones")
+    parser.add_argument("--fail-on", choices=sorted(FAIL_ON), default="unexplained",
+                        help="which findings make the exit status 1: "
+                             + "; ".join(f"{k}: {v}" for k, v in FAIL_ON.items()))
+    parser.add_argument("--format", action="append", choices=("onnx", "openvino"),
+                        help="restrict to these model formats, repeatable (default: every "
+                             "format the backend takes)")
+    parser.add_argument("--kind", action="append", choices=SUBJECT_KINDS,
+                        help="restrict to these program kinds, repeatable (default: all)")
+    parser.add_argument("--no-shrink", action="store_true",
+                        help="report the first instance of each finding, unshrunk")
+    parser.add_argument("--shrink-seconds", type=non_negative_float, default=60.0,
+                        metavar="SECONDS", help="time spent shrinking each finding")
+    parser.add_argument("--max-time", type=positive_float, default=None, metavar="SECONDS",
+                        help="stop generating after this long and report what was found so "
+                             "far (Ctrl-C does the same) (default: no limit)")
+    parser.add_argument("--timeout", type=positive_float, default=60.0, metavar="SECONDS",
+                        help="seconds one model may run on the backend before it counts as "
+                             "hanging")
+    parser.add_argument("--no-isolate", dest="isolate", action="store_false",
+                        help="run the backend in this process (a crash then ends the run)")
+    parser.add_argument("--rtol", type=non_negative_float, default=None,
+                        help="relative float tolerance (default: 1e-4; float16 1e-2)")
+    parser.add_argument("--atol", type=non_negative_float, default=None,
+                        help="absolute float tolerance (default: 1e-5; float16 1e-2)")
+    parser.add_argument("--quiet", action="store_true", help="no progress line")
+    return parser
 
 
 def cli_check(argv) -> int:
-    """`lazyloop check --backend NAME --examples N --seed S --out DIR`."""
-    import argparse
-    parser = argparse.ArgumentParser(prog="lazyloop check",
-                                     description="differential-test a backend against lazyloop")
-    parser.add_argument("--backend", required=True, help=f"one of {sorted(BACKENDS)}")
-    parser.add_argument("--examples", type=int, default=200)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--out", default=None, help="write each disagreement here as an ONNX "
-                                                     "backend-test case")
-    parser.add_argument("--format", action="append", choices=("onnx", "openvino"),
-                        help="restrict to these model formats (default: all the backend takes)")
-    parser.add_argument("--kind", action="append",
-                        help="restrict to subject kinds: core, onnx-loop, onnx-scan9, "
-                             "onnx-scan8, openvino-loop")
-    parser.add_argument("--no-shrink", action="store_true")
-    parser.add_argument("--shrink-seconds", type=float, default=60.0)
-    parser.add_argument("--quiet", action="store_true", help="no progress bar")
-    parser.add_argument("--no-isolate", dest="isolate", action="store_false",
-                        help="run the backend in this process (a crash ends the run)")
-    parser.add_argument("--timeout", type=float, default=60.0,
-                        help="seconds one model may run before it counts as hanging")
-    args = parser.parse_args(list(argv))
-    try:
-        b = Isolated(args.backend, timeout=args.timeout) if args.isolate else backend(args.backend)
-    except KeyError as exc:
-        print(f"lazyloop check: {exc.args[0]}", file=sys.stderr)
-        return 2
-    except ImportError as exc:
-        print(f"lazyloop check: backend {args.backend!r} is not installed ({exc})",
-              file=sys.stderr)
-        return 2
-    bars = {}
+    """`lazyloop check --backend NAME ...` (see `lazyloop check --help`)."""
+    from ..cli.common import guarded
+    return guarded("lazyloop check", _check_command, list(argv))
 
-    def progress(stage, done, total, report):
-        if args.quiet:
-            return
-        from tqdm import tqdm
-        if stage == "done":
-            for bar in bars.values():
-                bar.close()
-            return
-        bar = bars.get(stage)
-        if bar is None:
-            for other in bars.values():
-                other.close()
-            bar = bars[stage] = tqdm(total=total, desc=stage, unit="prog", file=sys.stderr)
-        bar.n = done
-        bar.set_postfix(agree=report.agreements, disagree=report.instances,
-                        refused=report.examples - report.agreements - report.instances,
-                        refresh=False)
-        bar.refresh()
 
+def _check_command(argv) -> int:
+    from ..cli.common import UsageError, prepare_out, writable_file
+    args = build_parser().parse_args(argv)
+    if args.backend not in BACKENDS:
+        raise UsageError(f"--backend {args.backend}: unknown backend; built-in: "
+                         f"{', '.join(sorted(BACKENDS))}")
+    writable_file("--json", args.json)
+    writable_file("--junit", args.junit)
+    known = frozenset()
+    if args.baseline:
+        try:
+            known = load_baseline(args.baseline)
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise UsageError(f"--baseline {args.baseline}: cannot read it as a lazyloop JSON "
+                             f"report ({exc})") from None
+    b = start(args)
     try:
-        report = check(b, max_examples=args.examples, seed=args.seed, formats=args.format,
-                       kinds=args.kind, shrink=not args.no_shrink,
-                       shrink_seconds=args.shrink_seconds, progress=progress)
-    except KeyboardInterrupt:
-        return 130
-    except Exception as exc:  # lazyloop itself failed: the one distinct non-zero status
-        import traceback
-        traceback.print_exc()
-        print(f"lazyloop check: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
-        return EXIT_INTERNAL
+        programs_exist(b, args)
+        if args.out:
+            prepare_out(args.out, args.force)
+        report = campaign(b, args)
     finally:
-        for bar in bars.values():
-            bar.close()
         if isinstance(b, Isolated):
             b.close()
     print(report.summary())
+    command = "lazyloop check " + " ".join(shlex.quote(a) for a in argv)
     if args.out:
-        os.makedirs(args.out, exist_ok=True)
+        context = Context(report.backend, report.backend_version, lazyloop_version(),
+                          args.seed, command)
         for k, d in enumerate(report.disagreements):
-            name = f"case_{k:03d}_{d.signature[1]}_{re.sub(r'[^a-z0-9]+', '-', d.kind.lower())[:40]}"
-            write_case(args.out, name.strip("-"), d)
+            kind = re.sub(r"[^a-z0-9]+", "-", d.kind.lower())[:40]
+            name = f"case_{k:03d}_{d.signature[1]}_{kind}".strip("-")
+            write_case(args.out, name, d, context)
+            d.case = name
         print(f"\nwrote {len(report.disagreements)} case(s) to {args.out}")
-    return 0
+    document = judge(check_document(report, command), args.fail_on, known)
+    for path in filter(None, (args.json, args.out and os.path.join(args.out, "report.json"))):
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(to_json(document))
+    if args.junit:
+        with open(args.junit, "w", encoding="utf-8") as f:
+            f.write(junit_xml(document))
+    verdict = document["verdict"]
+    print(f"\nverdict: {verdict['counted']} finding(s) count (--fail-on {args.fail_on}; "
+          f"{verdict['known']} known from the baseline, {verdict['explained']} explained by "
+          f"an ambiguity); exit status {verdict['exit_status']}")
+    if verdict["exit_status"] == 2:
+        print("lazyloop check: no program ran on the backend (every generated program was "
+              "refused before it)", file=sys.stderr)
+    return verdict["exit_status"]
+
+
+def start(args):
+    """The backend, started now: an unknown or uninstalled one is a usage error."""
+    from ..cli.common import UsageError
+    try:
+        return Isolated(args.backend, timeout=args.timeout) if args.isolate \
+            else backend(args.backend)
+    except ImportError:
+        raise
+    except Exception as exc:
+        raise UsageError(f"--backend {args.backend}: the backend cannot start "
+                         f"({type(exc).__name__}: {exc})") from None
+
+
+def programs_exist(b, args) -> None:
+    """--format and --kind must leave something to generate for this backend."""
+    from ..cli.common import UsageError
+    from .backends import formats_of
+    from .subject import subjects
+    takes = formats_of(b)
+    wrong = [f for f in args.format or () if f not in takes]
+    if wrong:
+        raise UsageError(f"--format {wrong[0]}: {args.backend} takes {', '.join(takes)}")
+    try:
+        subjects(tuple(args.format or takes), args.kind)
+    except ValueError:
+        raise UsageError(f"--kind {', '.join(args.kind or [])}: no such programs in the "
+                         f"formats {', '.join(args.format or takes)}") from None
+
+
+def campaign(b, args):
+    """`check` with a progress line, no example database, nothing written to the current
+    folder (hypothesis keeps its other files in a temporary folder)."""
+    import tempfile
+
+    from hypothesis.configuration import set_hypothesis_home_dir
+
+    from ..cli.common import ProgressLine
+    line = ProgressLine(quiet=args.quiet)
+
+    def progress(stage, done, total, report):
+        refused = report.examples - report.agreements - report.instances
+        what = "generated" if stage in ("generate", "done") else stage
+        count = f"{report.generated}/{args.examples}" if stage == "done" else f"{done}/{total}"
+        line.update(stage, f"lazyloop check {report.backend}: {what} {count} "
+                           f"(agree {report.agreements}, disagree {report.instances}, "
+                           f"refused {refused})", force=stage == "done")
+
+    with tempfile.TemporaryDirectory(prefix="lazyloop-hypothesis-") as home:
+        set_hypothesis_home_dir(home)
+        try:
+            return check(b, max_examples=args.examples, seed=args.seed, formats=args.format,
+                         kinds=args.kind, shrink=not args.no_shrink,
+                         shrink_seconds=args.shrink_seconds, progress=progress,
+                         max_seconds=args.max_time, rtol=args.rtol, atol=args.atol)
+        finally:
+            set_hypothesis_home_dir(None)
+            line.close()

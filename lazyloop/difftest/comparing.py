@@ -25,19 +25,22 @@ def tolerance(dtype):
     return FLOAT_TOLERANCE.get(np.dtype(dtype), DEFAULT_TOLERANCE)
 
 
-def compare(expected: dict, defined: dict, actual: dict) -> List[Difference]:
-    """What differs between lazyloop's outputs and a backend's (see the package docstring)."""
+def compare(expected: dict, defined: dict, actual: dict, rtol=None, atol=None
+            ) -> List[Difference]:
+    """What differs between lazyloop's outputs and a backend's (see the package docstring).
+    `rtol`/`atol`, when given, replace the float tolerances of every float dtype."""
     diffs = []
     for name, want in expected.items():
         if name not in actual:
             diffs.append(Difference(name, "missing-output",
                                     f"the backend returned {sorted(actual)}"))
             continue
-        diffs.extend(compare_value(name, want, defined.get(name, True), actual[name]))
+        diffs.extend(compare_value(name, want, defined.get(name, True), actual[name],
+                                   rtol, atol))
     return diffs
 
 
-def compare_value(name: str, want, mask, got) -> List[Difference]:
+def compare_value(name: str, want, mask, got, rtol=None, atol=None) -> List[Difference]:
     """One output: a tensor position by position; a sequence (a list) by its length, then
     element by element (named `name[k]`); an optional by presence (None is the empty
     optional), then by the value it holds (rule `onnx/sequences`)."""
@@ -48,7 +51,7 @@ def compare_value(name: str, want, mask, got) -> List[Difference]:
             return [Difference(name, "length", f"expected {len(want)} elements, got {len(got)}")]
         masks = mask if isinstance(mask, list) else [True] * len(want)
         return [d for k, (w, m, g) in enumerate(zip(want, masks, got))
-                for d in compare_value(f"{name}[{k}]", w, m, g)]
+                for d in compare_value(f"{name}[{k}]", w, m, g, rtol, atol)]
     if want is None or got is None:
         if (want is None) != (got is None):
             held = "nothing" if want is None else "a value"
@@ -57,10 +60,10 @@ def compare_value(name: str, want, mask, got) -> List[Difference]:
         return []
     if isinstance(got, (list, tuple)):
         return [Difference(name, "type", "expected a tensor, got a sequence")]
-    return compare_tensor(name, np.asarray(want), mask, np.asarray(got))
+    return compare_tensor(name, np.asarray(want), mask, np.asarray(got), rtol, atol)
 
 
-def compare_tensor(name: str, want, mask, got) -> List[Difference]:
+def compare_tensor(name: str, want, mask, got, rtol=None, atol=None) -> List[Difference]:
     if got.dtype != want.dtype:
         return [Difference(name, "dtype", f"expected {want.dtype}, got {got.dtype}")]
     if got.shape != want.shape:
@@ -71,8 +74,9 @@ def compare_tensor(name: str, want, mask, got) -> List[Difference]:
         return []
     w, g = want[mask], got[mask]
     if want.dtype.kind in "fc":
-        rtol, atol = tolerance(want.dtype)
-        ok = np.isclose(g, w, rtol=rtol, atol=atol, equal_nan=True)
+        r, a = tolerance(want.dtype)
+        r, a = (r if rtol is None else rtol), (a if atol is None else atol)
+        ok = np.isclose(g, w, rtol=r, atol=a, equal_nan=True)
     else:
         ok = g == w
     if np.all(ok):

@@ -67,6 +67,7 @@ class Disagreement:
     found_after: int = 0       # examples generated before the first instance
     occurrences: int = 1       # instances in the generation phase
     shrunk: bool = False
+    case: Optional[str] = None  # the case folder it was written to, if any
 
     @property
     def kind(self) -> str:
@@ -109,10 +110,18 @@ class Report:
     internal_errors: List[str] = attrs.Factory(list)
     seconds: float = 0.0
     by_kind: Counter = attrs.Factory(Counter)
+    backend_version: Optional[str] = None
+    stopped: Optional[str] = None     # None: complete; "interrupted" or "max-time": partial
 
     @property
     def unsupported_count(self) -> int:
         return sum(r.count for r in self.unsupported)
+
+    def to_json(self, fail_on: str = "unexplained", baseline=frozenset()) -> str:
+        """The versioned JSON report (spec/52-report-schema.md): findings judged by
+        `fail_on`, those whose root cause is in `baseline` marked known."""
+        from .schema import check_document, judge, to_json
+        return to_json(judge(check_document(self), fail_on, frozenset(baseline)))
 
     def summary(self) -> str:
         return summary_table(self)
@@ -125,7 +134,8 @@ EVERY_PROGRAM_RULES = frozenset({"stream/shape", "stream/map", "stream/memo",
 
 
 def summary_table(report: Report) -> str:
-    rows = [("backend", report.backend), ("seed", report.seed),
+    rows = [("backend", f"{report.backend} {report.backend_version or ''}".strip()),
+            ("seed", report.seed),
             ("programs generated", report.generated),
             ("examples (run on the backend)", report.examples),
             ("agreements", report.agreements),
@@ -136,6 +146,8 @@ def summary_table(report: Report) -> str:
             ("invalid for lazyloop (skipped)", report.invalid),
             ("not exportable (skipped)", report.not_exportable),
             ("seconds", f"{report.seconds:.1f}")]
+    if report.stopped:
+        rows.append(("stopped early", f"{report.stopped} (a partial report; nothing shrunk)"))
     width = max(len(k) for k, _ in rows)
     lines = [f"{k:<{width}}  {v}" for k, v in rows]
     if report.disagreements:

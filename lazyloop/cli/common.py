@@ -1,0 +1,227 @@
+"""What every `lazyloop` command shares: the exit statuses, a parser that answers a user's
+mistake with one line, option types that validate numbers, the message for a missing extra,
+the output folder (one run per folder) and the progress line.
+
+Exit statuses (README "Command line"):
+  0  ran and found nothing new
+  1  findings not explained by a registered ambiguity (check, conformance run), or the model
+     or feeds were refused by the specification (run, explain)
+  2  usage or input error: bad options, unreadable or unwritable paths, a bad --input, a
+     backend that is not installed or cannot start, a run in which no program ran
+  3  lazyloop itself failed (a bug: the traceback is printed)
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+import time
+
+EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
+EXIT_INTERRUPTED = 130
+
+EXIT_EPILOG = ("exit status: 0 nothing new found; 1 findings not explained by a registered "
+               "ambiguity (check, conformance run) or the model/feeds refused by the "
+               "specification (run, explain); 2 usage or input error; 3 lazyloop itself "
+               "failed")
+
+
+class UsageError(Exception):
+    """A user's mistake: printed as one line, exit status 2."""
+
+
+class DefaultsShown(argparse.HelpFormatter):
+    """Help text with the default appended, unless there is none to show (None, False) or
+    the text already says it."""
+
+    def _get_help_string(self, action):
+        text = action.help or ""
+        if (action.default not in (None, False, argparse.SUPPRESS) and "default" not in text
+                and action.option_strings):
+            text += " (default: %(default)s)"
+        return text
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse, with every default shown in --help and errors raised as `UsageError` (one
+    line, no usage dump)."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("formatter_class", DefaultsShown)
+        kwargs.setdefault("epilog", EXIT_EPILOG)
+        super().__init__(*args, **kwargs)
+
+    def error(self, message):
+        raise UsageError(f"{message} (see {self.prog} --help)")
+
+
+def positive_int(text: str) -> int:
+    value = _number(text, int)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {text}")
+    return value
+
+
+def non_negative_int(text: str) -> int:
+    value = _number(text, int)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, got {text}")
+    return value
+
+
+def positive_float(text: str) -> float:
+    value = _number(text, float)
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be more than 0, got {text}")
+    return value
+
+
+def non_negative_float(text: str) -> float:
+    value = _number(text, float)
+    if not value >= 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, got {text}")
+    return value
+
+
+def _number(text, kind):
+    try:
+        value = kind(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{'an integer' if kind is int else 'a number'} is "
+                                         f"needed, got {text!r}") from None
+    if value != value or value in (float("inf"), float("-inf")):
+        raise argparse.ArgumentTypeError(f"a finite number is needed, got {text!r}")
+    return value
+
+
+# the extra that installs a module lazyloop imports only when a command needs it
+EXTRA_OF_MODULE = {"onnx": "onnx", "onnxruntime": "onnx", "ml_dtypes": "onnx",
+                   "hypothesis": "onnx", "openvino": "openvino", "tract": "tract",
+                   "matplotlib": "notebooks", "networkx": "notebooks", "nbclient": "notebooks",
+                   "nbformat": "notebooks"}
+
+
+def missing_extra(exc: ImportError) -> str:
+    """The one line for a module that is not installed: which extra brings it."""
+    module = (getattr(exc, "name", None) or str(exc)).split(".")[0]
+    extra = EXTRA_OF_MODULE.get(module)
+    if extra is None:
+        return f"{exc} (install lazyloop[all] for every optional part)"
+    return f"this needs {module!r}, which is not installed: install lazyloop[{extra}]"
+
+
+def guarded(prog: str, command, *args) -> int:
+    """Run `command(*args)`, mapping what escapes to one line and an exit status."""
+    from ..core.errors import InputError, LazyLoopError
+    try:
+        return command(*args)
+    except UsageError as exc:
+        return _say(prog, str(exc), EXIT_USAGE)
+    except InputError as exc:  # feeds that do not match the model: the user's input
+        return _say(prog, str(exc), EXIT_USAGE)
+    except LazyLoopError as exc:  # the specification refused the model or its feeds
+        return _say(prog, str(exc), EXIT_FINDINGS)
+    except ImportError as exc:
+        return _say(prog, missing_extra(exc), EXIT_USAGE)
+    except KeyboardInterrupt:
+        return _say(prog, "interrupted", EXIT_INTERRUPTED)
+    except Exception as exc:  # lazyloop itself failed: the one place a traceback is shown
+        import traceback
+        traceback.print_exc()
+        return _say(prog, f"internal error (a bug in lazyloop, please report it): "
+                          f"{type(exc).__name__}: {exc}", EXIT_INTERNAL)
+
+
+def _say(prog, text, status):
+    print(f"{prog}: {' '.join(str(text).split())}", file=sys.stderr)
+    return status
+
+
+# ------------------------------------------------------------------------------------------
+# Output folders: created and written to before the work, one run per folder
+# ------------------------------------------------------------------------------------------
+
+
+def prepare_out(directory: str, force: bool) -> str:
+    """Create `directory` (or accept an empty one) and prove it writable, before any work.
+    A non-empty folder is refused unless `force`, which removes what an earlier run wrote
+    there (case_* folders, report.json, junit.xml) and leaves anything else alone."""
+    if os.path.exists(directory) and not os.path.isdir(directory):
+        raise UsageError(f"--out {directory}: exists and is not a folder")
+    if os.path.isdir(directory) and os.listdir(directory):
+        if not force:
+            raise UsageError(f"--out {directory}: the folder is not empty (an earlier run?); "
+                             "choose a new folder or pass --force to replace its cases")
+        for entry in os.listdir(directory):
+            path = os.path.join(directory, entry)
+            if entry.startswith("case_") and os.path.isdir(path):
+                shutil.rmtree(path)
+            elif entry in ("report.json", "junit.xml"):
+                os.remove(path)
+    try:
+        os.makedirs(directory, exist_ok=True)
+        probe = os.path.join(directory, ".lazyloop-write-test")
+        with open(probe, "w") as f:
+            f.write("ok")
+        os.remove(probe)
+    except OSError as exc:
+        raise UsageError(f"--out {directory}: cannot write there ({exc.strerror})") from None
+    return directory
+
+
+def writable_file(option: str, path):
+    """Fail now, not after the work, if `path` cannot be written."""
+    if path is None:
+        return None
+    parent = os.path.dirname(os.path.abspath(path))
+    try:
+        os.makedirs(parent, exist_ok=True)
+        existed = os.path.exists(path)
+        with open(path, "a"):
+            pass
+        if not existed:
+            os.remove(path)
+    except OSError as exc:
+        raise UsageError(f"{option} {path}: cannot write there ({exc.strerror})") from None
+    return path
+
+
+# ------------------------------------------------------------------------------------------
+# The progress line
+# ------------------------------------------------------------------------------------------
+
+
+class ProgressLine:
+    """One progress line on stderr. On a terminal it is redrawn in place (at most 5 times a
+    second); elsewhere (CI logs, files) a plain line is printed when a stage starts and then
+    every `every` seconds, never a carriage return."""
+
+    def __init__(self, quiet: bool = False, every: float = 5.0, stream=None):
+        self.stream = stream or sys.stderr
+        self.quiet = quiet
+        self.terminal = bool(getattr(self.stream, "isatty", lambda: False)())
+        self.every = 0.2 if self.terminal else every
+        self.last = 0.0
+        self.stage = None
+        self.drawn = False
+
+    def update(self, stage: str, text: str, force: bool = False) -> None:
+        if self.quiet:
+            return
+        now = time.monotonic()
+        if stage == self.stage and now - self.last < self.every and not force:
+            return
+        self.stage, self.last = stage, now
+        if self.terminal:
+            self.stream.write(f"\r\x1b[K{text}")
+            self.drawn = True
+        else:
+            self.stream.write(text + "\n")
+        self.stream.flush()
+
+    def close(self) -> None:
+        if self.terminal and self.drawn:
+            self.stream.write("\n")
+            self.stream.flush()
+        self.drawn = False

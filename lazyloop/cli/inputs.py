@@ -1,0 +1,137 @@
+"""Reading what a user gives `run` and `explain`: the model file and the `--input` feeds,
+checked against the model's declared inputs before anything is evaluated.
+
+    --input NAME=FILE.npy     a NumPy array file (never unpickled)
+    --input NAME=FILE.pb      an ONNX TensorProto (as in test_data_set_*/input_N.pb)
+    --input NAME=LITERAL      a Python literal: 5, -1.5, True, [[1, 2], [3, 4]]; it is read with
+                              the input's declared dtype, and a value that dtype cannot hold
+                              exactly (3.5 for an integer input, 300 for int8) is refused
+"""
+from __future__ import annotations
+
+import ast
+import os
+
+import numpy as np
+
+from .common import UsageError
+
+
+def load_model(path):
+    """Lower a model file onto the core by its extension."""
+    if not os.path.exists(path):
+        raise UsageError(f"no such file: {path}")
+    if path.endswith(".onnx"):
+        from .. import onnx as frontend
+    elif path.endswith(".xml"):
+        from .. import openvino as frontend
+    else:
+        raise UsageError(f"{path}: expected a .onnx model, an OpenVINO .xml IR or a case "
+                         "folder (model + test_data_set_*)")
+    return frontend.lower(path)
+
+
+def declared_inputs(lowered) -> dict:
+    """{name a user feeds: (declared type, required)} for a lowered ONNX or OpenVINO model."""
+    low = getattr(lowered, "_lowered", None)
+    if low is not None:  # ONNX: graph inputs; those with an initializer have a default
+        return {name: (t.type, name not in low.defaults) for name, t in low.inputs.items()}
+    return {b.names[0]: (b.type, True) for b in lowered.inputs}
+
+
+def parse_inputs(pairs, lowered) -> dict:
+    """The feeds of `--input NAME=...` options, matched to the model's inputs."""
+    declared = declared_inputs(lowered)
+    aliases = {n: b.names[0] for b in getattr(lowered, "inputs", ()) if hasattr(b, "names")
+               for n in b.names}
+    feeds = {}
+    for pair in pairs or []:
+        if "=" not in pair:
+            raise UsageError(f"--input wants NAME=FILE.npy, NAME=FILE.pb or NAME=VALUE, "
+                             f"got {pair!r}")
+        name, text = pair.split("=", 1)
+        key = aliases.get(name, name)
+        if key not in declared:
+            raise UsageError(f"--input {name}: the model has no input {name!r}; its inputs "
+                             f"are {sorted(declared)}")
+        if key in feeds:
+            raise UsageError(f"--input {name}: given twice")
+        feeds[key] = read_value(name, text, declared[key][0])
+    missing = [n for n, (ty, required) in declared.items() if required and n not in feeds]
+    if missing:
+        wants = ", ".join(f"{n} ({declared[n][0]!r})" for n in missing)
+        raise UsageError(f"missing --input for {wants}")
+    return feeds
+
+
+def read_value(name: str, text: str, ty):
+    """One feed: a .npy or .pb file, or a literal read with the declared dtype."""
+    if text.endswith((".npy", ".pb")):
+        return read_tensor_file(f"--input {name}", text)
+    try:
+        literal = ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        raise UsageError(f"--input {name}: {text!r} is neither a .npy/.pb file nor a Python "
+                         "literal such as 5, 2.5, True or [[1, 2], [3, 4]]") from None
+    return literal_as(name, literal, getattr(ty, "dtype", None))
+
+
+def literal_as(name: str, literal, dtype):
+    """`literal` as an array of `dtype`, refusing what the dtype cannot hold exactly."""
+    leaves = list(_leaves(literal))
+    if not all(isinstance(x, (bool, int, float)) for x in leaves):
+        raise UsageError(f"--input {name}: {literal!r} is not a number, a bool or a nested "
+                         "list of them")
+    dtype = None if dtype is None or np.dtype(dtype) == object else np.dtype(dtype)
+    if dtype is not None and dtype.kind == "b" and not all(isinstance(x, bool) for x in leaves):
+        raise UsageError(f"--input {name}: the input is bool; write True or False, "
+                         f"not {literal!r}")
+    if dtype is not None and dtype.kind in "iu":
+        if not all(isinstance(x, int) and not isinstance(x, bool) for x in leaves):
+            raise UsageError(f"--input {name}: the input is {dtype}; {literal!r} is not an "
+                             "integer")
+        info = np.iinfo(dtype)
+        if leaves and (min(leaves) < info.min or max(leaves) > info.max):
+            raise UsageError(f"--input {name}: {literal!r} does not fit in {dtype} "
+                             f"({info.min} .. {info.max})")
+    try:
+        return np.asarray(literal, dtype=dtype)
+    except (ValueError, OverflowError) as exc:
+        raise UsageError(f"--input {name}: {literal!r} cannot be read as "
+                         f"{dtype or 'an array'} ({exc})") from None
+
+
+def _leaves(literal):
+    if isinstance(literal, (list, tuple)):
+        for item in literal:
+            yield from _leaves(item)
+    else:
+        yield literal
+
+
+def read_tensor_file(what: str, path: str):
+    """A .npy file (no pickles) or an ONNX TensorProto .pb file, or a one-line refusal."""
+    if not os.path.exists(path):
+        raise UsageError(f"{what}: no such file: {path}")
+    if path.endswith(".npy"):
+        try:
+            with open(path, "rb") as f:
+                if f.read(6) != b"\x93NUMPY":
+                    raise UsageError(f"{what}: cannot read {path}: it is not a NumPy .npy "
+                                     "file (write one with numpy.save)")
+            return np.load(path, allow_pickle=False)
+        except ValueError as exc:
+            reason = ("it holds pickled Python objects, which lazyloop never loads"
+                      if "pickle" in str(exc) else f"a damaged .npy file ({exc})")
+            raise UsageError(f"{what}: cannot read {path}: {reason}") from None
+        except OSError as exc:
+            raise UsageError(f"{what}: cannot read {path}: {exc.strerror}") from None
+    import onnx
+    from onnx import numpy_helper
+    try:
+        with open(path, "rb") as f:
+            tensor = onnx.TensorProto.FromString(f.read())
+        return numpy_helper.to_array(tensor)
+    except Exception as exc:
+        raise UsageError(f"{what}: cannot read {path}: not an ONNX TensorProto "
+                         f"({type(exc).__name__})") from None
