@@ -20,7 +20,9 @@ Public helpers
 - ``side_by_side({title: text})``: blocks of text in columns.
 - ``show_ambiguity("A4", ...)``: entries of the ambiguity registers (core and frontends).
 - ``rule_text("trip/while")``: the section of spec/ that defines a rule.
-- ``check(answer, expected)``: the check of an exercise.
+- ``check(answer, expected)``: compare a value with one computed independently.
+- ``exercise("01.1", answer)``: the check of a notebook exercise: a hint naming the rule when
+  the answer is wrong, never the expected value (the exercises live in ``teach.exercises``).
 
 The helpers live in submodules (graph/layout/draw: diagrams; plots: matplotlib plots of
 traces and values; text: text views; notebook: registers, spec sections, exercise checks) and
@@ -29,6 +31,7 @@ are all reachable as ``teach.NAME``.
 from __future__ import annotations
 
 from .draw import draw_network, draw_plan, draw_plans
+from .exercises import exercise
 from .notebook import ExerciseNotAnswered, check, rule_text, show_ambiguity
 from .plots import forced, loop_streams, plot_masked, plot_sequence, plot_trace
 from .text import masked, openvino_outline, outline, print_plan, print_trace, side_by_side
@@ -36,5 +39,5 @@ from .text import masked, openvino_outline, outline, print_plan, print_trace, si
 
 __all__ = ["draw_network", "draw_plan", "draw_plans", "plot_trace", "forced", "loop_streams",
            "print_trace", "print_plan", "outline", "openvino_outline", "masked", "plot_masked",
-           "plot_sequence", "side_by_side", "show_ambiguity", "rule_text", "check",
+           "plot_sequence", "side_by_side", "show_ambiguity", "rule_text", "check", "exercise",
            "ExerciseNotAnswered"]
