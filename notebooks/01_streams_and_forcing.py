@@ -1,6 +1,11 @@
 # %% [markdown]
 # # 1 · Streams and forcing
 #
+# **You will be able to:** write out by hand the stream every tensor of a loop stands for;
+# predict which elements of each stream an evaluation forces, and in which order; explain why an
+# element no output needs is never computed, even when computing it would fail. Words in bold
+# are defined in the [glossary](README.md#glossary).
+#
 # In an imperative language a loop body runs, overwrites its variables, and runs again. TensorRT's
 # loops are specified differently: there are no variables to overwrite. Every tensor *inside* a
 # loop stands for the whole **stream** of values it takes, one element per trip,
@@ -75,8 +80,10 @@ teach.draw_network(net, title="running_sum(): one loop, two outputs");
 # %% [markdown]
 # How to read the diagram: the shaded box is the loop. Squares are its boundary layers; circles
 # are ordinary layers. Data enters the loop through the iterator (green) and the recurrence's
-# first input, and leaves it only through the loop outputs (blue). The dashed red arrow is the
-# one back edge a loop may have: the recurrence's second input, its *next value*. The constant
+# first input, and leaves it only through the loop outputs (blue). The dashed red arrow labelled
+# `next` is a back edge: the recurrence's second input, its *next value*. A loop has one back
+# edge per recurrence (this loop has one recurrence, `acc`), each starting at the layer that
+# computes that recurrence's next value — here `acc_next`. The constant
 # `[0.5]` sits outside the box, yet `prod` inside the loop reads it.
 #
 # ### The streams, by hand
@@ -118,17 +125,23 @@ teach.print_plan(ev)
 # ## Watching elements being forced
 #
 # Each entry of `ev.trace` is a `ForceEvent(loop, stream, index, activation)`: element `index` of
-# `stream` was computed. `by` says which element's rule asked for it.
+# `stream` was computed. `by` says which element's rule asked for it. A tensor outside every loop
+# (`x`, the constants, the outputs) is one value, the same on every trip (`stream/invariant`);
+# the table lists it by its name alone. `x` there is the whole matrix, not its row 0 — the rows
+# are the iterator's elements `row[0]`, `row[1]`, ….
 
 # %%
 teach.print_trace(ev, limit=25)
 
 # %% [markdown]
-# Read it from the top. The output `total` asks for `acc_4`. By `recurrence/def`, `acc_4` is
-# `acc_next_3`, which needs `acc_3` and `scaled_3`, and so on down to `acc_0`, the initial
-# value. The evaluator does not recurse down that chain: by `stream/order` the elements a
-# recurrence depends on are computed first, in index order, iteratively — so a loop of a million
-# trips needs no deep call stack. The same trace as a picture:
+# The table is in **completion order**: an element is listed when its value has been computed,
+# after everything it needed. The *demand* runs the other way: the output `total` asks for
+# `acc_4`; by `recurrence/def`, `acc_4` is `acc_next_3`, which needs `acc_3` and `scaled_3`, and
+# so on down to `acc_0`, the initial value — which is why `acc[0]` completes near the top and
+# `total` near the bottom. The evaluator does not recurse down that chain: by `stream/order` the
+# elements a recurrence depends on are computed first, in index order, iteratively — so a loop
+# of a million trips needs no deep call stack. The same trace as a picture; each cell carries the
+# number of its line in the table above:
 
 # %%
 teach.plot_trace(ev);
@@ -204,48 +217,53 @@ for reverse in (False, True):
     print(f"reverse={reverse}:\n", ll.evaluate(net_c, {"x": X})[name])
 
 # %% [markdown]
-# ## Exercises
+# ## Exercises: predict, then check
 #
-# Answer each in the cell marked ✎ by replacing the value with your own (to start from scratch,
-# set it to `...`, the placeholder; the check then tells you to fill it in). The notebook ships
-# with worked answers so that it runs from top to bottom. Each check compares with a value worked
-# out without lazyloop.
+# Each ✎ cell ships as `answer = ...`. Work the answer out from the rules, put it in place of
+# `...` and run the check cell below it: a wrong answer gets a hint naming the rule to re-read
+# (never the expected value); a right one shows you what lazyloop did. The expected values are
+# worked out without lazyloop, in `lazyloop/teach/exercises.py`.
 #
-# **Exercise 1.** With `count=3` and only `total` marked, which indices of the stream `acc` are
-# forced? (Use `output/last` and `recurrence/def`.)
+# **Exercise 1.1.** With `count=3` and only `total` marked, which indices of the stream `acc` are
+# forced? Answer with a set of integers.
 
 # %%
-# ✎ Exercise 1: a set of indices
-answer_1 = {0, 1, 2, 3}
+# ✎ Exercise 1.1: a set of indices
+answer_1 = ...
 
 # %%
-n = 3
-expected_1 = set(range(n + 1))     # LAST_VALUE reads acc_n; each acc_i needs acc_{i-1}, down to 0
-teach.check(answer_1, expected_1, "exercise 1")
-
-ev_1 = ll.run(running_sum(count=3, mark=("total",)), {"x": X})
-assert set(teach.forced(ev_1, "acc")) == expected_1          # and lazyloop agrees
+if teach.exercise("01.1", answer_1):
+    ev_1 = ll.run(running_sum(count=3, mark=("total",)), {"x": X})
+    print("lazyloop forced acc at", teach.forced(ev_1, "acc"))
 
 # %% [markdown]
-# **Exercise 2.** Work out `total` by hand for `count=2` and the `X` above (scale 0.5).
+# **Exercise 1.2.** `running_sum(count=6, rows=4, mark=...)` loops six times over a matrix of
+# four rows. For each marking — nothing, only `"total"`, only `"scaled_rows"` — does `ll.run`
+# raise `IteratorOutOfBounds`? Answer with a dict `{"nothing": bool, "total": bool,
+# "scaled_rows": bool}`.
 
 # %%
-# ✎ Exercise 2: a list or array of three numbers
-answer_2 = [1.5, 2.5, 3.5]
+# ✎ Exercise 1.2: {marking: raises?}
+answer_2 = ...
 
 # %%
-expected_2 = 0.5 * X[:2].sum(axis=0)                           # numpy, no lazyloop
-teach.check(answer_2, expected_2, "exercise 2")
-assert np.allclose(ll.evaluate(running_sum(count=2, mark=("total",)), {"x": X})["total"], expected_2)
+if teach.exercise("01.2", answer_2):
+    for name, mark in (("nothing", ()), ("total", ("total",)), ("scaled_rows", ("scaled_rows",))):
+        try:
+            ll.run(running_sum(count=6, rows=4, mark=mark), {"x": X})
+            print(f"{name:<12} runs")
+        except ll.IteratorOutOfBounds as err:
+            print(f"{name:<12} raises: {str(err)[:70]}…")
 
 # %% [markdown]
-# **Exercise 3.** In `column_stack(reverse=True)`, what is element 1 of the iterator's stream,
-# for the `X` above? (The iterator runs over axis 1, whose extent is 3.)
+# **Exercise 1.3.** In `column_stack(reverse=True)`, what is element 1 of the iterator's stream,
+# for the `X` above? (The iterator runs over axis 1, whose extent is 3.) A list of four numbers.
 
 # %%
-# ✎ Exercise 3: a list of four numbers
-answer_3 = [1, 4, 7, 10]
+# ✎ Exercise 1.3: a list of four numbers
+answer_3 = ...
 
 # %%
-expected_3 = X[:, 3 - 1 - 1]                                   # x[L-1-i] with L = 3, i = 1
-teach.check(answer_3, expected_3, "exercise 3")
+if teach.exercise("01.3", answer_3):
+    net_c, name = column_stack(True)
+    print("column 1 of the stacked output:", ll.evaluate(net_c, {"x": X})[name][:, 1])

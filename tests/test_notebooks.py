@@ -1,74 +1,138 @@
-"""The teaching notebooks run from top to bottom, each in a fresh kernel, without errors.
+"""The teaching notebooks: built from their jupytext sources, current, and answerable.
 
-Every notebook ends with exercises whose check cells assert against values computed without
-lazyloop (by hand, plain Python or numpy) and whose cells carry a worked answer, so a clean run
-also means every exercise checks green. The notebooks are committed with their outputs; the
-second test keeps it so (and keeps error outputs out of the committed files).
-
+Each notebook is written as ``notebooks/NN_name.py`` (jupytext percent format) and built into
+``NN_name.ipynb`` with its outputs by ``python notebooks/build.py``. Here every source is run in a
+fresh kernel twice: as shipped (exercises unanswered), whose outputs must match the committed
+ones (text normalised, images by presence), and with the reference answers of
+notebooks/solutions.py filled in (``LAZYLOOP_SOLUTIONS``), where every exercise must check green.
 Each notebook is executed in memory: the files are never rewritten by the test.
 """
 from __future__ import annotations
 
-import os
+import importlib.util
 import pathlib
 import re
 
 import pytest
 
-NOTEBOOKS = sorted((pathlib.Path(__file__).resolve().parent.parent / "notebooks").glob("*.ipynb"))
-PER_CELL_TIMEOUT = 120  # seconds; a whole notebook takes well under a minute
+FOLDER = pathlib.Path(__file__).resolve().parent.parent / "notebooks"
+NOTEBOOKS = sorted(FOLDER.glob("[0-9][0-9]_*.ipynb"))
+SOURCES = sorted(FOLDER.glob("[0-9][0-9]_*.py"))
 OPTIONAL_IMPORTS = ("onnxruntime", "openvino", "onnx")
 
 
+def _build():
+    spec = importlib.util.spec_from_file_location("notebooks_build", FOLDER / "build.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def _ids():
-    return [p.stem for p in NOTEBOOKS]
+    return [p.stem for p in SOURCES]
 
 
 def _code(nb) -> str:
     return "\n".join(c.source for c in nb.cells if c.cell_type == "code")
 
 
-def test_there_are_notebooks():
-    assert len(NOTEBOOKS) >= 7, [p.name for p in NOTEBOOKS]
-    numbers = [p.name[:2] for p in NOTEBOOKS]
+def test_there_are_notebooks_each_with_its_source():
+    assert len(SOURCES) >= 7, [p.name for p in SOURCES]
+    numbers = [p.name[:2] for p in SOURCES]
     assert numbers == sorted(numbers) and all(n.isdigit() for n in numbers)
+    assert [p.stem for p in NOTEBOOKS] == [p.stem for p in SOURCES]
 
 
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=_ids())
-def test_committed_with_outputs_and_exercises(path):
+@pytest.mark.parametrize("path", SOURCES, ids=_ids())
+def test_committed_notebook_is_built_from_its_source(path):
     nbformat = pytest.importorskip("nbformat")
-    nb = nbformat.read(path, as_version=4)
-    code = [c for c in nb.cells if c.cell_type == "code"]
+    pytest.importorskip("jupytext")
+    build = _build()
+    committed = nbformat.read(path.with_suffix(".ipynb"), as_version=4)
+    assert build.cell_sources(committed) == build.cell_sources(build.read_source(path)), \
+        f"{path.name}: the .ipynb differs from its source: run python notebooks/build.py"
+    code = [c for c in committed.cells if c.cell_type == "code"]
     assert code and all(c.execution_count is not None for c in code), \
         f"{path.name}: execute the notebook and save it with its outputs"
     errors = [o for c in code for o in c.outputs if o.output_type == "error"]
     assert not errors, f"{path.name}: committed with an error output"
-    text = _code(nb)
-    assert "teach.check(" in text, f"{path.name}: no checked exercise"
-    # every rule family the notebook teaches is cited by ID in its prose
-    prose = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
+    prose = "\n".join(c.source for c in committed.cells if c.cell_type == "markdown")
     assert re.search(r"`[a-z]+/[a-z0-9-]+`", prose), f"{path.name}: cites no rule ID"
+    assert "glossary" in prose.lower() and "you will be able to" in prose.lower(), \
+        f"{path.name}: opens with what the learner will be able to do, links the glossary"
 
 
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=_ids())
-def test_notebook_runs_top_to_bottom(path, monkeypatch):
+@pytest.mark.parametrize("path", SOURCES, ids=_ids())
+def test_exercises_ship_unanswered(path):
+    pytest.importorskip("jupytext")
+    build = _build()
+    nb = build.read_source(path)
+    exercises = [c.source for c in nb.cells if c.cell_type == "code" and "✎" in c.source]
+    assert len(exercises) >= 3, f"{path.name}: fewer than three exercises"
+    for source in exercises:
+        answers = re.findall(r"^answer_\w+ = (.*)$", source, re.M)
+        assert answers and all(a.strip() == "..." for a in answers), source
+    checks = re.findall(r"teach\.exercise\(\"(\d\d\.\d+)\"", _code(nb))
+    assert len(checks) == len(exercises) and all(k.startswith(path.name[:2]) for k in checks)
+
+
+def _run(path, solutions):
     nbformat = pytest.importorskip("nbformat")
-    nbclient = pytest.importorskip("nbclient")
+    pytest.importorskip("nbclient")
     pytest.importorskip("ipykernel")
     pytest.importorskip("matplotlib")
-    pytest.importorskip("networkx")
-    nb = nbformat.read(path, as_version=4)
+    pytest.importorskip("jupytext")
+    build = _build()
+    nb = build.read_source(path)
     source = _code(nb)
     for module in OPTIONAL_IMPORTS:
         if re.search(rf"^\s*(import|from)\s+{module}\b", source, re.M):
             pytest.importorskip(module)
-    monkeypatch.setenv("MPLBACKEND", "Agg")  # the kernel inherits the environment
-    client = nbclient.NotebookClient(nb, timeout=PER_CELL_TIMEOUT, kernel_name="python3",
-                                     resources={"metadata": {"path": str(path.parent)}})
-    client.execute()  # raises CellExecutionError, naming the cell, on the first error
-    for cell in nb.cells:
-        if cell.cell_type == "code":
-            assert not [o for o in cell.outputs if o.output_type == "error"], cell.source[:200]
+    return build, nbformat, build.execute(nb, solutions=solutions)
+
+
+@pytest.mark.parametrize("path", SOURCES, ids=_ids())
+def test_committed_outputs_match_a_fresh_run(path):
+    build, nbformat, fresh = _run(path, solutions=False)
+    committed = nbformat.read(path.with_suffix(".ipynb"), as_version=4)
+    new, old = build.normalised_outputs(fresh), build.normalised_outputs(committed)
+    cells = [c.source for c in fresh.cells if c.cell_type == "code"]
+    for source, a, b in zip(cells, new, old):
+        assert a == b, f"{path.name}: outputs are stale at the cell\n{source[:300]}\n" \
+                       "rebuild with python notebooks/build.py"
+    text = "\n".join(o[2] for c in new for o in c if o[0] == "stream")
+    assert "not answered yet" in text and "correct: exercise" not in text
+
+
+@pytest.mark.parametrize("path", SOURCES, ids=_ids())
+def test_notebook_runs_with_the_solutions_filled_in(path):
+    build, _, fresh = _run(path, solutions=True)
+    text = "\n".join(o[2] for c in build.normalised_outputs(fresh) for o in c if o[0] == "stream")
+    keys = re.findall(r"teach\.exercise\(\"(\d\d\.\d+)\"", _code(fresh))
+    assert keys and all(f"correct: exercise {k}" in text for k in keys), text[-2000:]
+    assert "not answered yet" not in text
+
+
+def test_a_wrong_answer_gets_a_hint_naming_the_rule_not_the_value(monkeypatch):
+    # rule: output/last -- exercise 01.1 expects {0, 1, 2, 3} (acc_0 ... acc_3 for n = 3)
+    from lazyloop import teach
+    from lazyloop.teach.exercises import EXERCISES
+    monkeypatch.delenv("LAZYLOOP_SOLUTIONS", raising=False)
+    with pytest.raises(AssertionError) as err:
+        teach.exercise("01.1", {1, 2, 3})
+    assert "`output/last`" in str(err.value) and "0, 1, 2, 3" not in str(err.value)
+    assert teach.exercise("01.1", ...) is False
+    assert teach.exercise("01.1", [3, 2, 1, 0]) is True
+    for ex in EXERCISES.values():   # no hint gives its value away
+        assert repr(ex.expected()) not in ex.hint
+
+
+def test_the_solutions_answer_every_exercise():
+    import runpy
+
+    from lazyloop.teach.exercises import EXERCISES
+    solutions = runpy.run_path(str(FOLDER / "solutions.py"))["SOLUTIONS"]
+    assert solutions.keys() == EXERCISES.keys()
 
 
 # ------------------------------------------------------------------------------------------

@@ -83,7 +83,7 @@ def plot_trace(evaluation, loops: Optional[Iterable[str]] = None, ax=None, order
                                       max(1.6, 0.38 * (ys[-1] if ys else 0) + 1.5)))
     numbered = sorted(k for (s, a, i), k in step.items()
                       if any(r[2] == s and r[1] == a for r in rows))
-    rank = {k: j + 1 for j, k in enumerate(numbered)}
+    rank = {k: k + 1 for k in numbered}   # positions in the whole trace, as print_trace
     loop_names = list(plan.loops)
     for row_k, ((loop, act, nid, label, n), y) in enumerate(zip(rows, ys)):
         colour = LOOP_COLOURS[loop_names.index(loop) % len(LOOP_COLOURS)]
