@@ -266,4 +266,4 @@ answer_3 = ...
 # %%
 if teach.exercise("01.3", answer_3):
     net_c, name = column_stack(True)
-    print("column 1 of the stacked output:", ll.evaluate(net_c, {"x": X})[name][:, 1])
+    print("element 1, stacked as row 1 of the output:", ll.evaluate(net_c, {"x": X})[name][1])

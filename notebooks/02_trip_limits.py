@@ -1,6 +1,11 @@
 # %% [markdown]
 # # 2 · Trip limits: COUNT, WHILE, both
 #
+# **You will be able to:** work out `n`, the number of trips, for any combination of COUNT and
+# WHILE limits; say which elements of a WHILE condition are forced (n + 1 of them) and which are
+# not; recognise the two kinds of "one trip too many" and fix them. Terms: see the
+# [glossary](README.md#glossary).
+#
 # A loop's outputs are defined in terms of one number, **n**, the number of trips that run.
 # `LAST_VALUE` reads element `n` of a recurrence, `CONCATENATE` stacks elements `0 … n-1`. The trip
 # limits decide `n`:
@@ -9,7 +14,10 @@
 # * `trip/while` — `WHILE(X)`: `n` is the **least** index with `X_n` false. `X_0, X_1, …, X_n` are
 #   forced, in order — including `X_n`, the check that fails — and nothing after it.
 # * `trip/both` — with both: for `j = 0, 1, …` stop at `j = count`, else force `X_j` and stop if it
-#   is false. So `n = min(count, first false)`, and `X_count` is never forced.
+#   is false. So `n = min(count, first false)`, and `X_count` is never forced. That last part is
+#   lazyloop's reading: the TensorRT guide says that both limits apply but not in which order
+#   they are checked; lazyloop checks the count first, so that a loop with a COUNT never reaches
+#   past it (`spec/12-trip-limits.md`).
 #
 # This notebook answers two questions that trip people up: *how many times is the condition
 # evaluated* (n + 1), and *why did my while loop run one time too many*. Spec:
@@ -222,9 +230,10 @@ for from_updated in (True, False):
 # ## Fuel and negative counts
 #
 # A WHILE that never turns false would run forever. Every evaluation takes `max_trips` (default
-# 10⁷ trips per loop run); past it, `FuelExhausted` names the loop. A negative COUNT is ambiguity
-# **A4**: a runtime error under the TensorRT profile, zero trips for ONNX, "no count limit" for
-# OpenVINO.
+# 10⁷ trips per loop run); past it, `FuelExhausted` names the loop. What a negative COUNT means
+# is not settled by the TensorRT guide: it is ambiguity **A4** of the register, whose default
+# readings are a runtime error under the TensorRT profile, zero trips for ONNX and "no count
+# limit" for OpenVINO. The error below is lazyloop's default reading, not the guide's rule.
 
 # %%
 try:
@@ -240,59 +249,63 @@ except ll.NegativeTripCount as err:
 print(ll.AMBIGUITIES["A4"].readings)
 
 # %% [markdown]
-# ## Exercises
+# ## Exercises: predict, then check
 #
-# Replace the worked answer in each ✎ cell with your own (or with `...` to start over); the check
-# cell compares it with plain Python.
+# Each ✎ cell ships as `answer = ...`: replace `...` with your prediction and run the check cell.
+# A wrong answer gets a hint naming the rule; a right one shows what lazyloop did.
 #
-# **Exercise 1.** A loop starts with `x = 1`, multiplies `x` by 3 each trip, and has `WHILE(x < 100)`.
-# What are `n` and `LAST_VALUE(x)`?
+# **Exercise 2.1.** A loop starts with `x = 1`, multiplies `x` by 3 each trip, and has the single
+# limit `WHILE(x < 100)`. Predict `(n, LAST_VALUE(x), how many elements of the condition are
+# forced)`.
 
 # %%
-# ✎ Exercise 1: (n, last value)
-answer_1 = (5, 243)
+# ✎ Exercise 2.1: (n, last value, number of condition elements forced)
+answer_1 = ...
+
 
 # %%
-x, n = 1, 0
-while x < 100:          # the same rule, as a plain Python loop
-    x, n = 3 * x, n + 1
-teach.check(answer_1, (n, x), "exercise 1")
+def tripling(limit=100):
+    net = ll.Network()
+    loop = net.add_loop()
+    x_layer = loop.add_recurrence(const(net, 1))
+    x = x_layer.get_output(0)
+    x.name = "x"
+    x_layer.set_input(1, net.add_elementwise(x, const(net, 3), ll.ElementWiseOperation.PROD)
+                      .get_output(0))
+    small = net.add_elementwise(x, const(net, limit), LESS).get_output(0)
+    small.name = "small"
+    loop.add_trip_limit(small, ll.TripLimit.WHILE)
+    last = loop.add_loop_output(x, ll.LoopOutput.LAST_VALUE).get_output(0)
+    last.name = "x_final"
+    net.mark_output(last)
+    return net
+
+if teach.exercise("02.1", answer_1):
+    ev = ll.run(tripling(), {})
+    print("n =", ev.trips["loop0"][0][1], " x_final =", ev.outputs["x_final"],
+          " small forced at", teach.forced(ev, "small"))
 
 # %% [markdown]
-# **Exercise 2.** `counter(count=2)` has both limits (COUNT 2, WHILE `i < 3`). At which indices is
-# `keep_going` forced?
+# **Exercise 2.2.** `counter(count=2)` has both limits (COUNT 2, WHILE `i < 3`). At which indices
+# is `keep_going` forced? A list of indices, in order.
 
 # %%
-# ✎ Exercise 2: a list of indices
-answer_2 = [0, 1]
-
+# ✎ Exercise 2.2: a list of indices
+answer_2 = ...
 
 # %%
-def forced_checks(count, first_false):
-    """trip/both, step by step, in plain Python."""
-    forced, j = [], 0
-    while j != count:
-        forced.append(j)
-        if j >= first_false:
-            break
-        j += 1
-    return forced
-
-expected_2 = forced_checks(count=2, first_false=3)
-teach.check(answer_2, expected_2, "exercise 2")
-assert teach.forced(ll.run(counter(count=2), {}), "keep_going") == expected_2
+if teach.exercise("02.2", answer_2):
+    print("keep_going forced at", teach.forced(ll.run(counter(count=2), {}), "keep_going"))
 
 # %% [markdown]
-# **Exercise 3.** `carried_condition(from_updated=False, limit=5)`: how many trips run?
+# **Exercise 2.3.** `carried_condition(from_updated=False, limit=5)`: the condition for the next
+# trip is computed from `i` before its update. How many trips run?
 
 # %%
-# ✎ Exercise 3: n
-answer_3 = 6
+# ✎ Exercise 2.3: n
+answer_3 = ...
 
 # %%
-i, c, n = 0, True, 0
-while c:                 # ONNX-style: the body computes the next trip's condition
-    c = i < 5            # ... from the value before the update
-    i, n = i + 1, n + 1
-teach.check(answer_3, n, "exercise 3")
-assert ll.run(carried_condition(False, limit=5), {}).trips["loop0"][0][1] == n
+if teach.exercise("02.3", answer_3):
+    ev = ll.run(carried_condition(False, limit=5), {})
+    print("n =", ev.trips["loop0"][0][1], "  c forced at", teach.forced(ev, "c"))
