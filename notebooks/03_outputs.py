@@ -1,6 +1,12 @@
 # %% [markdown]
 # # 3 · Loop outputs: LAST_VALUE, CONCATENATE, REVERSE
 #
+# **You will be able to:** predict the value and the shape of every kind of loop output for any
+# trip count, including zero; say which positions of a padded output are undefined and why a
+# comparison must ignore them; tell a carried final value (defined after zero trips) from the
+# last value of a body result (undefined after zero trips). Terms: see the
+# [glossary](README.md#glossary).
+#
 # Streams live inside the loop; a loop-output layer is the only way to get a tensor out
 # (`structure/exit`). There are three kinds, and each is defined in terms of `n`, the trip count:
 #
@@ -144,11 +150,16 @@ except ll.StructureError as err:
     print(err)
 
 # %% [markdown]
-# ONNX and OpenVINO do return the last value of an arbitrary body result. Their programs are
-# lowered under relaxed profiles, where `LAST_VALUE(v)` means **the value of the last trip that
-# ran**, `v_{n-1}` — carried by a hidden recurrence whose start is undefined. It is *not* `v_n`:
-# trip `n` never runs. After zero trips there is no last trip, so the value is undefined. The
-# relaxed profiles also let the length go unset, meaning "exactly n":
+# ONNX's final values are not of this kind: an ONNX `Loop` returns its **carried** values, which
+# are recurrences, so its final values are `LAST_VALUE` of a recurrence as above — after zero
+# trips, the initial value, always defined (`onnx/loop`). The kind that needs more is
+# OpenVINO's: a `Loop-5` or `TensorIterator` may return the value of a body result that has no
+# back edge, "by the last iteration" (`openvino/loop5`). Such programs are lowered under a
+# relaxed profile, where `LAST_VALUE(v)` means **the value of the last trip that ran**, `v_{n-1}`
+# — carried by a hidden recurrence whose start is undefined. It is *not* `v_n`: trip `n` never
+# runs. After zero trips there is no last trip, so that value is undefined (ambiguity A3, whose
+# other reading is to refuse). The relaxed profiles also let the length go unset, meaning
+# "exactly n":
 
 # %%
 for count in (3, 0):
@@ -161,51 +172,44 @@ teach.print_plan(ev)
 # The plan shows the hidden pieces: `last_trip(v) = Recurrence(undefined(v), v)` and
 # `last = LastValue(last_trip(v))`, i.e. `⟨?, v_0, v_1, …⟩` read at `n`.
 #
-# ## Exercises
+# ## Exercises: predict, then check
 #
-# Replace the worked answers with your own (or `...`); each check uses numpy only.
+# Each ✎ cell ships as `answer = ...`: replace `...` with your prediction and run the check cell.
+# A wrong answer gets a hint naming the rule; a right one shows what lazyloop did.
 #
-# **Exercise 1.** `outputs(2, axis=1, length=4)`: what is `stacked`? Write it with `np.nan` for
-# undefined positions.
+# **Exercise 3.1.** `outputs(2, axis=1, length=4)`: what is `stacked`? Write it as an array,
+# with `np.nan` at the undefined positions.
 
 # %%
-# ✎ Exercise 1: a 3 × 4 array
-answer_1 = np.array([[1, 4, np.nan, np.nan],
-                     [2, 5, np.nan, np.nan],
-                     [3, 6, np.nan, np.nan]])
+# ✎ Exercise 3.1: a 3 × 4 array
+answer_1 = ...
 
 # %%
-expected_1 = np.full((3, 4), np.nan)
-expected_1[:, :2] = np.stack([X[0], X[1]], axis=1)     # v_0, v_1 on a new axis 1, then padding
-teach.check(answer_1, expected_1, "exercise 1")
-ev = ll.run(outputs(2, axis=1, length=4), {"x": X})
-assert np.allclose(ev.outputs["stacked"], expected_1, equal_nan=True)
+if teach.exercise("03.1", answer_1):
+    ev = ll.run(outputs(2, axis=1, length=4), {"x": X})
+    print(teach.masked(ev.outputs["stacked"], ev.defined["stacked"]))
 
 # %% [markdown]
-# **Exercise 2.** `outputs(2, kind=REVERSE, length=4)` under the default reading of A1: which rows
-# of `stacked` are defined? Give the `defined` mask as a 4 × 3 boolean array.
+# **Exercise 3.2.** `outputs(2, kind=REVERSE, length=4)` under the default reading of A1: which
+# positions of `stacked` are defined? A 4 × 3 boolean array.
 
 # %%
-# ✎ Exercise 2: a 4 × 3 boolean array
-answer_2 = np.array([[True] * 3, [True] * 3, [False] * 3, [False] * 3])
+# ✎ Exercise 3.2: a 4 × 3 boolean array
+answer_2 = ...
 
 # %%
-expected_2 = np.zeros((4, 3), bool)
-expected_2[:2] = True                                  # two trips, reversed, then padding
-teach.check(answer_2, expected_2, "exercise 2")
-assert (ll.run(outputs(2, kind=REVERSE, length=4), {"x": X}).defined["stacked"] == expected_2).all()
+if teach.exercise("03.2", answer_2):
+    print(ll.run(outputs(2, kind=REVERSE, length=4), {"x": X}).defined["stacked"])
 
 # %% [markdown]
-# **Exercise 3.** In the ONNX profile, with `count=2`, what is `last` when it reads `v`
-# (`last_of="v"`), and what would it be if `LAST_VALUE` meant `v_n`?
+# **Exercise 3.3.** In the relaxed (ONNX) profile with `count=2`, `last` reads the body result
+# `v`. What does lazyloop give, and what would `v_n` have been? A pair of lists of three numbers.
 
 # %%
-# ✎ Exercise 3: (the value lazyloop gives, the value v_n would give)
-answer_3 = ([4, 5, 6], [7, 8, 9])
+# ✎ Exercise 3.3: (the value lazyloop gives, the value v_n would give)
+answer_3 = ...
 
 # %%
-n = 2
-expected_3 = (X[n - 1], X[n])                           # v_{n-1}, and the trip that never ran
-teach.check(np.array(answer_3), np.array(expected_3), "exercise 3")
-ev = ll.run(outputs(2, profile="onnx", length=None, last_of="v"), {"x": X})
-assert np.allclose(ev.outputs["last"], expected_3[0])
+if teach.exercise("03.3", answer_3):
+    ev = ll.run(outputs(2, profile="onnx", length=None, last_of="v"), {"x": X})
+    print("last =", ev.outputs["last"])
