@@ -1,6 +1,12 @@
 # %% [markdown]
 # # 4 · Nesting and conditionals
 #
+# **You will be able to:** tell from a network's data flow which loop is nested in which, and
+# count the activations and forced elements of an inner loop; recognise the tangled networks
+# that are rejected; predict which branch elements an if-conditional forces, trip by trip; say
+# where the lazy and the eager readings of A10 part. Terms: see the
+# [glossary](README.md#glossary).
+#
 # Nobody declares that one loop is inside another. TensorRT **infers** nesting from data flow:
 # if loop B uses a value defined inside loop A, B is nested in A, and runs once per trip of A.
 # Each of those runs is an **activation** of B, with its own streams, its own `n` and its own
@@ -224,14 +230,17 @@ teach.plot_trace(ev, streams=["x", "even", "halved", "tripled", "x_next", "not_o
 #
 # Look-ups in a table of two rows, in a loop of four trips: on trips 0 and 1 the true branch reads
 # the table's row `i`; later trips take the false branch, zeros. The iterator over the table would
-# fail on trip 2 (`iterator/bounds`) — but nothing forces that element. ONNX and OpenVINO runtimes
-# execute every node of a body on every trip; on their reading the same program fails. The
-# ambiguity register keeps both readings as **A10**, lazy by default.
+# fail on trip 2 (`iterator/bounds`) — but nothing forces that element. ONNX's and OpenVINO's `If`
+# run only the taken branch too (`onnx/if`, `openvino/if`); the difference lies elsewhere. In
+# this program the iterator is not inside a branch: lowered to ONNX or OpenVINO, the slice of the
+# table becomes a node of the loop body, and those runtimes execute every body node outside an
+# `If` on every trip. On that reading the same program fails on trip 2. The ambiguity register
+# keeps both readings as **A10**, lazy by default; below, the two side by side.
 
 # %%
-def lookup():
+def lookup(rows=2):
     net = ll.Network()
-    table = net.add_input("table", ll.float32, (2, 3))
+    table = net.add_input("table", ll.float32, (rows, 3))
     loop = net.add_loop()
     four = const(net, 4)
     loop.add_trip_limit(four, ll.TripLimit.COUNT)
@@ -263,49 +272,48 @@ except ll.IteratorOutOfBounds as err:
     print("\nA10 = eager:", err)
 
 # %% [markdown]
-# ## Exercises
+# ## Exercises: predict, then check
 #
-# Replace each worked answer with your own (or `...`); the checks use plain Python or numpy.
+# Each ✎ cell ships as `answer = ...`: replace `...` with your prediction and run the check cell.
+# A wrong answer gets a hint naming the rule; a right one shows what lazyloop did.
 #
-# **Exercise 1.** How many trips does `collatz()` make from `start = 27`?
+# **Exercise 4.1.** In `row_sums(rows=3, cols=4)`, how many elements of the stream `acc` are
+# forced, counting every activation of the inner loop?
 
 # %%
-# ✎ Exercise 1: n
-answer_1 = 111
+# ✎ Exercise 4.1: a count
+answer_1 = ...
 
 # %%
-x, steps = 27, 0
-while x != 1:
-    x, steps = (x // 2 if x % 2 == 0 else 3 * x + 1), steps + 1
-teach.check(answer_1, steps, "exercise 1")
-assert ll.run(collatz(), {"start": np.array(27, np.int32)}).trips["loop0"] == [((), steps)]
+if teach.exercise("04.1", answer_1):
+    ev = ll.run(row_sums(), {"m": M})
+    print({act: ix for act, ix in teach.forced(ev, "acc", activation=None).items()})
 
 # %% [markdown]
-# **Exercise 2.** In `row_sums(rows=3, cols=4)`, how many elements of the stream `acc` are forced,
-# counting every activation?
+# **Exercise 4.2.** `collatz()` from `start = 5`: how many elements of the WHILE input `not_one`
+# are forced?
 
 # %%
-# ✎ Exercise 2: a count
-answer_2 = 15
+# ✎ Exercise 4.2: a count
+answer_2 = ...
 
 # %%
-expected_2 = 3 * (4 + 1)     # per row: acc_0 ... acc_n with n = 4 (output/last reads acc_n)
-teach.check(answer_2, expected_2, "exercise 2")
-ev = ll.run(row_sums(), {"m": M})
-assert sum(len(ix) for ix in teach.forced(ev, "acc", activation=None).values()) == expected_2
+if teach.exercise("04.2", answer_2):
+    ev = ll.run(collatz(), {"start": np.array(5, np.int32)})
+    print("n =", ev.trips["loop0"][0][1], "  not_one forced at", teach.forced(ev, "not_one"))
 
 # %% [markdown]
-# **Exercise 3.** From `start = 7`, at which trips is the `halved` branch forced?
+# **Exercise 4.3.** `lookup(rows=4)` with a table of four rows (the condition is still `i < 2`).
+# At which trips is the iterator's stream `row` forced under the lazy reading of A10, and under
+# the eager one? A dict `{"lazy": [...], "eager": [...]}`.
 
 # %%
-# ✎ Exercise 3: a list of trip indices
-answer_3 = [1, 3, 5, 6, 8, 9, 10, 12, 13, 14, 15]
+# ✎ Exercise 4.3: {"lazy": trips, "eager": trips}
+answer_3 = ...
 
 # %%
-x, trip, expected_3 = 7, 0, []
-while x != 1:
-    if x % 2 == 0:
-        expected_3.append(trip)
-    x, trip = (x // 2 if x % 2 == 0 else 3 * x + 1), trip + 1
-teach.check(answer_3, expected_3, "exercise 3")
-assert teach.forced(ll.run(collatz(), {"start": np.array(7, np.int32)}), "halved") == expected_3
+if teach.exercise("04.3", answer_3):
+    T4 = np.arange(12, dtype=np.float32).reshape(4, 3)
+    for reading in ("lazy", "eager"):
+        ev = ll.run(lookup(rows=4), {"table": T4}, readings={"A10": reading})
+        print(f"{reading:>5}: row forced at {teach.forced(ev, 'row')}")

@@ -1,6 +1,12 @@
 # %% [markdown]
 # # 5 · An LSTM made of loop layers
 #
+# **You will be able to:** build a recurrent network from loop layers (an iterator, two
+# recurrences, loop outputs) and check it against a plain numpy loop; tell apart the stream `h`
+# and the stacked next values `states` (off by one index); predict the shapes of the loop's
+# outputs and how many elements each stream forces. Terms: see the
+# [glossary](README.md#glossary).
+#
 # TensorRT removed its prefabricated RNN layer in version 10; recurrent networks are now written
 # with the loop API. Its char-RNN sample (`SampleCharRNNLoop::addLSTMCell`) does it with one
 # iterator over the input sequence, two recurrences for the hidden state `h` and the cell state
@@ -117,7 +123,8 @@ print("lazyloop and numpy agree on", sorted(fast))
 # %%
 h = fast["states"][:, 0, :]
 fig, (top, bottom) = plt.subplots(2, 1, figsize=(11, 6), sharex=True)
-teach.plot_sequence(h, ax=top, title="hidden state h_t, one line per unit", xlabel="")
+teach.plot_sequence(h, ax=top, title="states[t] = h_{t+1}, the hidden state after character t;"
+                    " one line per unit", xlabel="")
 teach.plot_sequence(h, ax=bottom, kind="heatmap", title="the same as a heat map",
                     xlabel="character read")
 bottom.set_xticks(range(SEQ))
@@ -160,51 +167,44 @@ print("states:", out0["states"].shape, "  h_final:", out0["h_final"].shape,
       "all zero:", not out0["h_final"].any())
 
 # %% [markdown]
-# ## Exercises
+# ## Exercises: predict, then check
 #
-# Replace the worked answers with your own (or `...`); the checks use numpy only.
+# Each ✎ cell ships as `answer = ...`: replace `...` with your prediction and run the check cell.
+# A wrong answer gets a hint naming the rule; a right one shows what lazyloop did.
 #
-# **Exercise 1.** How many elements of the stream `h` does `ll.run` force for this text? (The
-# loop runs once per character; think about what `LAST_VALUE` reads.)
+# **Exercise 5.1.** How many elements of the stream `h` does `ll.run` force for this text (of
+# 29 characters, one trip each)?
 
 # %%
-# ✎ Exercise 1: a count
-answer_1 = 30
+# ✎ Exercise 5.1: a count
+answer_1 = ...
 
 # %%
-expected_1 = len(text) + 1                  # h_0 ... h_n with n = len(text)
-teach.check(answer_1, expected_1, "exercise 1")
-assert len(teach.forced(ev, "h")) == expected_1
-
+if teach.exercise("05.1", answer_1):
+    print("h forced at", teach.forced(ev, "h"))
 
 # %% [markdown]
-# **Exercise 2.** Compute, with numpy, the hidden state after the first character,
-# `states[0]`, from `embedding`, `weights` and the gate equations (the initial `h` and `c` are
-# zero, so only the input weights and the bias matter; gate order `input, forget, cell, output`).
+# **Exercise 5.2.** `char_model(seq=7)` reads a 7-character prefix. What shape does its output
+# `states` have? A tuple.
 
 # %%
-# ✎ Exercise 2: a [1, HIDDEN] array
-def sigmoid(v):
-    return 1 / (1 + np.exp(-v))
-
-z = embedding[tokens[0]][None, :] @ weights.input_weights + weights.bias
-i, f, g, o = (z[:, k * HIDDEN:(k + 1) * HIDDEN] for k in range(4))
-c1 = sigmoid(i) * np.tanh(g)                # f * c0 vanishes, c0 = 0
-answer_2 = sigmoid(o) * np.tanh(c1)
+# ✎ Exercise 5.2: a shape
+answer_2 = ...
 
 # %%
-expected_2 = numpy_lstm(embedding[tokens[:1]][:, None, :], weights)[0][0]   # the numpy LSTM, one step
-teach.check(answer_2, expected_2, "exercise 2")
+if teach.exercise("05.2", answer_2):
+    print(ll.evaluate(char_model(seq=7), {"tokens": tokens[:7]})["states"].shape)
 
 # %% [markdown]
-# **Exercise 3.** The state after reading a prefix of the text is the same whether you run the
-# whole text and look at `states[k-1]`, or run only the first `k` characters and take
-# `LAST_VALUE(h)`. Build the model for the first 5 characters and give its `h_final`.
+# **Exercise 5.3.** `states[4]` equals which element of the recurrence's stream `h`? Give its
+# index `k`, so that `states[4]` is `h_k`.
 
 # %%
-# ✎ Exercise 3: h_final of the 5-character model, a [1, HIDDEN] array
-answer_3 = ll.evaluate(char_model(seq=5), {"tokens": tokens[:5]})["h_final"]
+# ✎ Exercise 5.3: an index into the stream h
+answer_3 = ...
 
 # %%
-expected_3 = states[4]                      # the numpy LSTM over the whole text, after 5 steps
-teach.check(answer_3, expected_3, "exercise 3")
+if teach.exercise("05.3", answer_3):
+    prefix = ll.evaluate(char_model(seq=5), {"tokens": tokens[:5]})
+    print("h_final of the 5-character model equals states[4]:",
+          np.allclose(prefix["h_final"], fast["states"][4], atol=1e-6))

@@ -143,19 +143,15 @@ def _():
 @_exercise("04.2", "trip/while", "the loop condition is read at every trip and once more, "
            "at n.")
 def _():
-    n, _, checks = _while_trips(6, _collatz_step, lambda x: x != 1)
+    n, _, checks = _while_trips(5, _collatz_step, lambda x: x != 1)
     return len(checks)
 
 
-@_exercise("04.3", "laziness/dead", "an if-conditional forces only the branch its condition "
-           "picks, trip by trip.")
+@_exercise("04.3", "laziness/dead", "lazily, an element is computed only when the taken branch "
+           "asks for it; eagerly (A10), every body node outside a branch runs on every trip.")
 def _():
-    x, trip, odd_trips = 6, 0, []
-    while x != 1:
-        if x % 2:
-            odd_trips.append(trip)
-        x, trip = _collatz_step(x), trip + 1
-    return odd_trips
+    trips, rows_read_by_taken_branch = 4, [i for i in range(4) if i < 2]
+    return {"lazy": rows_read_by_taken_branch, "eager": list(range(trips))}
 
 
 # ---- 05 LSTM ------------------------------------------------------------------------------
