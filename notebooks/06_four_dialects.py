@@ -1,6 +1,11 @@
 # %% [markdown]
 # # 6 · One semantics, four dialects
 #
+# **You will be able to:** read an ONNX `Loop`, an ONNX `Scan` and an OpenVINO `Loop-5` as the
+# same core of iterators, recurrences, loop outputs and trip limits; compare their lowerings; and
+# look up, in the ambiguity register, the places where the dialects mean different things. Terms:
+# see the [glossary](README.md#glossary).
+#
 # The same small program — a running sum over the rows of a matrix — written four times: with the
 # TensorRT-style builder, as an ONNX `Loop`, as an ONNX `Scan` and as an OpenVINO `Loop-5`. Each
 # dialect has its own vocabulary (iteration numbers, carried values, scan inputs, sliced inputs,
@@ -243,7 +248,9 @@ for who, ev in runs.items():
 #
 # ### A negative trip count (A4)
 #
-# Give each program a trip count of −1. TensorRT makes it a runtime error. ONNX's reference
+# Give each program a trip count of −1. The TensorRT guide does not say what a negative count
+# means; lazyloop's TensorRT profile reads it as a runtime error — that is A4's default reading
+# for this profile, not a rule of the guide. ONNX's reference
 # semantics run zero trips (and onnxruntime agrees). In OpenVINO, −1 means *no* count limit: the
 # loop runs until its condition turns false — here it never does, so it runs out of chunks of `x`
 # and fails (A24 covers that case; the CPU plugin fails too). One program text, three meanings:
@@ -326,47 +333,54 @@ print("lazyloop, constant 0: ", lazyloop.openvino.evaluate(openvino_running_sum(
 teach.show_ambiguity("A7", "A8", "A9", "A1", "A2")
 
 # %% [markdown]
-# ## Exercises
+# ## Exercises: predict, then check
 #
-# Replace the worked answers with your own (or `...`); the checks use numpy or plain Python.
+# Each ✎ cell ships as `answer = ...`: replace `...` with your prediction and run the check cell.
+# A wrong answer gets a hint naming the rule; a right one shows what lazyloop did.
 #
-# **Exercise 1.** Run the ONNX Loop with `M = 2`. What is `partial`?
+# **Exercise 6.1.** Run the ONNX Loop with `M = 2`. What is `partial`? A 2 × 3 array.
 
 # %%
-# ✎ Exercise 1: the 2 × 3 array `partial`
-answer_1 = np.array([[0, 1, 2], [3, 5, 7]])
+# ✎ Exercise 6.1: the 2 × 3 array `partial`
+answer_1 = ...
 
 # %%
-expected_1 = np.cumsum(X[:2], axis=0)
-teach.check(answer_1, expected_1, "exercise 1")
-assert np.allclose(lazyloop.onnx.evaluate(onnx_loop, {"x": X, "M": np.array(2, np.int64)})["partial"], expected_1)
+if teach.exercise("06.1", answer_1):
+    print(lazyloop.onnx.evaluate(onnx_loop, {"x": X, "M": np.array(2, np.int64)})["partial"])
 
 # %% [markdown]
-# **Exercise 2.** Under the default reading of A4, how many trips does each program make with a
-# trip count of −3? Answer with `"error"` where evaluation fails, otherwise the number of trips.
+# **Exercise 6.2.** Under the default readings of A4, how many trips does each program make with
+# a trip count of −3? Answer with `"error"` where evaluation fails, otherwise the number of
+# trips: a dict `{"TensorRT": ..., "ONNX Loop": ..., "OpenVINO Loop": ...}`.
 
 # %%
-# ✎ Exercise 2: {dialect: trips or "error"}
-answer_2 = {"TensorRT": "error", "ONNX Loop": 0, "OpenVINO Loop": "error"}
+# ✎ Exercise 6.2: {dialect: trips or "error"}
+answer_2 = ...
 
 # %%
-expected_2 = {
-    "TensorRT": "error",          # negative count: a runtime error
-    "ONNX Loop": 0,               # negative count: zero trips
-    "OpenVINO Loop": "error",     # no count limit: the 5th trip asks for a 5th chunk of 4
-}
-teach.check(answer_2, expected_2, "exercise 2")
+if teach.exercise("06.2", answer_2):
+    minus_three = np.array(-3, np.int64)
+    for dialect, run in (("TensorRT", lambda: ll.run(trt_running_sum(count=-3), {"x": X})),
+                         ("ONNX Loop", lambda: lazyloop.onnx.run(
+                             onnx_loop, {"x": X, "M": minus_three}, trace=True).evaluation),
+                         ("OpenVINO Loop", lambda: lazyloop.openvino.evaluate(
+                             ov_model, {"x": X, "M": minus_three}))):
+        try:
+            result = run()
+            print(f"{dialect:<14} trips: {[n for t in result.trips.values() for _, n in t]}")
+        except ll.LazyLoopError as err:
+            print(f"{dialect:<14} error: {type(err).__name__}")
 
 # %% [markdown]
-# **Exercise 3.** In the ONNX Loop, the carried value's stream is ⟨acc_0, acc_1, …⟩. With `M = 3`,
-# which indices of it are forced, and why one more than the number of trips?
+# **Exercise 6.3.** In the ONNX Loop, the carried value's stream is ⟨acc_0, acc_1, …⟩. With
+# `M = 3`, which indices of it are forced? A list; ask yourself why one more than the number of
+# trips.
 
 # %%
-# ✎ Exercise 3: a list of indices
-answer_3 = [0, 1, 2, 3]
+# ✎ Exercise 6.3: a list of indices
+answer_3 = ...
 
 # %%
-expected_3 = list(range(3 + 1))   # the final carried value is LAST_VALUE = acc_n, n = 3
-teach.check(answer_3, expected_3, "exercise 3")
-ev = lazyloop.onnx.run(onnx_loop, {"x": X, "M": np.array(3, np.int64)}, trace=True).evaluation
-assert teach.forced(ev, carried_stream(ev.plan)) == expected_3
+if teach.exercise("06.3", answer_3):
+    ev = lazyloop.onnx.run(onnx_loop, {"x": X, "M": np.array(3, np.int64)}, trace=True).evaluation
+    print("forced:", teach.forced(ev, carried_stream(ev.plan)))
