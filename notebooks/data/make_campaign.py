@@ -64,12 +64,19 @@ def campaign(backend, name, **options):
     import lazyloop.difftest as dt
     from lazyloop.difftest import checking
 
-    seen = []   # (signature, size) of each disagreeing program, in the order they were checked
+    seen = []   # (signature, size) of each disagreeing program the shrinker checked, in order
+    outcomes = Counter()   # (kind, status) of the generated programs
+    stage = ["generate"]
     original = checking.Checker.outcome
+
+    def progress(name, done, total, report):
+        stage[0] = name
 
     def outcome(self, subject):
         out = original(self, subject)
-        if out.status == "disagree":
+        if stage[0] == "generate":
+            outcomes[subject.kind, out.status] += 1
+        if out.status == "disagree" and stage[0] == "shrink":
             try:
                 seen.append((out.signature(subject), _size(subject.model())))
             except Exception:
@@ -78,13 +85,12 @@ def campaign(backend, name, **options):
 
     checking.Checker.outcome = outcome
     try:
-        report = dt.check(backend, **options)
+        report = dt.check(backend, progress=progress, **options)
     finally:
         checking.Checker.outcome = original
     findings = []
     for d in report.disagreements:
         sizes = [s for sig, s in seen if sig == d.signature]
-        steps = [sizes[0]] + [s for s in sizes[1:] if s < min(sizes[:sizes.index(s)] or [s + 1])]
         findings.append({
             "subject_kind": d.subject.kind if d.subject else "?",
             "signature": list(d.signature),
@@ -96,7 +102,7 @@ def campaign(backend, name, **options):
             "shrunk": d.shrunk,
             "found_after": d.found_after,
             "occurrences": d.occurrences,
-            "shrink_sizes": steps,
+            "shrink_sizes": sizes,   # each failing program the shrinker met, in order
             "program": _program(d.model),
             "feeds": {k: _array(v) for k, v in d.feeds.items()},
             "expected": {k: _array(v) for k, v in d.expected.items()},
@@ -110,7 +116,8 @@ def campaign(backend, name, **options):
             "generated": report.generated, "examples": report.examples,
             "agreements": report.agreements, "instances": report.instances,
             "unsupported": report.unsupported_count, "invalid": report.invalid,
-            "not_exportable": report.not_exportable, "by_kind": dict(Counter(report.by_kind)),
+            "not_exportable": report.not_exportable,
+            "outcomes": [[kind, status, n] for (kind, status), n in sorted(outcomes.items())],
             "findings": findings}
 
 
