@@ -1,6 +1,11 @@
 # %% [markdown]
 # # 7 · Differential testing
 #
+# **You will be able to:** read a differential-testing report — outcomes per program kind, the
+# distinct disagreements, their minimal programs; tell a backend bug from a documented
+# ambiguity; name the rule that decides each disagreement; and spot, from expected and actual
+# values alone, what a faulty backend did. Terms: see the [glossary](README.md#glossary).
+#
 # An executable specification earns its keep by checking real implementations. `lazyloop.difftest`
 # generates random loop programs with hypothesis — core networks exported to ONNX or OpenVINO,
 # and programs written directly in each dialect (ONNX `Loop` in all its modes, `Scan` 8 and 9+,
@@ -16,107 +21,172 @@
 #   ambiguity register's other readings makes lazyloop agree with the backend, the disagreement is
 #   tagged with that register ID: a documented difference between sources, not a bug.
 #
-# This notebook runs three small campaigns (a few seconds each): against a backend with a fault
-# planted on purpose, against onnxruntime, and against OpenVINO's CPU plugin. Each disagreement
-# is decided by a rule; we read it in `spec/`. Rules: `onnx/loop`, `onnx/scan9`, `trip/count`,
-# `output/last`, `openvino/loop5`, and whatever the campaigns find.
+# A campaign depends on the installed backend and on time-bounded shrinking, so this notebook
+# does not run one: it **replays saved reports** (`notebooks/data/campaign_*.json`, written by
+# `notebooks/data/make_campaign.py` with fixed seeds): one against onnxruntime with a fault
+# planted on purpose, one against onnxruntime itself, one against OpenVINO's CPU plugin. Every
+# minimal ONNX program is evaluated again by today's lazyloop, and the findings this text
+# describes are asserted to be in the reports. Rules: `onnx/loop`, `onnx/scan9`, `onnx/scan8`,
+# `trip/count`, `output/last`, `openvino/loop5`.
 
 # %%
 # %matplotlib inline
+import pathlib
 import numpy as np
+import matplotlib.pyplot as plt
 import onnx, onnx.parser, onnx.printer
-import onnxruntime
-import openvino
 import lazyloop as ll
 import lazyloop.onnx
 import lazyloop.difftest as dt
 from lazyloop import teach
+from lazyloop.teach import campaign
 
-print("onnxruntime", onnxruntime.__version__, "| openvino", openvino.__version__.split("-")[0])
+DATA = pathlib.Path("data")
+reports = {
+    "planted fault": campaign.load_report(DATA / "campaign_planted_fault_seed0.json"),
+    "onnxruntime": campaign.load_report(DATA / "campaign_onnxruntime_seed0.json"),
+    "openvino": campaign.load_report(DATA / "campaign_openvino_seed1.json"),
+}
+for name, r in reports.items():
+    print(f"{name:<14} {r['backend']:<48} seed {r['seed']}: {r['generated']} programs, "
+          f"{r['agreements']} agree, {r['instances']} disagree ({len(r['findings'])} distinct), "
+          f"{r['unsupported']} refused")
 
-def show(d):
-    """A disagreement: the program, the feeds, lazyloop's answer and the backend's."""
-    print(d.describe().split("\nrules:")[0])
-    print("\nminimal program:" if d.shrunk else "\nprogram:")
-    if isinstance(d.model, onnx.ModelProto):
-        print(onnx.printer.to_text(d.model.graph))
-    else:
-        print(teach.openvino_outline(d.model))
+
+def show(f):
+    """A finding: what differs, the minimal program, the feeds, expected and actual values."""
+    print("difference:", "; ".join(f"{d['output']}: {d['kind']}: {d['detail']}"
+                                   for d in f["differences"]))
+    if f["error"]:
+        print("backend error:", f["error"].split("Status Message:")[-1].strip()[:160])
+    print("explained by ambiguity:", f["ambiguity"] or "none")
+    print("\nminimal program:")
+    print(f["program"]["text"])
     print("feeds:")
-    for k, v in d.feeds.items():
-        print(f"  {k} = {np.asarray(v).tolist()}")
+    for k, v in f["feeds"].items():
+        print(f"  {k} = {v.tolist()}")
     print("expected (lazyloop; ? = undefined):")
-    for k, v in d.expected.items():
-        print(f"  {k} = {teach.masked(v, d.defined.get(k, True))}")
-    print("actual (backend):", "no values" if d.actual is None else "")
-    for k, v in (d.actual or {}).items():
-        print(f"  {k} = {np.asarray(v).tolist()}")
+    for k, v in f["expected"].items():
+        print(f"  {k} = {teach.masked(v, f['defined'].get(k, True))}")
+    print("actual (backend):", "no values" if f["actual"] is None else "")
+    for k, v in (f["actual"] or {}).items():
+        print(f"  {k} = {v.tolist()}")
 
+
+# %% [markdown]
+# ## The outcomes at a glance
+#
+# Every generated program ends in one of three ways on the backend: it agrees with lazyloop, it
+# disagrees, or the backend refuses it. Per backend and kind of program:
+
+# %%
+campaign.plot_outcomes(reports);
 
 # %% [markdown]
 # ## 1. A planted fault
 #
-# To see the machinery work on a bug we know, wrap onnxruntime in a backend that runs every ONNX
-# `Loop` with one trip too many (it rewrites the trip count `M` to `M + 1`). A backend is just an
-# object with a `name`, a `format` and `run(model, feeds)`.
-#
-# onnxruntime itself runs in a child process (`dt.Isolated`): some generated programs make a
-# backend's process die with a signal, and that must be a finding, not the end of this notebook.
+# To see the machinery work on a bug we know, the first campaign wraps onnxruntime in a backend
+# that runs every ONNX `Loop` with one trip too many (`dt.TripCountPlusOne` rewrites the trip count
+# `M` to `M + 1`). A backend is just an object with a `name`, a `format` and `run(model, feeds)`.
+# The campaign found two distinct disagreements: a scan output of the wrong length, and a carried
+# value that differs.
 
 # %%
-ort = dt.Isolated("onnxruntime")          # closed at the end of section 2
-faulty = dt.TripCountPlusOne(ort)
-report = dt.check(faulty, max_examples=25, seed=0, kinds=("onnx-loop",), shrink_seconds=4)
-print(report.summary())
-
-# %%
-planted = report.disagreements[0]
-show(planted)
+planted = {f["signature"][2]: f for f in reports["planted fault"]["findings"]}
+assert set(planted) == {"shape", "values"}          # what this text describes is in the report
+show(planted["shape"])
 
 # %% [markdown]
-# The shrunk program is about as small as an ONNX `Loop` gets: a constant trip count, an
-# iteration number turned into a float and returned as a scan output (or carried). Which rule
-# decides who is right? The `onnx/loop` lowering feeds `M` to a `COUNT` limit, and `trip/count`
-# says `n = M`:
+# The minimal program is about as small as an ONNX `Loop` gets: a constant trip count `M = 2` and
+# the iteration number, as a float, returned as a scan output. lazyloop stacks one element per
+# trip, `[0, 1]`; the backend returns three. Expected against actual, with lazyloop's undefined
+# positions (none here) hatched:
 
 # %%
-print(teach.rule_text("onnx/loop", max_lines=22))
-print()
-print(teach.rule_text("trip/count", max_lines=6))
+campaign.plot_expected_actual(planted["shape"], title="planted fault: a scan output");
+
+# %% [markdown]
+# lazyloop's side of a finding can be replayed at any time: the minimal program is saved, and
+# today's lazyloop must still give the saved expected values. Its lowering and its forcing trace
+# show where the answer comes from: the `COUNT` limit is fed by `M`, and the stacked output has one
+# element per trip.
+
+# %%
+run = campaign.replay(planted["shape"])
+assert campaign.still_expected(planted["shape"], run)
+ev = run.evaluation
+teach.draw_plan(ev.plan, title="the minimal program, lowered");
+teach.plot_trace(ev, title="its forcing trace: n = 2");
+
+# %% [markdown]
+# ### The rule that decides
+#
+# A minimal program still exercises a dozen rules; most of them cannot tell the two answers apart.
+# The one that decides is the rule the two answers read differently — here the number of trips:
+# the `onnx/loop` lowering feeds `M` to a `COUNT` limit and the carried condition to a `WHILE`
+# limit, and `trip/both` says `n = min(M, first false)`; the condition stays true, so `n = M = 2`.
+
+# %%
+print(teach.rule_text("trip/both", max_lines=8))
 
 # %% [markdown]
 # ## 2. onnxruntime
 #
-# Now the real thing, with every kind of program onnxruntime accepts.
+# The real thing, with every kind of program onnxruntime accepts. Each finding below is listed
+# with the rule that decides it — a judgement made by reading the minimal program, checked
+# against the rules that program exercises.
 
 # %%
-ort_report = dt.check(ort, max_examples=60, seed=0, shrink_seconds=4)
-print(ort_report.summary())
+DECIDING = {   # (subject kind, kind of difference) -> (deciding rule, why)
+    ("onnx-loop", "shape"): ("trip/both", "n = M trips (cond stays true): M elements stacked"),
+    ("onnx-loop", "values"): ("trip/both", "n = M trips of the body (cond stays true), not M + 1"),
+    ("onnx-scan9", "error"): ("onnx/scan9", "a scan over a length-0 axis runs 0 trips; "
+                                            "the final state is the initial one"),
+    ("onnx-scan8", "error"): ("onnx/scan8", "a sequence_lens entry of 0 means 0 trips for "
+                                            "that batch item (A14)"),
+    ("openvino-loop", "shape"): ("openvino/loop5", "what zero trips produce (A22)"),
+}
+
+
+def deciding(f):
+    key = (f["subject_kind"], f["signature"][2].split(":")[0])
+    rule, why = DECIDING[key]
+    assert rule in f["rules"], (rule, f["rules"])    # the program does exercise that rule
+    return rule, why
+
+
+for name, r in reports.items():
+    for f in r["findings"]:
+        rule, why = deciding(f)
+        print(f"{name:<14} {f['subject_kind']:<14} {f['signature'][2][:38]:<40}"
+              f" {f['ambiguity'] or '-':<5} {rule:<15} {why}")
 
 # %%
-real = [d for d in ort_report.disagreements if d.ambiguity is None]
-for d in real:
-    print("-", d.signature[1], "|", d.kind[:100])
-if real:
-    show(real[0])
+ort_findings = reports["onnxruntime"]["findings"]
+zero_length = [f for f in ort_findings if f["subject_kind"] == "onnx-scan9"]
+assert len(zero_length) == 2 and all(0 in f["feeds"]["x0"].shape for f in zero_length)
+assert {f["program"]["text"].count("scan_input_axes: ints = [1]") for f in zero_length} == {0, 1}
+assert any("SIGFPE" in (f["error"] or "") for f in zero_length)
+scan8 = [f for f in ort_findings if f["subject_kind"] == "onnx-scan8"]
+assert len(scan8) == 1 and scan8[0]["ambiguity"] == "A14"
+show(zero_length[0])
 
 # %% [markdown]
-# In the run saved with this notebook (onnxruntime 1.31.1) every finding is a scan over a
-# sequence of length **zero**: lazyloop returns the initial state; onnxruntime fails while
-# slicing the empty input when the scan axis is 0, its process dies of a floating point exception
-# (`SIGFPE`) when the scan axis is 1, and Scan 8 rejects a `sequence_lens` entry of 0. Zero trips
-# are not a corner the specification forgot — the rules say exactly what happens: `trip/count`
-# allows `n = 0`, `output/last` says a recurrence's last value after zero trips is its initial
-# value, and `onnx/scan9` spells it out for `Scan`:
+# In the saved run two findings are a `Scan` over a sequence of length **zero**: lazyloop returns
+# the initial state; onnxruntime fails while slicing the empty input when the scan axis is 0,
+# and its process dies of a floating point exception (`SIGFPE`) when the scan axis is 1. The third,
+# a Scan 8 `sequence_lens` entry of 0, is refused by onnxruntime and explained by register entry
+# A14. Zero trips are not a corner the specification forgot: `trip/count` allows `n = 0`,
+# `output/last` says a recurrence's last value after zero trips is its initial value, and
+# `onnx/scan9` spells it out for `Scan`:
 
 # %%
 print(teach.rule_text("onnx/scan9", max_lines=18))
-print()
-print(teach.rule_text("output/last", max_lines=6))
 
 # %% [markdown]
-# The shrunk case can be replayed by hand in a few lines — this is what would go into a bug
-# report (or, in lazyloop's repository, into the conformance cases):
+# The minimal case, replayed by hand on the onnxruntime installed here, in a child process
+# (`dt.Isolated`) so that a crash is a result and not the end of this notebook. This is what
+# would go into a bug report:
 
 # %%
 zero_length_scan = onnx.parser.parse_model("""
@@ -131,6 +201,7 @@ scan_zero (float[2] s, float[0,2] x) => (float[2] s_final) {
 """)
 feeds = {"s": np.array([1.25, 2.0], np.float32), "x": np.zeros((0, 2), np.float32)}
 print("lazyloop:   ", lazyloop.onnx.evaluate(zero_length_scan, feeds))
+ort = dt.Isolated("onnxruntime")
 try:
     print("onnxruntime:", ort.run(zero_length_scan, feeds))
 except Exception as err:
@@ -141,96 +212,89 @@ finally:
 # %% [markdown]
 # ## 3. OpenVINO's CPU plugin
 #
-# OpenVINO runs isolated too (notebook 6 met a `SIGFPE` in its CPU plugin). Here the programs
-# are OpenVINO `Loop-5` models.
+# The third campaign ran OpenVINO `Loop-5` programs (and exported core programs, which this
+# version of the plugin refused). Its one distinct disagreement carries a register ID: an
+# alternative reading of that entry makes lazyloop agree with the plugin. That is a place where
+# OpenVINO's own sources do not say the same thing — here a loop whose execution condition is a
+# constant false runs zero trips, and the plugin returns the shape its shape inference declares
+# rather than what zero trips produce.
 
 # %%
-ov_backend = dt.Isolated("openvino")
-try:
-    ov_report = dt.check(ov_backend, max_examples=12, seed=1, formats=("openvino",),
-                         shrink_seconds=3)
-finally:
-    ov_backend.close()
-print(ov_report.summary())
-
-# %% [markdown]
-# Some disagreements carry a register ID: an alternative reading of that entry makes lazyloop
-# agree with the plugin. Those are places where OpenVINO's own documents, its reference
-# implementation and its CPU plugin do not say the same thing — the register records both
-# readings and which one lazyloop takes by default. The others are candidates for bug reports.
-
-# %%
-explained = sorted({d.ambiguity for d in ov_report.disagreements if d.ambiguity})
-for d in ov_report.disagreements:
-    print(f"- {d.ambiguity or 'no ambiguity':<13} {d.signature[1]:<14} {d.kind[:90]}")
+(ov_finding,) = reports["openvino"]["findings"]
+assert ov_finding["ambiguity"] == "A22"
+show(ov_finding)
 print()
-teach.show_ambiguity(*explained)
+teach.show_ambiguity("A22")
 
 # %%
-unexplained = [d for d in ov_report.disagreements if d.ambiguity is None]
-if unexplained:
-    show(unexplained[0])
-    print("\ngenerated from:", unexplained[0].subject)
+campaign.plot_expected_actual(ov_finding, title="OpenVINO: an undefined value against an empty one");
 
 # %% [markdown]
-# In the run saved here, the disagreement no register entry explains is a concatenated output:
-# the chunks of a sliced input (each `[1, 2]`) joined on axis −1 over two trips. The rule that
-# decides is `openvino/concat`: negative axes count from the Result's rank, and every trip's whole
-# value is joined, so the answer is `[1, 4]`; the plugin returns `[1, 2]`. An unexplained
-# disagreement is where the work starts: either the backend is wrong, or a source says something
-# the specification has not recorded yet — and then it becomes a new register entry.
+# ## How the shrinker got there
+#
+# Each finding was first met in a larger program; hypothesis then tried smaller and smaller
+# variants, keeping those that still fail the same way. The size of each failing program the
+# shrinker met (its nodes, nested graphs included), in order:
 
 # %%
-print(teach.rule_text("openvino/concat", max_lines=14))
+campaign.plot_shrinking({f"{name}: {f['subject_kind']} {f['signature'][2][:20]}": f
+                         for name, r in reports.items() for f in r["findings"]});
 
 # %% [markdown]
-# To run a longer campaign from the command line, with minimal cases written to disk:
+# To run a campaign of your own from the command line, with minimal cases written to disk:
 #
 #     lazyloop check --backend onnxruntime --examples 200 --seed 0 --out out/onnxruntime
 #
-# ## Exercises
+# ## Exercises: predict, then check
 #
-# Replace the worked answers with your own (or `...`); the checks use plain numpy.
+# Each ✎ cell ships as `answer = ...`: replace `...` with your prediction and run the check cell.
+# A wrong answer gets a hint naming the rule; a right one shows the evidence.
 #
-# **Exercise 1.** For the zero-length `Scan` above (`s = [1.25, 2.0]`, `x` with no rows), what
-# must `s_final` be?
+# **Exercise 7.1.** For the zero-length `Scan` above (`s = [1.25, 2.0]`, `x` with no rows), what
+# must `s_final` be? A list of two numbers.
 
 # %%
-# ✎ Exercise 1: a list of two numbers
-answer_1 = [1.25, 2.0]
+# ✎ Exercise 7.1: a list of two numbers
+answer_1 = ...
 
 # %%
-state = feeds["s"].copy()
-for e in feeds["x"]:                 # the Scan body as a numpy loop: no rows, no trips
-    state = np.tanh(state + e)
-teach.check(answer_1, state, "exercise 1")
+if teach.exercise("07.1", answer_1):
+    print("lazyloop:", lazyloop.onnx.evaluate(zero_length_scan, feeds)["s_final"])
 
 # %% [markdown]
-# **Exercise 2.** An ONNX `Loop` with `M = 3` returns its iteration number (as a float) as a scan
-# output. What does a correct backend return, and what does the faulty backend of section 1 return?
+# **Exercise 7.2 — spot the bug.** Here is the planted campaign's other finding, as a reviewer
+# would receive it: no word about the planted fault. Which side is right, and how many trips did
+# the backend's answer take? Answer with a dict `{"right": "lazyloop" or "backend",
+# "backend_trips": n}`.
 
 # %%
-# ✎ Exercise 2: (correct, faulty)
-answer_2 = ([0.0, 1.0, 2.0], [0.0, 1.0, 2.0, 3.0])
+show(planted["values"])
 
 # %%
-expected_2 = (np.arange(3, dtype=np.float32).tolist(), np.arange(3 + 1, dtype=np.float32).tolist())
-teach.check(answer_2, expected_2, "exercise 2")
+# ✎ Exercise 7.2: {"right": ..., "backend_trips": ...}
+answer_2 = ...
+
+# %%
+if teach.exercise("07.2", answer_2):
+    c = planted["values"]["feeds"]["v0"].astype(np.float32)
+    for i in range(3):                    # the body, c <- tanh(c + i), trip by trip
+        c = np.tanh(c + np.float32(i))
+        print(f"after trip {i}: c = {c:.7f}")
+    print("deciding rule:", deciding(planted["values"]))
 
 # %% [markdown]
-# **Exercise 3.** lazyloop expects `[1, 2, ?]` (the last position is CONCATENATE padding, undefined)
-# and a backend returns `[1, 2, 7]`. Do they agree under the comparison rules above? And for
-# `[1, 3, 7]`?
+# **Exercise 7.3.** lazyloop expects `[1, 2, ?]` (the last position is CONCATENATE padding,
+# undefined) and a backend returns `[1, 2, 7]`. Do they agree under the comparison rules above?
+# And for `[1, 3, 7]`? A pair of booleans.
 
 # %%
-# ✎ Exercise 3: (agree for [1, 2, 7], agree for [1, 3, 7])
-answer_3 = (True, False)
+# ✎ Exercise 7.3: (agree for [1, 2, 7], agree for [1, 3, 7])
+answer_3 = ...
 
 # %%
-expected = np.array([1, 2, np.nan], np.float32)
-defined = np.array([True, True, False])
-def agree(actual):
-    actual = np.asarray(actual, np.float32)
-    return bool(np.allclose(actual[defined], expected[defined], rtol=1e-4, atol=1e-5))
-teach.check(answer_3, (agree([1, 2, 7]), agree([1, 3, 7])), "exercise 3")
-assert not dt.compare({"y": expected}, {"y": defined}, {"y": np.array([1, 2, 7], np.float32)})
+if teach.exercise("07.3", answer_3):
+    expected = {"y": np.array([1, 2, np.nan], np.float32)}
+    defined = {"y": np.array([True, True, False])}
+    for actual in ([1, 2, 7], [1, 3, 7]):
+        found = dt.compare(expected, defined, {"y": np.array(actual, np.float32)})
+        print(actual, "agree" if not found else f"differ: {found[0].detail}")
