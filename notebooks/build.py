@@ -41,8 +41,10 @@ def execute(nb, solutions: bool = False):
     """Run `nb` in a fresh kernel, in the notebooks folder, with the Agg backend; with
     `solutions`, the exercises are answered from solutions.py (LAZYLOOP_SOLUTIONS)."""
     import nbclient
-    saved = {k: os.environ.get(k) for k in ("MPLBACKEND", "LAZYLOOP_SOLUTIONS", "PYTHONPATH")}
+    saved = {k: os.environ.get(k) for k in ("MPLBACKEND", "LAZYLOOP_SOLUTIONS", "PYTHONPATH",
+                                            "LAZYLOOP_STRICT_DIAGRAMS")}
     os.environ["MPLBACKEND"] = "Agg"
+    os.environ["LAZYLOOP_STRICT_DIAGRAMS"] = "1"   # every diagram drawn is checked (teach.layout)
     os.environ["PYTHONPATH"] = os.pathsep.join(
         [str(HERE.parent)] + [p for p in [saved["PYTHONPATH"]] if p])
     if solutions:
