@@ -185,6 +185,20 @@ for count in (2, 5, 0):
     print(f"COUNT={count}, WHILE i<3: n = {ev.trips['loop0'][0][1]}, i_final = {ev.outputs['i_final']},"
           f" keep_going forced at {teach.forced(ev, 'keep_going')}")
 
+# %% [markdown]
+# ### Try it
+#
+# Move the sliders: `count` (`None`: no COUNT limit), the WHILE limit (`keep_going = i < limit`)
+# and the trace step, to watch the elements being forced one by one. (The sliders need a live
+# kernel with ipywidgets; a static view of this notebook shows the grid for a few settings.)
+
+# %%
+teach.explore(lambda count, limit: ll.run(counter(count=count, limit=limit), {}),
+              {"count": [None, 0, 1, 2, 3, 4, 5], "limit": [3, 0, 1, 2, 4, 5]},
+              streams=["i", "i_next", "keep_going"],
+              static=[{"count": None, "limit": 3}, {"count": 2, "limit": 3},
+                      {"count": 5, "limit": 1}, {"count": 0, "limit": 3}]);
+
 
 # %% [markdown]
 # ## The other "one too many": a condition carried from the body

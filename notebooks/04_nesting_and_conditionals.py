@@ -272,6 +272,20 @@ except ll.IteratorOutOfBounds as err:
     print("\nA10 = eager:", err)
 
 # %% [markdown]
+# The two readings side by side, with a table of four rows so that both run: lazily, `row` is
+# forced only on the trips whose taken branch reads it; eagerly, on every trip.
+
+# %%
+import matplotlib.pyplot as plt
+T4 = np.arange(12, dtype=np.float32).reshape(4, 3)
+fig, axes = plt.subplots(1, 2, figsize=(12, 2.6))
+for ax, reading in zip(axes, ("lazy", "eager")):
+    ev = ll.run(lookup(rows=4), {"table": T4}, readings={"A10": reading})
+    teach.plot_trace(ev, ax=ax, streams=["i", "in_table", "row", "picked"],
+                     title=f"A10 = {reading}")
+fig.tight_layout()
+
+# %% [markdown]
 # ## Exercises: predict, then check
 #
 # Each ✎ cell ships as `answer = ...`: replace `...` with your prediction and run the check cell.
@@ -303,17 +317,20 @@ if teach.exercise("04.2", answer_2):
     print("n =", ev.trips["loop0"][0][1], "  not_one forced at", teach.forced(ev, "not_one"))
 
 # %% [markdown]
-# **Exercise 4.3.** `lookup(rows=4)` with a table of four rows (the condition is still `i < 2`).
-# At which trips is the iterator's stream `row` forced under the lazy reading of A10, and under
-# the eager one? A dict `{"lazy": [...], "eager": [...]}`.
+# **Exercise 4.3.** `lookup(rows=3)` with a table of three rows (four trips, the condition is
+# still `i < 2`). At which trips is the iterator's stream `row` forced under the lazy reading of
+# A10? And does the eager reading run, or fail? A dict `{"lazy": [...], "eager": "runs" or
+# "error"}`.
 
 # %%
-# ✎ Exercise 4.3: {"lazy": trips, "eager": trips}
+# ✎ Exercise 4.3: {"lazy": trips, "eager": "runs" or "error"}
 answer_3 = ...
 
 # %%
 if teach.exercise("04.3", answer_3):
-    T4 = np.arange(12, dtype=np.float32).reshape(4, 3)
-    for reading in ("lazy", "eager"):
-        ev = ll.run(lookup(rows=4), {"table": T4}, readings={"A10": reading})
-        print(f"{reading:>5}: row forced at {teach.forced(ev, 'row')}")
+    T3 = np.arange(9, dtype=np.float32).reshape(3, 3)
+    print(" lazy: row forced at", teach.forced(ll.run(lookup(rows=3), {"table": T3}), "row"))
+    try:
+        ll.run(lookup(rows=3), {"table": T3}, readings={"A10": "eager"})
+    except ll.IteratorOutOfBounds as err:
+        print("eager:", err)

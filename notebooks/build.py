@@ -42,9 +42,10 @@ def execute(nb, solutions: bool = False):
     `solutions`, the exercises are answered from solutions.py (LAZYLOOP_SOLUTIONS)."""
     import nbclient
     saved = {k: os.environ.get(k) for k in ("MPLBACKEND", "LAZYLOOP_SOLUTIONS", "PYTHONPATH",
-                                            "LAZYLOOP_STRICT_DIAGRAMS")}
+                                            "LAZYLOOP_STRICT_DIAGRAMS", "LAZYLOOP_STATIC_WIDGETS")}
     os.environ["MPLBACKEND"] = "Agg"
     os.environ["LAZYLOOP_STRICT_DIAGRAMS"] = "1"   # every diagram drawn is checked (teach.layout)
+    os.environ["LAZYLOOP_STATIC_WIDGETS"] = "1"    # committed notebooks show static grids
     os.environ["PYTHONPATH"] = os.pathsep.join(
         [str(HERE.parent)] + [p for p in [saved["PYTHONPATH"]] if p])
     if solutions:

@@ -12,6 +12,8 @@ Public helpers
 - ``plot_trace(evaluation)``: which elements of which streams were forced (the forcing trace of
   ``ll.run``), streams by trip, forced versus never touched, with the trip count n marked.
 - ``forced(evaluation, stream)``: the indices of a stream that were forced.
+- ``explore(run, params)``: sliders over a loop's parameters and its trace step (ipywidgets,
+  live kernels), a static grid of forcing plots elsewhere; ``trace_grid`` is the static one.
 - ``print_trace``, ``print_plan``: the trace and the plan as text.
 - ``outline(plan)``: a compact text of a plan, loop by loop, for comparing lowerings.
 - ``openvino_outline(model)``: an OpenVINO model's ops and its Loops' ports, as text.
@@ -32,6 +34,7 @@ from __future__ import annotations
 
 from .draw import draw_network, draw_plan, draw_plans
 from .exercises import exercise
+from .interactive import explore, trace_grid
 from .notebook import ExerciseNotAnswered, check, rule_text, show_ambiguity
 from .plots import forced, loop_streams, plot_masked, plot_sequence, plot_trace
 from .text import masked, openvino_outline, outline, print_plan, print_trace, side_by_side
@@ -39,5 +42,5 @@ from .text import masked, openvino_outline, outline, print_plan, print_trace, si
 
 __all__ = ["draw_network", "draw_plan", "draw_plans", "plot_trace", "forced", "loop_streams",
            "print_trace", "print_plan", "outline", "openvino_outline", "masked", "plot_masked",
-           "plot_sequence", "side_by_side", "show_ambiguity", "rule_text", "check", "exercise",
+           "plot_sequence", "side_by_side", "show_ambiguity", "rule_text", "check", "exercise", "explore", "trace_grid",
            "ExerciseNotAnswered"]

@@ -59,8 +59,8 @@ def _draw(g: _Graph, ax=None, title=None, legend=True):
                                     mutation_scale=9 * scale, shrinkA=0, shrinkB=0))
         if e.label:
             (xa, ya), (xb, yb) = _longest_segment(e.points)
-            ax.text((xa + xb) / 2, (ya + yb) / 2, e.label, fontsize=font * 0.95,
-                    color=colour, ha="center", va="center", zorder=4,
+            ax.text((xa + xb) / 2, (ya + yb) / 2, e.label, fontsize=font * 1.1,
+                    color=colour, ha="center", va="center", zorder=4, fontweight="bold",
                     bbox=dict(fc="white", ec="none", pad=0.4))
     for n, (x0, y0, x1, y1) in geo.nodes.items():
         label, kind, _ = g.nodes[n]
@@ -119,11 +119,15 @@ def draw_plan(plan, ax=None, title=None, legend=True):
 
 def draw_plans(plans: Mapping[str, object], ncols: int = 2, width: float = 8.0,
                height: float = 4.5):
-    """Several plans (or networks) in a grid of subplots, titled by the mapping's keys."""
+    """Several plans (or networks) in a grid of subplots, titled by the mapping's keys. Each
+    subplot is at least `width` x `height` inches and large enough to draw its diagram 1:1."""
     import matplotlib.pyplot as plt
 
     items = list(plans.items())
     nrows = (len(items) + ncols - 1) // ncols
+    sizes = [(geo.width, geo.height) for geo in (geometry(what) for _, what in items)]
+    width = max([width] + [w + 0.8 for w, _ in sizes])
+    height = max([height] + [h + 1.0 for _, h in sizes])
     fig, axes = plt.subplots(nrows, ncols, figsize=(width * ncols, height * nrows),
                              squeeze=False)
     for ax, (title, what) in zip(axes.flat, items):

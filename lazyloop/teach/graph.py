@@ -93,7 +93,7 @@ def branch_regions(g: _Graph):
     return regions
 
 
-def _short(text: str, width: int = 12) -> str:
+def _short(text: str, width: int = 30) -> str:
     text = str(text)
     return text if len(text) <= width else text[:width - 1] + "…"
 

@@ -34,11 +34,12 @@ def loop_streams(plan, loop) -> list:
 
 def plot_trace(evaluation, loops: Optional[Iterable[str]] = None, ax=None, order=True,
                columns: Optional[int] = None, streams: Optional[Iterable[str]] = None,
-               title=None):
+               title=None, upto: Optional[int] = None):
     """The forcing trace as a grid: one row per stream (per activation, for nested loops),
     one column per trip index; a filled cell was forced (numbered in forcing order when
     `order`), a grey cell was never touched. The dashed line stands after the last trip that
     ran (index n-1): column n is where a WHILE input is forced one last time to stop the loop.
+    With `upto`, only the first `upto` events of the trace are shown (a step of the evaluation).
     Returns the Axes."""
     import matplotlib.pyplot as plt
     from matplotlib.patches import Rectangle
@@ -48,6 +49,8 @@ def plot_trace(evaluation, loops: Optional[Iterable[str]] = None, ax=None, order
     wanted = set(streams) if streams is not None else None
     step = {}
     for k, e in enumerate(evaluation.trace):
+        if upto is not None and k >= upto:
+            break
         step.setdefault((e.stream, tuple(e.activation), e.index), k)
     rows = []  # (loop, activation, stream, label, n)
     for loop in names:
