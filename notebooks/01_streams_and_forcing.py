@@ -113,6 +113,51 @@ assert np.allclose(ev.outputs["total"], (0.5 * X).sum(axis=0))
 assert np.allclose(ev.outputs["scaled_rows"], 0.5 * X)
 
 # %% [markdown]
+# ### Each combinator beside a plain-Python reference
+#
+# The boundary layers are small functions on sequences. Written eagerly, on Python lists (lazyloop
+# computes the same elements, but only on demand):
+#
+# | lazyloop | rule | plain Python |
+# |---|---|---|
+# | `loop.add_iterator(x, axis)` | `iterator/forward` | `[x[i] for i in range(L)]` (along `axis`) |
+# | `loop.add_iterator(x, axis, reverse=True)` | `iterator/reverse` | `[x[L-1-i] for i in range(L)]` |
+# | `net.add_elementwise(a, b, op)` in a loop | `stream/map` | `[op(a[i], b[i]) for i …]` |
+# | `r = loop.add_recurrence(init)`; `r.set_input(1, nxt)` | `recurrence/def` | `s = [init]; s.append(nxt_i)` per trip |
+# | `loop.add_loop_output(s, LAST_VALUE)` | `output/last` | `s[n]` |
+# | `loop.add_loop_output(v, CONCATENATE, axis)` | `output/concat` | `np.stack(v[:n], axis)` (then padding) |
+# | `loop.add_loop_output(v, REVERSE, axis)` | `output/reverse` | `np.stack(v[:n][::-1], axis)` |
+
+# %%
+def iterator(x, axis=0, reverse=False):          # iterator/forward, iterator/reverse
+    L = x.shape[axis]
+    return [np.take(x, L - 1 - i if reverse else i, axis=axis) for i in range(L)]
+
+def recurrence(initial, next_value, n):          # recurrence/def: <initial, next_0, next_1, ...>
+    s = [initial]
+    for i in range(n):
+        s.append(next_value(s[i], i))
+    return s
+
+def last_value(s, n):                            # output/last: element n
+    return s[n]
+
+def concatenate(v, n, axis=0):                   # output/concat: elements 0 .. n-1, a new axis
+    return np.stack(v[:n], axis=axis)
+
+def reverse_stack(v, n, axis=0):                 # output/reverse: the same, newest first
+    return np.stack(v[:n][::-1], axis=axis)
+
+n = 4
+row = iterator(X)
+scaled = [r * np.float32(0.5) for r in row]      # stream/map
+acc = recurrence(np.zeros(3, np.float32), lambda acc_i, i: acc_i + scaled[i], n)
+print("total:      ", last_value(acc, n), "   lazyloop:", ev.outputs["total"])
+print("scaled_rows:", concatenate(scaled, n)[1], "...   lazyloop:", ev.outputs["scaled_rows"][1], "...")
+assert np.allclose(last_value(acc, n), ev.outputs["total"])
+assert np.allclose(concatenate(scaled, n), ev.outputs["scaled_rows"])
+
+# %% [markdown]
 # `ll.evaluate(net, feeds)` returns just the outputs; `ll.run` returns an `Evaluation` that also
 # carries the `trace` of forced elements, the `defined` masks, the trip counts and the compiled
 # `plan`. In the plan every tensor is one stream node, and its repr reads like the expression
