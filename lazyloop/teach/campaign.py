@@ -103,7 +103,7 @@ def _grid(value) -> np.ndarray:
     return a.reshape(-1, a.shape[-1]) if a.ndim > 1 else a.reshape(1, -1)
 
 
-def _heatmap(ax, value, defined, title):
+def _heatmap(ax, value, defined, title, limits=(0.0, 1.0)):
     from matplotlib.patches import Rectangle
     grid = _grid(value)
     if grid.size == 0:
@@ -115,12 +115,14 @@ def _heatmap(ax, value, defined, title):
     mask = np.broadcast_to(np.asarray(defined, bool), np.shape(value)).reshape(grid.shape) \
         if defined is not None else np.ones(grid.shape, bool)
     shown = np.ma.masked_array(grid, ~mask)
-    ax.imshow(shown, cmap="Blues", aspect="auto",
-              vmin=np.nanmin(grid) if mask.any() and grid.size else 0,
-              vmax=(np.nanmax(grid) if mask.any() and grid.size else 1) + 1e-9)
+    low, high = limits
+    ax.imshow(shown, cmap="Blues", aspect="auto", vmin=low - 0.25 * (high - low + 1e-9),
+              vmax=high + 1e-9)
     for (r, c), v in np.ndenumerate(grid):
         if mask[r, c]:
-            ax.text(c, r, f"{v:.3g}", ha="center", va="center", fontsize=8)
+            dark = v > low + 0.6 * (high - low)
+            ax.text(c, r, f"{v:.3g}", ha="center", va="center", fontsize=8,
+                    color="white" if dark else "black")
         else:
             ax.add_patch(Rectangle((c - 0.5, r - 0.5), 1, 1, fc="#eeeeee", ec="#999999",
                                    hatch="//", lw=0.5))
@@ -135,18 +137,25 @@ def plot_expected_actual(finding, title: Optional[str] = None):
     beside the backend's value, or the backend's error."""
     import matplotlib.pyplot as plt
     names = list(finding["expected"])
+    seen = [np.asarray(v, float)[np.broadcast_to(finding["defined"].get(k, True), np.shape(v))]
+            for k, v in finding["expected"].items()]
+    seen += [np.asarray(v, float).ravel() for v in (finding.get("actual") or {}).values()]
+    values = np.concatenate([s.ravel() for s in seen]) if seen else np.zeros(0)
+    values = values[np.isfinite(values)]
+    limits = (float(values.min()), float(values.max())) if values.size else (0.0, 1.0)
     fig, axes = plt.subplots(len(names), 2, figsize=(9, 1.2 + 1.3 * len(names)), squeeze=False)
     for row, name in zip(axes, names):
         want = finding["expected"][name]
         _heatmap(row[0], want, finding["defined"].get(name),
-                 f"{name}: expected (lazyloop), shape {list(want.shape)}")
+                 f"{name}: expected (lazyloop), shape {list(want.shape)}", limits)
         actual = (finding.get("actual") or {}).get(name)
         if actual is None:
             row[1].set_axis_off()
             row[1].text(0, 0.5, "backend: " + _wrap_error(finding.get("error")),
                         fontsize=8, va="center", transform=row[1].transAxes, wrap=True)
         else:
-            _heatmap(row[1], actual, None, f"{name}: actual (backend), shape {list(actual.shape)}")
+            _heatmap(row[1], actual, None,
+                     f"{name}: actual (backend), shape {list(actual.shape)}", limits)
     fig.suptitle(title or finding["signature"][2][:90], fontsize=10, x=0.01, ha="left")
     fig.tight_layout()
     return axes
