@@ -326,3 +326,32 @@ def test_rule_text_finds_the_spec_at_the_repo_root():
     text = teach.rule_text("trip/while")
     assert text.startswith("12-trip-limits.md:") and "`trip/while`" in text
     assert "no section" in teach.rule_text("no/such-rule")
+
+
+def test_explore_without_a_live_kernel_draws_a_static_grid():
+    # rule: trip/while -- limit 1: i is forced at 0, 1 (n = 1); limit 3: at 0..3 (n = 3)
+    matplotlib = pytest.importorskip("matplotlib")
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    import lazyloop as ll
+    from lazyloop import teach
+    axes = teach.explore(lambda limit: ll.run(_counter(limit), {}), {"limit": [1, 2, 3]})
+    titles = [ax.get_title(loc="left") for ax in axes.flat]
+    assert titles == ["limit=1", "limit=3"]
+    assert teach.forced(ll.run(_counter(1), {}), "i") == [0, 1]
+    plt.close("all")
+
+
+def test_saved_campaign_findings_replay_on_lazyloop():
+    # rule: trip/both -- the planted fault's minimal Loop (M = 2, cond true) stacks [0, 1]
+    pytest.importorskip("onnx")
+    import numpy as np
+
+    from lazyloop.teach import campaign
+    report = campaign.load_report(FOLDER / "data" / "campaign_planted_fault_seed0.json")
+    shape = next(f for f in report["findings"] if f["signature"][2] == "shape")
+    run = campaign.replay(shape)
+    assert campaign.still_expected(shape, run)
+    assert np.array_equal(run.outputs["s0_stacked"], np.array([0.0, 1.0], np.float32))
+    assert shape["actual"]["s0_stacked"].tolist() == [0.0, 1.0, 2.0]   # one trip too many
