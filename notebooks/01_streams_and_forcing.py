@@ -78,8 +78,9 @@ net = running_sum()
 teach.draw_network(net, title="running_sum(): one loop, two outputs");
 
 # %% [markdown]
-# How to read the diagram: the shaded box is the loop. Squares are its boundary layers; circles
-# are ordinary layers. Data enters the loop through the iterator (green) and the recurrence's
+# How to read the diagram: the shaded box is the loop. Boxes with square corners and a thick
+# border are its boundary layers; rounded boxes are ordinary layers. Edges run in the channels
+# between boxes; an edge that forks is one value read by several layers. Data enters the loop through the iterator (green) and the recurrence's
 # first input, and leaves it only through the loop outputs (blue). The dashed red arrow labelled
 # `next` is a back edge: the recurrence's second input, its *next value*. A loop has one back
 # edge per recurrence (this loop has one recurrence, `acc`), each starting at the layer that

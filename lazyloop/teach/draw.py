@@ -72,8 +72,8 @@ def _draw(g: _Graph, ax=None, title=None, legend=True):
                 va="center", zorder=6, linespacing=1.05)
     ax.set_axis_off()
     if legend:
-        handles = [Line2D([], [], marker=m, ls="", mfc=COLOURS[k], mec="#444444", ms=8, label=t)
-                   for t, k, m in LEGEND]
+        handles = [Rectangle((0, 0), 1, 1, fc=COLOURS[k], ec="#444444",
+                             lw=1.4 if m == "s" else 0.6, label=t) for t, k, m in LEGEND]
         handles.append(Line2D([], [], color=BACK_EDGE, ls="--", lw=1.4,
                               label="back edge: a recurrence's next value"))
         handles.append(Rectangle((0, 0), 1, 1, fc="#bf9000", alpha=0.2, ec="#bf9000", ls="--",
