@@ -172,6 +172,17 @@ assert len(scan8) == 1 and scan8[0]["ambiguity"] == "A14"
 show(zero_length[0])
 
 # %% [markdown]
+# Replayed on lazyloop, with its trace: the `Scan` lowers to a loop with `COUNT(L)`, `L = 0` the
+# extent of the scan axis, so no trip runs; the state's only forced element is element 0, its
+# initial value, which `LAST_VALUE` returns (`output/last`).
+
+# %%
+run0 = campaign.replay(zero_length[0])
+assert campaign.still_expected(zero_length[0], run0)
+teach.print_trace(run0.evaluation)
+teach.plot_trace(run0.evaluation, title="a Scan over zero rows: n = 0");
+
+# %% [markdown]
 # In the saved run two findings are a `Scan` over a sequence of length **zero**: lazyloop returns
 # the initial state; onnxruntime fails while slicing the empty input when the scan axis is 0,
 # and its process dies of a floating point exception (`SIGFPE`) when the scan axis is 1. The third,

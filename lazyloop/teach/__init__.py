@@ -9,6 +9,8 @@ Public helpers
   layers as coloured squares, back edges (a recurrence's next value) dashed.
 - ``draw_plan(plan)`` / ``draw_plans({title: plan})``: the same picture for a compiled plan,
   which is what every dialect is lowered to (ONNX, OpenVINO and the TensorRT-style builder).
+- ``geometry(net_or_plan)``: the diagram's layout without drawing it (node boxes, routed
+  edges, loop and branch boxes; ``teach.layout.problems`` checks it).
 - ``plot_trace(evaluation)``: which elements of which streams were forced (the forcing trace of
   ``ll.run``), streams by trip, forced versus never touched, with the trip count n marked.
 - ``forced(evaluation, stream)``: the indices of a stream that were forced.
@@ -27,12 +29,13 @@ Public helpers
   the answer is wrong, never the expected value (the exercises live in ``teach.exercises``).
 
 The helpers live in submodules (graph/layout/draw: diagrams; plots: matplotlib plots of
-traces and values; text: text views; notebook: registers, spec sections, exercise checks) and
-are all reachable as ``teach.NAME``.
+traces and values; text: text views; notebook: registers, spec sections, value checks;
+exercises: the notebooks' exercises; interactive: sliders; campaign: saved difftest reports,
+imported as ``lazyloop.teach.campaign``) and are reachable as ``teach.NAME``.
 """
 from __future__ import annotations
 
-from .draw import draw_network, draw_plan, draw_plans
+from .draw import draw_network, draw_plan, draw_plans, geometry
 from .exercises import exercise
 from .interactive import explore, trace_grid
 from .notebook import ExerciseNotAnswered, check, rule_text, show_ambiguity
@@ -40,7 +43,7 @@ from .plots import forced, loop_streams, plot_masked, plot_sequence, plot_trace
 from .text import masked, openvino_outline, outline, print_plan, print_trace, side_by_side
 
 
-__all__ = ["draw_network", "draw_plan", "draw_plans", "plot_trace", "forced", "loop_streams",
+__all__ = ["draw_network", "draw_plan", "draw_plans", "geometry", "plot_trace", "forced", "loop_streams",
            "print_trace", "print_plan", "outline", "openvino_outline", "masked", "plot_masked",
            "plot_sequence", "side_by_side", "show_ambiguity", "rule_text", "check", "exercise", "explore", "trace_grid",
            "ExerciseNotAnswered"]

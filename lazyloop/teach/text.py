@@ -23,13 +23,16 @@ def print_trace(evaluation, limit: Optional[int] = 60, streams: Optional[Iterabl
 
     events = [(k, e) for k, e in enumerate(evaluation.trace, 1)
               if wanted is None or e.stream in wanted]
-    print(f"{'#':>3}  {'loop':<7} {'activation':<10} {'computed':<28} asked for by")
-    for k, e in (events[:limit] if limit else events):
-        by = "an output" if e.by is None else (element(*e.by)
+    shown = events[:limit] if limit else events
+    rows = [(str(k), str(e.loop or "-"), str(e.activation or "-"), element(e.stream, e.index),
+             "an output" if e.by is None else (element(*e.by)
                                                if not str(e.by[0]).startswith("#trips")
-                                               else f"the trip limit of {e.by[0][7:]}")
-        print(f"{k:>3}  {str(e.loop or '-'):<7} {str(e.activation or '-'):<10} "
-              f"{element(e.stream, e.index):<28} {by}")
+                                               else f"the trip limit of {e.by[0][7:]}"))
+            for k, e in shown]
+    head = ("#", "loop", "activation", "computed", "asked for by")
+    w = [max(len(r[i]) for r in rows + [head]) for i in range(4)]
+    for r in [head] + rows:
+        print(f"{r[0]:>{w[0]}}  {r[1]:<{w[1]}} {r[2]:<{w[2]}} {r[3]:<{w[3]}} {r[4]}".rstrip())
     if limit and len(events) > limit:
         print(f"... and {len(events) - limit} more")
 
