@@ -121,7 +121,7 @@ def layout(g: _Graph) -> Geometry:
         if scope is not None:
             y[0] += TITLE
         by_column: Dict[int, list] = {}
-        for nid in sorted(members.get(scope, []), key=lambda n: (column[n], str(n))):
+        for nid in sorted(members.get(scope, []), key=lambda n: (column[n], order[n], str(n))):
             by_column.setdefault(column[nid], []).append(nid)
         for col, nids in by_column.items():
             for k, nid in enumerate(nids):
@@ -144,7 +144,18 @@ def layout(g: _Graph) -> Geometry:
             scopes[scope] = ((x0, -y[0] - 0.04, x1, -top + 0.02), level, kind)
             y[0] += 0.1
 
-    place(None, 0)
+    neighbours = {n: [] for n in g.nodes}
+    for a, b, back in g.edges:
+        if not back:
+            neighbours[a].append(b)
+            neighbours[b].append(a)
+    order = {n: 0.0 for n in g.nodes}
+    for _ in range(4):   # the barycentre heuristic: fewer crossings, shorter edges
+        centre.clear(), scopes.clear(), lanes.clear()
+        y[0] = 0.0
+        place(None, 0)
+        order = {n: -sum(centre[m][1] for m in neighbours[n]) / len(neighbours[n])
+                 if neighbours[n] else -centre[n][1] for n in g.nodes}
     boxes = {n: (cx - size[n][0] / 2, cy - size[n][1] / 2, cx + size[n][0] / 2,
                  cy + size[n][1] / 2) for n, (cx, cy) in centre.items()}
     router = _Router(boxes, column, left, col_w, pitch)
