@@ -88,24 +88,21 @@ def normalised_outputs(nb):
         outs = []
         for out in cell.get("outputs", []):
             kind = out["output_type"]
-            if kind == "stream":
-                outs.append(("stream", out["name"], _normal_text(out["text"])))
+            if kind == "stream":   # chunks of a stream may be split differently run to run
+                if outs and outs[-1][0] == "stream" and outs[-1][1] == out["name"]:
+                    outs[-1] = ("stream", out["name"], outs[-1][2] + out["text"])
+                else:
+                    outs.append(("stream", out["name"], out["text"]))
             elif kind == "error":
-                outs.append(("error", out["ename"], _normal_text(out["evalue"])))
+                outs.append(("error", out["ename"], out["evalue"]))
             else:
                 data = out.get("data", {})
                 images = sorted(k for k in data if k.startswith("image/"))
                 if images:
                     outs.append(("image",))
                 elif "text/plain" in data:
-                    outs.append(("text", _normal_text(data["text/plain"])))
-        # adjacent stream chunks may be split differently from run to run
-        merged = []
-        for o in outs:
-            if merged and o[0] == "stream" and merged[-1][0] == "stream" and merged[-1][1] == o[1]:
-                merged[-1] = ("stream", o[1], merged[-1][2] + "\n" + o[2])
-            else:
-                merged.append(o)
+                    outs.append(("text", data["text/plain"]))
+        merged = [o if o[0] == "image" else o[:-1] + (_normal_text(o[-1]),) for o in outs]
         cells.append(merged)
     return cells
 
