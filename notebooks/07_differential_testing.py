@@ -35,6 +35,7 @@ import pathlib
 import numpy as np
 import matplotlib.pyplot as plt
 import onnx, onnx.parser, onnx.printer
+import onnxruntime                       # section 2 replays one case on it, in a child process
 import lazyloop as ll
 import lazyloop.onnx
 import lazyloop.difftest as dt
