@@ -43,7 +43,7 @@ from .plots import forced, loop_streams, plot_masked, plot_sequence, plot_trace
 from .text import masked, openvino_outline, outline, print_plan, print_trace, side_by_side
 
 
-__all__ = ["draw_network", "draw_plan", "draw_plans", "geometry", "plot_trace", "forced", "loop_streams",
-           "print_trace", "print_plan", "outline", "openvino_outline", "masked", "plot_masked",
-           "plot_sequence", "side_by_side", "show_ambiguity", "rule_text", "check", "exercise", "explore", "trace_grid",
-           "ExerciseNotAnswered"]
+__all__ = ["draw_network", "draw_plan", "draw_plans", "geometry", "plot_trace", "forced",
+           "loop_streams", "print_trace", "print_plan", "outline", "openvino_outline", "masked",
+           "plot_masked", "plot_sequence", "side_by_side", "show_ambiguity", "rule_text", "check",
+           "exercise", "explore", "trace_grid", "ExerciseNotAnswered"]

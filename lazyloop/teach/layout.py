@@ -165,7 +165,8 @@ def layout(g: _Graph) -> Geometry:
             edges.append(Edge(a, b, True, router.back(a, b, lanes[(a, b)]), "next"))
         else:
             edges.append(Edge(a, b, False, router.forward(a, b), g.roles.get((a, b))))
-    xs = [v for bx in list(boxes.values()) + [s[0] for s in scopes.values()] for v in (bx[0], bx[2])]
+    xs = [v for bx in list(boxes.values()) + [s[0] for s in scopes.values()]
+          for v in (bx[0], bx[2])]
     return Geometry(boxes, edges, scopes, width=max(xs, default=1) - min(xs, default=0),
                     height=y[0])
 
@@ -301,8 +302,8 @@ def _subtree(scope, children, members):
 def problems(g: _Graph, geo: Geometry) -> List[str]:
     """What is wrong with a diagram's geometry, in words (empty when nothing is): an edge that
     passes through a node's box, an edge that does not start on its source's box or end on
-    its target's, a back edge without its `next` label, overlapping node boxes, a node inside
-    the box of a loop or branch it does not belong to."""
+    its target's, a back edge without its `next` label, node boxes that overlap or touch, a
+    node inside the box of a loop or branch it does not belong to."""
     found = []
 
     def on(point, box, tol=1e-6):
@@ -325,8 +326,10 @@ def problems(g: _Graph, geo: Geometry) -> List[str]:
     items = list(geo.nodes.items())
     for k, (n, a) in enumerate(items):
         for m, b in items[k + 1:]:
-            if min(a[2], b[2]) - max(a[0], b[0]) > 0 and min(a[3], b[3]) - max(a[1], b[1]) > 0:
-                found.append(f"boxes of {n} and {m} overlap")
+            gap = 0.1   # boxes never touch: boundary layers stand apart
+            if min(a[2], b[2]) - max(a[0], b[0]) > -gap and \
+                    min(a[3], b[3]) - max(a[1], b[1]) > -gap:
+                found.append(f"boxes of {n} and {m} overlap or touch")
     for scope, (box, _, _) in geo.scopes.items():
         for n, (x0, y0, x1, y1) in geo.nodes.items():
             centre = ((x0 + x1) / 2, (y0 + y1) / 2)
