@@ -1,74 +1,138 @@
-"""The teaching notebooks run from top to bottom, each in a fresh kernel, without errors.
+"""The teaching notebooks: built from their jupytext sources, current, and answerable.
 
-Every notebook ends with exercises whose check cells assert against values computed without
-lazyloop (by hand, plain Python or numpy) and whose cells carry a worked answer, so a clean run
-also means every exercise checks green. The notebooks are committed with their outputs; the
-second test keeps it so (and keeps error outputs out of the committed files).
-
+Each notebook is written as ``notebooks/NN_name.py`` (jupytext percent format) and built into
+``NN_name.ipynb`` with its outputs by ``python notebooks/build.py``. Here every source is run in a
+fresh kernel twice: as shipped (exercises unanswered), whose outputs must match the committed
+ones (text normalised, images by presence), and with the reference answers of
+notebooks/solutions.py filled in (``LAZYLOOP_SOLUTIONS``), where every exercise must check green.
 Each notebook is executed in memory: the files are never rewritten by the test.
 """
 from __future__ import annotations
 
-import os
+import importlib.util
 import pathlib
 import re
 
 import pytest
 
-NOTEBOOKS = sorted((pathlib.Path(__file__).resolve().parent.parent / "notebooks").glob("*.ipynb"))
-PER_CELL_TIMEOUT = 120  # seconds; a whole notebook takes well under a minute
+FOLDER = pathlib.Path(__file__).resolve().parent.parent / "notebooks"
+NOTEBOOKS = sorted(FOLDER.glob("[0-9][0-9]_*.ipynb"))
+SOURCES = sorted(FOLDER.glob("[0-9][0-9]_*.py"))
 OPTIONAL_IMPORTS = ("onnxruntime", "openvino", "onnx")
 
 
+def _build():
+    spec = importlib.util.spec_from_file_location("notebooks_build", FOLDER / "build.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def _ids():
-    return [p.stem for p in NOTEBOOKS]
+    return [p.stem for p in SOURCES]
 
 
 def _code(nb) -> str:
     return "\n".join(c.source for c in nb.cells if c.cell_type == "code")
 
 
-def test_there_are_notebooks():
-    assert len(NOTEBOOKS) >= 7, [p.name for p in NOTEBOOKS]
-    numbers = [p.name[:2] for p in NOTEBOOKS]
+def test_there_are_notebooks_each_with_its_source():
+    assert len(SOURCES) >= 7, [p.name for p in SOURCES]
+    numbers = [p.name[:2] for p in SOURCES]
     assert numbers == sorted(numbers) and all(n.isdigit() for n in numbers)
+    assert [p.stem for p in NOTEBOOKS] == [p.stem for p in SOURCES]
 
 
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=_ids())
-def test_committed_with_outputs_and_exercises(path):
+@pytest.mark.parametrize("path", SOURCES, ids=_ids())
+def test_committed_notebook_is_built_from_its_source(path):
     nbformat = pytest.importorskip("nbformat")
-    nb = nbformat.read(path, as_version=4)
-    code = [c for c in nb.cells if c.cell_type == "code"]
+    pytest.importorskip("jupytext")
+    build = _build()
+    committed = nbformat.read(path.with_suffix(".ipynb"), as_version=4)
+    assert build.cell_sources(committed) == build.cell_sources(build.read_source(path)), \
+        f"{path.name}: the .ipynb differs from its source: run python notebooks/build.py"
+    code = [c for c in committed.cells if c.cell_type == "code"]
     assert code and all(c.execution_count is not None for c in code), \
         f"{path.name}: execute the notebook and save it with its outputs"
     errors = [o for c in code for o in c.outputs if o.output_type == "error"]
     assert not errors, f"{path.name}: committed with an error output"
-    text = _code(nb)
-    assert "teach.check(" in text, f"{path.name}: no checked exercise"
-    # every rule family the notebook teaches is cited by ID in its prose
-    prose = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
+    prose = "\n".join(c.source for c in committed.cells if c.cell_type == "markdown")
     assert re.search(r"`[a-z]+/[a-z0-9-]+`", prose), f"{path.name}: cites no rule ID"
+    assert "glossary" in prose.lower() and "you will be able to" in prose.lower(), \
+        f"{path.name}: opens with what the learner will be able to do, links the glossary"
 
 
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=_ids())
-def test_notebook_runs_top_to_bottom(path, monkeypatch):
+@pytest.mark.parametrize("path", SOURCES, ids=_ids())
+def test_exercises_ship_unanswered(path):
+    pytest.importorskip("jupytext")
+    build = _build()
+    nb = build.read_source(path)
+    exercises = [c.source for c in nb.cells if c.cell_type == "code" and "✎" in c.source]
+    assert len(exercises) >= 3, f"{path.name}: fewer than three exercises"
+    for source in exercises:
+        answers = re.findall(r"^answer_\w+ = (.*)$", source, re.M)
+        assert answers and all(a.strip() == "..." for a in answers), source
+    checks = re.findall(r"teach\.exercise\(\"(\d\d\.\d+)\"", _code(nb))
+    assert len(checks) == len(exercises) and all(k.startswith(path.name[:2]) for k in checks)
+
+
+def _run(path, solutions):
     nbformat = pytest.importorskip("nbformat")
-    nbclient = pytest.importorskip("nbclient")
+    pytest.importorskip("nbclient")
     pytest.importorskip("ipykernel")
     pytest.importorskip("matplotlib")
-    pytest.importorskip("networkx")
-    nb = nbformat.read(path, as_version=4)
+    pytest.importorskip("jupytext")
+    build = _build()
+    nb = build.read_source(path)
     source = _code(nb)
     for module in OPTIONAL_IMPORTS:
         if re.search(rf"^\s*(import|from)\s+{module}\b", source, re.M):
             pytest.importorskip(module)
-    monkeypatch.setenv("MPLBACKEND", "Agg")  # the kernel inherits the environment
-    client = nbclient.NotebookClient(nb, timeout=PER_CELL_TIMEOUT, kernel_name="python3",
-                                     resources={"metadata": {"path": str(path.parent)}})
-    client.execute()  # raises CellExecutionError, naming the cell, on the first error
-    for cell in nb.cells:
-        if cell.cell_type == "code":
-            assert not [o for o in cell.outputs if o.output_type == "error"], cell.source[:200]
+    return build, nbformat, build.execute(nb, solutions=solutions)
+
+
+@pytest.mark.parametrize("path", SOURCES, ids=_ids())
+def test_committed_outputs_match_a_fresh_run(path):
+    build, nbformat, fresh = _run(path, solutions=False)
+    committed = nbformat.read(path.with_suffix(".ipynb"), as_version=4)
+    new, old = build.normalised_outputs(fresh), build.normalised_outputs(committed)
+    cells = [c.source for c in fresh.cells if c.cell_type == "code"]
+    for source, a, b in zip(cells, new, old):
+        assert a == b, f"{path.name}: outputs are stale at the cell\n{source[:300]}\n" \
+                       "rebuild with python notebooks/build.py"
+    text = "\n".join(o[2] for c in new for o in c if o[0] == "stream")
+    assert "not answered yet" in text and "correct: exercise" not in text
+
+
+@pytest.mark.parametrize("path", SOURCES, ids=_ids())
+def test_notebook_runs_with_the_solutions_filled_in(path):
+    build, _, fresh = _run(path, solutions=True)
+    text = "\n".join(o[2] for c in build.normalised_outputs(fresh) for o in c if o[0] == "stream")
+    keys = re.findall(r"teach\.exercise\(\"(\d\d\.\d+)\"", _code(fresh))
+    assert keys and all(f"correct: exercise {k}" in text for k in keys), text[-2000:]
+    assert "not answered yet" not in text
+
+
+def test_a_wrong_answer_gets_a_hint_naming_the_rule_not_the_value(monkeypatch):
+    # rule: output/last -- exercise 01.1 expects {0, 1, 2, 3} (acc_0 ... acc_3 for n = 3)
+    from lazyloop import teach
+    from lazyloop.teach.exercises import EXERCISES
+    monkeypatch.delenv("LAZYLOOP_SOLUTIONS", raising=False)
+    with pytest.raises(AssertionError) as err:
+        teach.exercise("01.1", {1, 2, 3})
+    assert "`output/last`" in str(err.value) and "0, 1, 2, 3" not in str(err.value)
+    assert teach.exercise("01.1", ...) is False
+    assert teach.exercise("01.1", [3, 2, 1, 0]) is True
+    for ex in EXERCISES.values():   # no hint gives its value away
+        assert repr(ex.expected()) not in ex.hint
+
+
+def test_the_solutions_answer_every_exercise():
+    import runpy
+
+    from lazyloop.teach.exercises import EXERCISES
+    solutions = runpy.run_path(str(FOLDER / "solutions.py"))["SOLUTIONS"]
+    assert solutions.keys() == EXERCISES.keys()
 
 
 # ------------------------------------------------------------------------------------------
@@ -157,3 +221,137 @@ def test_teach_masked_and_check():
         teach.check([1, 2], [1, 2, 3])
     with pytest.raises(AssertionError):
         teach.check({"a": "error"}, {"a": 0})
+
+
+# ------------------------------------------------------------------------------------------
+# Diagram geometry (lazyloop/teach/layout.py), checked without drawing. Every diagram the
+# notebooks draw is checked the same way while they run (LAZYLOOP_STRICT_DIAGRAMS, set by
+# notebooks/build.py), so the two notebook runs above cover them all.
+# ------------------------------------------------------------------------------------------
+
+def _two_recurrences():
+    """a and b swap roles each trip: a' = b, b' = a + b (Fibonacci), COUNT 5."""
+    import numpy as np
+
+    import lazyloop as ll
+    net = ll.Network()
+
+    def const(v, dtype=np.int32):
+        return net.add_constant((), np.array(v, dtype)).get_output(0)
+    loop = net.add_loop()
+    loop.add_trip_limit(const(5), ll.TripLimit.COUNT)
+    a, b = loop.add_recurrence(const(0)), loop.add_recurrence(const(1))
+    a.get_output(0).name, b.get_output(0).name = "a", "b"
+    total = net.add_elementwise(a.get_output(0), b.get_output(0), ll.ElementWiseOperation.SUM)
+    total.get_output(0).name = "a_plus_b"
+    a.set_input(1, b.get_output(0))
+    b.set_input(1, total.get_output(0))
+    net.mark_output(loop.add_loop_output(a.get_output(0), ll.LoopOutput.LAST_VALUE).get_output(0))
+    return net
+
+
+def _halve_or_triple():
+    """x' = x / 2 if x is even else 3x + 1, WHILE x != 1: an if-conditional in a loop."""
+    import numpy as np
+
+    import lazyloop as ll
+    E = ll.ElementWiseOperation
+    net = ll.Network()
+
+    def const(v):
+        return net.add_constant((), np.array(v, np.int32)).get_output(0)
+    loop = net.add_loop()
+    x = loop.add_recurrence(net.add_input("start", ll.int32, ()))
+    half = net.add_elementwise(x.get_output(0), const(2), E.FLOOR_DIV).get_output(0)
+    even = net.add_elementwise(net.add_elementwise(half, const(2), E.PROD).get_output(0),
+                               x.get_output(0), E.EQUAL).get_output(0)
+    cond = net.add_if_conditional()
+    cond.set_condition(even)
+    x_in = cond.add_input(x.get_output(0)).get_output(0)
+    halved = net.add_elementwise(x_in, const(2), E.FLOOR_DIV).get_output(0)
+    tripled = net.add_elementwise(net.add_elementwise(x_in, const(3), E.PROD).get_output(0),
+                                  const(1), E.SUM).get_output(0)
+    x_next = cond.add_output(halved, tripled).get_output(0)
+    x_next.name = "x_next"
+    x.set_input(1, x_next)
+    one = net.add_elementwise(x.get_output(0), const(1), E.EQUAL).get_output(0)
+    loop.add_trip_limit(net.add_unary(one, ll.UnaryOperation.NOT).get_output(0),
+                        ll.TripLimit.WHILE)
+    net.mark_output(loop.add_loop_output(x.get_output(0), ll.LoopOutput.LAST_VALUE).get_output(0))
+    return net
+
+
+@pytest.mark.parametrize("build_net", [_counter, _two_recurrences, _halve_or_triple])
+def test_diagram_geometry_routes_edges_around_nodes(build_net):
+    # rule: recurrence/def -- each back edge runs from the layer computing the recurrence's
+    # next value (its second input) to the recurrence, labelled next
+    pytest.importorskip("networkx")
+    from lazyloop.core.enums import LayerType
+    from lazyloop.teach.graph import _network_graph
+    from lazyloop.teach.layout import layout, problems, segment_hits_box
+    net = build_net()
+    g = _network_graph(net)
+    geo = layout(g)
+    assert problems(g, geo) == []
+    for e in geo.edges:   # independently of problems(): no segment through another node's box
+        for p, q in zip(e.points, e.points[1:]):
+            assert not any(segment_hits_box(p, q, box) for box in geo.nodes.values())
+    want = {(("layer", layer.get_input(1).producer.name), ("layer", layer.name))
+            for layer in net.layers if layer.type is LayerType.RECURRENCE}
+    backs = [e for e in geo.edges if e.back]
+    assert {(e.source, e.target) for e in backs} == want
+    for e in backs:
+        x0, y0, x1, y1 = geo.nodes[e.source]
+        assert e.label == "next" and x0 <= e.points[0][0] <= x1 and y0 <= e.points[0][1] <= y1
+
+
+def test_if_branches_are_true_and_false_regions():
+    # rule: laziness/dead -- the branch layers of an if-conditional sit in their own regions
+    pytest.importorskip("networkx")
+    from lazyloop.teach.graph import _network_graph
+    from lazyloop.teach.layout import layout
+    g = _network_graph(_halve_or_triple())
+    geo = layout(g)
+    branches = {name: [n for n, (_, _, box) in g.nodes.items() if box == name]
+                for name, (_, _, kind) in geo.scopes.items() if kind == "branch"}
+    assert set(branches) == {"x_next: true", "x_next: false"}
+    captions = {name: sorted(g.nodes[n][0].split("\n")[0] for n in nodes if
+                             g.nodes[n][1] == "layer") for name, nodes in branches.items()}
+    assert captions == {"x_next: true": ["floor_div"], "x_next: false": ["prod", "sum"]}
+
+
+def test_rule_text_finds_the_spec_at_the_repo_root():
+    # rule: trip/while -- the section that defines it, from spec/12-trip-limits.md
+    from lazyloop import teach
+    text = teach.rule_text("trip/while")
+    assert text.startswith("12-trip-limits.md:") and "`trip/while`" in text
+    assert "no section" in teach.rule_text("no/such-rule")
+
+
+def test_explore_without_a_live_kernel_draws_a_static_grid():
+    # rule: trip/while -- limit 1: i is forced at 0, 1 (n = 1); limit 3: at 0..3 (n = 3)
+    matplotlib = pytest.importorskip("matplotlib")
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    import lazyloop as ll
+    from lazyloop import teach
+    axes = teach.explore(lambda limit: ll.run(_counter(limit), {}), {"limit": [1, 2, 3]})
+    titles = [ax.get_title(loc="left") for ax in axes.flat]
+    assert titles == ["limit=1", "limit=3"]
+    assert teach.forced(ll.run(_counter(1), {}), "i") == [0, 1]
+    plt.close("all")
+
+
+def test_saved_campaign_findings_replay_on_lazyloop():
+    # rule: trip/both -- the planted fault's minimal Loop (M = 2, cond true) stacks [0, 1]
+    pytest.importorskip("onnx")
+    import numpy as np
+
+    from lazyloop.teach import campaign
+    report = campaign.load_report(FOLDER / "data" / "campaign_planted_fault_seed0.json")
+    shape = next(f for f in report["findings"] if f["signature"][2] == "shape")
+    run = campaign.replay(shape)
+    assert campaign.still_expected(shape, run)
+    assert np.array_equal(run.outputs["s0_stacked"], np.array([0.0, 1.0], np.float32))
+    assert shape["actual"]["s0_stacked"].tolist() == [0.0, 1.0, 2.0]   # one trip too many

@@ -1,106 +1,106 @@
-"""Drawing diagrams with matplotlib/networkx: `draw_network`, `draw_plan`, `draw_plans`."""
+"""Drawing diagrams with matplotlib: `draw_network`, `draw_plan`, `draw_plans`, from the
+geometry of `layout` (boxes sized to their labels, edges routed around nodes)."""
 from __future__ import annotations
 
+import os
 from typing import Mapping
 
-import numpy as np
 
 from ..core.plan import Plan, compile_network
 from .graph import BACK_EDGE, BOUNDARY, COLOURS, LEGEND, LOOP_COLOURS, _Graph, _network_graph, \
     _plan_graph
-from .layout import _layout
+from .layout import layout, problems
 from .text import _wrap
 
 def _draw(g: _Graph, ax=None, title=None, legend=True):
     import matplotlib.pyplot as plt
-    import networkx as nx
     from matplotlib.lines import Line2D
-    from matplotlib.patches import FancyBboxPatch
+    from matplotlib.patches import FancyBboxPatch, Rectangle
 
-    pos, boxes = _layout(g)
-    xs = [p[0] for p in pos.values()] or [0]
-    ys = [p[1] for p in pos.values()] or [0]
-    if ax is None:
-        width = min(22, max(6.5, 1.25 * (max(xs) - min(xs) + 3)))
-        height = min(14, max(3.0, 0.95 * (max(ys) - min(ys) + 2.5)))
-        _, ax = plt.subplots(figsize=(width, height))
+    geo = layout(g)
+    if os.environ.get("LAZYLOOP_STRICT_DIAGRAMS"):   # set by tests/test_notebooks.py
+        wrong = problems(g, geo)
+        if wrong:
+            raise AssertionError("diagram: " + "; ".join(wrong[:5]))
+    xs = [v for bx in geo.nodes.values() for v in (bx[0], bx[2])] + \
+        [v for bx, _, _ in geo.scopes.values() for v in (bx[0], bx[2])]
+    ys = [v for bx in geo.nodes.values() for v in (bx[1], bx[3])] + \
+        [v for bx, _, _ in geo.scopes.values() for v in (bx[1], bx[3])]
+    xlim = (min(xs, default=0) - 0.3, max(xs, default=1) + 0.3)
+    ylim = (min(ys, default=-1) - 0.2, max(ys, default=0) + 0.2)
+    if ax is None:   # drawn 1:1 at the design scale, so every label fits its box
+        _, ax = plt.subplots(figsize=(xlim[1] - xlim[0] + (2.2 if legend else 0.2),
+                                      ylim[1] - ylim[0] + 0.6))
+    ax.set_xlim(*xlim)
+    ax.set_ylim(*ylim)
+    ax.set_aspect("equal")
+    fig = ax.figure
+    bbox = ax.get_window_extent().transformed(fig.dpi_scale_trans.inverted())
+    scale = min(1.0, bbox.width / (xlim[1] - xlim[0]), bbox.height / (ylim[1] - ylim[0]))
+    font = 7 * scale
     loop_names = list(g.parents)
-    for name, (x, y, w, h, level) in boxes.items():
-        colour = LOOP_COLOURS[loop_names.index(name) % len(LOOP_COLOURS)]
-        ax.add_patch(FancyBboxPatch((x, y), w, h, boxstyle="round,pad=0.02,rounding_size=0.25",
-                                    fc=colour, alpha=0.07, ec=colour, lw=1.6, zorder=0))
-        ax.text(x + 0.12, y + h - 0.12, name, color=colour, fontsize=9, fontweight="bold",
-                va="top", ha="left", zorder=1)
-    graph = nx.DiGraph()
-    graph.add_nodes_from(g.nodes)
-    for shape in ("o", "s"):
-        chosen = [n for n, (_, kind, _) in g.nodes.items() if (kind in BOUNDARY) == (shape == "s")]
-        nx.draw_networkx_nodes(graph, pos, nodelist=chosen, node_shape=shape, ax=ax,
-                               node_color=[COLOURS[g.nodes[n][1]] for n in chosen],
-                               edgecolors="#444444", linewidths=0.8, node_size=1500)
-    forward = [(a, b) for a, b, back in g.edges if not back]
-    backward = [(a, b) for a, b, back in g.edges if back]
-    low = min([min(ys)] + [b[1] for b in boxes.values()]) - 0.3
-    ax.set_xlim(min(xs) - 1.2, max(xs) + 1.2)
-    ax.set_ylim(low, max(ys) + 0.9)
-    origin, unit = ax.transData.transform((0, 0)), ax.transData.transform((1, 1))
-    sx, sy = unit[0] - origin[0], unit[1] - origin[1]
-    # an edge along a row that skips columns bends a little, around the nodes in between
-    skipping = [(a, b) for a, b in forward
-                if abs(pos[b][0] - pos[a][0]) > 1.8 and abs(pos[b][1] - pos[a][1]) < 0.6]
-    nx.draw_networkx_edges(graph, pos, edgelist=[e for e in forward if e not in skipping],
-                           ax=ax, node_size=1500, arrowsize=11, edge_color="#555555",
-                           width=1.0, node_shape="s", connectionstyle="arc3,rad=0.08")
-    for a, b in skipping:
-        rad = _arc(pos[a], pos[b], -0.4, sx, sy)
-        nx.draw_networkx_edges(graph, pos, edgelist=[(a, b)], ax=ax, node_size=1500,
-                               arrowsize=11, edge_color="#555555", width=1.0, node_shape="s",
-                               connectionstyle=f"arc3,rad={rad:.3f}")
-    for a, b in backward:
-        if g.nodes[a][2] == g.nodes[b][2]:  # dip under the loop's layers
-            dip = max(0.3, (pos[a][1] + pos[b][1]) / 2 - _floor(g, pos, boxes, b))
-            rad = _arc(pos[a], pos[b], dip, sx, sy)
-        else:  # a next value from outside the loop (a lowered constant condition, say)
-            rad = 0.15
-        nx.draw_networkx_edges(graph, pos, edgelist=[(a, b)], ax=ax, node_size=1500,
-                               arrowsize=13, edge_color=BACK_EDGE, width=1.6, style="dashed",
-                               node_shape="s", connectionstyle=f"arc3,rad={rad:.3f}")
-    nx.draw_networkx_labels(graph, pos, labels={n: lab for n, (lab, _, _) in g.nodes.items()},
-                            font_size=7, ax=ax)
+    for name, ((x0, y0, x1, y1), level, kind) in geo.scopes.items():
+        colour = LOOP_COLOURS[loop_names.index(name) % len(LOOP_COLOURS)] if kind == "loop" \
+            else "#bf9000"
+        ax.add_patch(FancyBboxPatch((x0, y0), x1 - x0, y1 - y0,
+                                    boxstyle="round,pad=0,rounding_size=0.08",
+                                    fc=colour, alpha=0.07 if kind == "loop" else 0.1, ec=colour,
+                                    lw=1.4 if kind == "loop" else 1.0,
+                                    ls="-" if kind == "loop" else "--", zorder=0))
+        ax.text(x0 + 0.06, y1 - 0.05, name, color=colour, fontsize=font * 1.15,
+                fontweight="bold", va="top", ha="left", zorder=1)
+    for e in geo.edges:
+        px, py = zip(*e.points)
+        colour = BACK_EDGE if e.back else "#555555"
+        ax.plot(px, py, color=colour, lw=1.4 if e.back else 0.9, ls="--" if e.back else "-",
+                zorder=2, solid_capstyle="butt")
+        ax.annotate("", xy=e.points[-1], xytext=e.points[-2], zorder=3,
+                    arrowprops=dict(arrowstyle="-|>", color=colour, lw=0.9,
+                                    mutation_scale=9 * scale, shrinkA=0, shrinkB=0))
+        if e.label:
+            (xa, ya), (xb, yb) = _longest_segment(e.points)
+            ax.text((xa + xb) / 2, (ya + yb) / 2, e.label, fontsize=font * 1.1,
+                    color=colour, ha="center", va="center", zorder=4, fontweight="bold",
+                    bbox=dict(fc="white", ec="none", pad=0.4))
+    for n, (x0, y0, x1, y1) in geo.nodes.items():
+        label, kind, _ = g.nodes[n]
+        style = "square,pad=0" if kind in BOUNDARY else "round,pad=0,rounding_size=0.06"
+        ax.add_patch(FancyBboxPatch((x0, y0), x1 - x0, y1 - y0, boxstyle=style,
+                                    fc=COLOURS[kind], ec="#444444",
+                                    lw=1.2 if kind in BOUNDARY else 0.7, zorder=5))
+        ax.text((x0 + x1) / 2, (y0 + y1) / 2, label, fontsize=font, ha="center",
+                va="center", zorder=6, linespacing=1.05)
     ax.set_axis_off()
     if legend:
-        handles = [Line2D([], [], marker=m, ls="", mfc=COLOURS[k], mec="#444444", ms=9, label=t)
-                   for t, k, m in LEGEND]
-        handles.append(Line2D([], [], color=BACK_EDGE, ls="--", lw=1.6,
-                              label="back edge (recurrence next)"))
+        handles = [Rectangle((0, 0), 1, 1, fc=COLOURS[k], ec="#444444",
+                             lw=1.4 if m == "s" else 0.6, label=t) for t, k, m in LEGEND]
+        handles.append(Line2D([], [], color=BACK_EDGE, ls="--", lw=1.4,
+                              label="back edge: a recurrence's next value"))
+        handles.append(Rectangle((0, 0), 1, 1, fc="#bf9000", alpha=0.2, ec="#bf9000", ls="--",
+                                 label="if branch (true / false)"))
         ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=7,
                   frameon=False)
     text = title or ""
     if g.note:
-        text += ("\n" if text else "") + "rejected: " + _wrap(g.note, 110)
+        text += ("\n" if text else "") + "rejected: " + _wrap(g.note, 100)
     if text:
         ax.set_title(text, fontsize=9, loc="left")
     return ax
 
 
-def _floor(g: _Graph, pos, boxes, node):
-    """The height just above the bottom edge of the box of `node`'s loop."""
-    box = boxes.get(g.nodes[node][2])
-    if box is None:
-        return min(p[1] for p in pos.values()) - 0.6
-    return box[1] + 0.3
+def _longest_segment(points):
+    pairs = list(zip(points, points[1:]))
+    return max(pairs, key=lambda s: abs(s[1][0] - s[0][0]) + abs(s[1][1] - s[0][1]))
 
 
-def _arc(a, b, dip, sx, sy):
-    """The `rad` of an arc3 connection from a to b whose middle lies `dip` data units below
-    the straight line (above, for a negative dip). arc3 bends by rad * length / 2 measured
-    on the screen, so the axes' scales enter."""
-    dx, dy = (b[0] - a[0]) * sx, (b[1] - a[1]) * sy
-    length = float(np.hypot(dx, dy))
-    if abs(dx) < 1e-6 or length == 0:
-        return -0.45
-    rad = max(-1.2, min(1.2, 2 * dip * abs(sy) / length))
-    return rad if dx > 0 else -rad
+def geometry(what):
+    """The layout of the diagram of a network or plan, without drawing it (see
+    `teach.layout.Geometry`): node boxes, routed edges, loop and branch boxes."""
+    if isinstance(what, Plan) or hasattr(what, "plan"):
+        plan = what if isinstance(what, Plan) else what.plan
+        return layout(_plan_graph(plan))
+    return layout(_network_graph(what))
+
 
 def draw_network(net, ax=None, title=None, legend=True):
     """Draw a builder network: loops as boxes (nested loops nested), boundary layers as
@@ -119,11 +119,15 @@ def draw_plan(plan, ax=None, title=None, legend=True):
 
 def draw_plans(plans: Mapping[str, object], ncols: int = 2, width: float = 8.0,
                height: float = 4.5):
-    """Several plans (or networks) in a grid of subplots, titled by the mapping's keys."""
+    """Several plans (or networks) in a grid of subplots, titled by the mapping's keys. Each
+    subplot is at least `width` x `height` inches and large enough to draw its diagram 1:1."""
     import matplotlib.pyplot as plt
 
     items = list(plans.items())
     nrows = (len(items) + ncols - 1) // ncols
+    sizes = [(geo.width, geo.height) for geo in (geometry(what) for _, what in items)]
+    width = max([width] + [w + 0.8 for w, _ in sizes])
+    height = max([height] + [h + 1.0 for _, h in sizes])
     fig, axes = plt.subplots(nrows, ncols, figsize=(width * ncols, height * nrows),
                              squeeze=False)
     for ax, (title, what) in zip(axes.flat, items):

@@ -42,18 +42,58 @@ class _Graph:
     def __init__(self):
         self.nodes = {}      # id -> (label, kind, box): box = the loop drawn around the node
         self.edges = []      # (from, to, is_back_edge)
+        self.roles = {}      # (from, to) -> "true" / "false": an if-output's branch inputs
         self.parents = {}    # loop name -> enclosing loop name or None
         self.note = None
 
     def node(self, nid, label, kind, box):
         self.nodes[nid] = (label, kind, box)
 
-    def edge(self, a, b, back=False):
+    def edge(self, a, b, back=False, role=None):
         if a in self.nodes and b in self.nodes:
             self.edges.append((a, b, back))
+            if role:
+                self.roles[a, b] = role
 
 
-def _short(text: str, width: int = 12) -> str:
+def branch_regions(g: _Graph):
+    """The branches of each if-output as regions: the nodes whose every reader lies in the
+    branch, back from the output's true (false) input, in the output's loop. Returns
+    {region name: (if-output id, "true" / "false")} and moves those nodes into the region
+    (a box nested in the loop, `laziness/dead`: only the taken branch is forced)."""
+    readers = {n: [] for n in g.nodes}
+    for a, b, back in g.edges:
+        if not back:
+            readers[a].append(b)
+    regions = {}
+    for (src, out), role in list(g.roles.items()):
+        scope = g.nodes[out][2]
+        members = set()
+
+        def inside(n):
+            label, kind, box = g.nodes[n]
+            return (n not in members and box == scope and kind in ("layer", "constant")
+                    and readers[n] and all(r in members or (r == out and g.roles.get((n, r))
+                                                            == role) for r in readers[n]))
+        grown = True
+        while grown:
+            grown = False
+            for n in g.nodes:
+                if inside(n):
+                    members.add(n)
+                    grown = True
+        if members:
+            name = g.nodes[out][0].split("\n")[-1]
+            region = f"{name}: {role}"
+            regions[region] = (out, role)
+            g.parents[region] = scope
+            for n in members:
+                label, kind, _ = g.nodes[n]
+                g.nodes[n] = (label, kind, region)
+    return regions
+
+
+def _short(text: str, width: int = 30) -> str:
     text = str(text)
     return text if len(text) <= width else text[:width - 1] + "…"
 
@@ -132,7 +172,9 @@ def _network_graph(net) -> _Graph:
                 continue
             src = ("in", t.name) if t.producer is None else ("layer", t.producer.name)
             back = layer.type is LayerType.RECURRENCE and k == 1
-            g.edge(src, ("layer", layer.name), back)
+            role = ("true", "false")[k] if layer.type is LayerType.CONDITIONAL_OUTPUT and k < 2 \
+                else None
+            g.edge(src, ("layer", layer.name), back, role)
     for cond in getattr(net, "conditionals", []):
         if cond.condition is not None:
             for out in cond.outputs:
@@ -235,8 +277,8 @@ def _plan_graph(plan: Plan) -> _Graph:
         if isinstance(node, LoopOut):
             g.edge(at(node.source), nid)
         if isinstance(node, IfOutput):
-            g.edge(at(node.then), nid)
-            g.edge(at(node.orelse), nid)
+            g.edge(at(node.then), nid, role="true")
+            g.edge(at(node.orelse), nid, role="false")
     for out_name, nid in plan.outputs:
         g.node(("out", out_name), "output\n" + name(out_name), "output", None)
         g.edge(at(nid), ("out", out_name))

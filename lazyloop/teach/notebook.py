@@ -44,7 +44,7 @@ def rule_text(rule_id: str, spec_dir=None, max_lines: int = 40) -> str:
     import pathlib
     import re
     folder = pathlib.Path(spec_dir) if spec_dir else \
-        pathlib.Path(__file__).resolve().parent.parent / "spec"
+        pathlib.Path(__file__).resolve().parents[2] / "spec"
     pattern = re.compile(r"^(#+) .*`" + re.escape(rule_id) + r"`")
     for path in sorted(folder.glob("*.md")):
         if path.name == "ambiguities.md":

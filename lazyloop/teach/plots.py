@@ -34,11 +34,12 @@ def loop_streams(plan, loop) -> list:
 
 def plot_trace(evaluation, loops: Optional[Iterable[str]] = None, ax=None, order=True,
                columns: Optional[int] = None, streams: Optional[Iterable[str]] = None,
-               title=None):
+               title=None, upto: Optional[int] = None):
     """The forcing trace as a grid: one row per stream (per activation, for nested loops),
     one column per trip index; a filled cell was forced (numbered in forcing order when
     `order`), a grey cell was never touched. The dashed line stands after the last trip that
     ran (index n-1): column n is where a WHILE input is forced one last time to stop the loop.
+    With `upto`, only the first `upto` events of the trace are shown (a step of the evaluation).
     Returns the Axes."""
     import matplotlib.pyplot as plt
     from matplotlib.patches import Rectangle
@@ -48,6 +49,8 @@ def plot_trace(evaluation, loops: Optional[Iterable[str]] = None, ax=None, order
     wanted = set(streams) if streams is not None else None
     step = {}
     for k, e in enumerate(evaluation.trace):
+        if upto is not None and k >= upto:
+            break
         step.setdefault((e.stream, tuple(e.activation), e.index), k)
     rows = []  # (loop, activation, stream, label, n)
     for loop in names:
@@ -83,7 +86,7 @@ def plot_trace(evaluation, loops: Optional[Iterable[str]] = None, ax=None, order
                                       max(1.6, 0.38 * (ys[-1] if ys else 0) + 1.5)))
     numbered = sorted(k for (s, a, i), k in step.items()
                       if any(r[2] == s and r[1] == a for r in rows))
-    rank = {k: j + 1 for j, k in enumerate(numbered)}
+    rank = {k: k + 1 for k in numbered}   # positions in the whole trace, as print_trace
     loop_names = list(plan.loops)
     for row_k, ((loop, act, nid, label, n), y) in enumerate(zip(rows, ys)):
         colour = LOOP_COLOURS[loop_names.index(loop) % len(LOOP_COLOURS)]

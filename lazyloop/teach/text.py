@@ -10,16 +10,29 @@ from ..core.plan import (Const, IfOutput, Input, Iterator, LoopOut, Map, Plan, P
                          Undefined, compile_network)
 
 def print_trace(evaluation, limit: Optional[int] = 60, streams: Optional[Iterable[str]] = None):
-    """The forcing trace as a numbered table: what was forced, in order, and who asked."""
+    """The forcing trace as a numbered table, in completion order (an element is listed once
+    it has been computed), with who asked for it. Numbers are positions in the whole trace, the
+    same numbers `plot_trace` writes in its cells. A value outside every loop is one tensor (an
+    invariant stream, `stream/invariant`), shown by its name alone, not as an element."""
     wanted = set(streams) if streams is not None else None
-    events = [e for e in evaluation.trace if wanted is None or e.stream in wanted]
-    print(f"{'#':>3}  {'loop':<7} {'activation':<10} {'element':<28} asked for by")
-    for k, e in enumerate(events[:limit] if limit else events, 1):
-        by = "an output" if e.by is None else (f"{e.by[0]}[{e.by[1]}]"
+    nodes = evaluation.plan.nodes
+
+    def element(stream, index):
+        node = nodes.get(stream)
+        return str(stream) if node is not None and node.scope is None else f"{stream}[{index}]"
+
+    events = [(k, e) for k, e in enumerate(evaluation.trace, 1)
+              if wanted is None or e.stream in wanted]
+    shown = events[:limit] if limit else events
+    rows = [(str(k), str(e.loop or "-"), str(e.activation or "-"), element(e.stream, e.index),
+             "an output" if e.by is None else (element(*e.by)
                                                if not str(e.by[0]).startswith("#trips")
-                                               else f"the trip limit of {e.by[0][7:]}")
-        print(f"{k:>3}  {str(e.loop or '-'):<7} {str(e.activation or '-'):<10} "
-              f"{e.stream + '[' + str(e.index) + ']':<28} {by}")
+                                               else f"the trip limit of {e.by[0][7:]}"))
+            for k, e in shown]
+    head = ("#", "loop", "activation", "computed", "asked for by")
+    w = [max(len(r[i]) for r in rows + [head]) for i in range(4)]
+    for r in [head] + rows:
+        print(f"{r[0]:>{w[0]}}  {r[1]:<{w[1]}} {r[2]:<{w[2]}} {r[3]:<{w[3]}} {r[4]}".rstrip())
     if limit and len(events) > limit:
         print(f"... and {len(events) - limit} more")
 
