@@ -120,8 +120,9 @@ class CoreLoop:
         if rank is not None and axis < 0:
             axis += rank + 1
         if rank is not None and not 0 <= axis <= rank:
-            raise ModelError(self.where, self.rule, f"output axis for {what} is out of range "
-                             f"for a rank {rank + 1} output", "use an axis in [-r-1, r]")
+            raise ModelError(self.where, "onnx/attributes", f"attribute scan_output_axes "
+                             f"holds {axis}, out of range for {what}, a rank {rank + 1} output",
+                             "use an axis in [-r-1, r]")
         layer = self.loop.add_loop_output(t, kind, axis)
         if length is not None:
             layer.set_input(1, length)
@@ -141,8 +142,9 @@ class CoreLoop:
             r = np.ndim(v)
             a = axis + r if axis < 0 else axis
             if not 0 <= a < r:
-                raise ModelError(where, rule, f"output axis {axis} for {what} is out of range "
-                                 f"for a rank {r} output", "use an axis in [-r-1, r]")
+                raise ModelError(where, "onnx/attributes", f"attribute scan_output_axes holds "
+                                 f"{axis}, out of range for {what}, a rank {r} output (rule "
+                                 f"{rule})", "use an axis in [-r-1, r]")
             return (np.ascontiguousarray(np.moveaxis(v, 0, a)),)
 
         return self.function(move, [out], out.type, f"axis:{what}")
@@ -215,6 +217,8 @@ class CoreLoop:
         where = self.where
 
         def conforming(v):
+            if isinstance(v, np.generic):
+                v = np.asarray(v)
             if not (isinstance(v, np.ndarray) and v.dtype == want.dtype and want.admits(v.shape)):
                 got = f"{v.dtype}{list(v.shape)}" if isinstance(v, np.ndarray) else type(v).__name__
                 raise ModelError(where, "onnx/declared", f"{what} is declared {want!r} but "
