@@ -26,6 +26,7 @@ from .graph import graph_types, lower_initializers, lower_nodes
 from .loops import lower_loop
 from .scan import lower_scan
 from .scope import Lowering, Scope, split_readings  # noqa: F401 -- split_readings is public here
+from .typecheck import check_opsets, check_types
 from .types import describe, to_ll
 
 ONNX_DOMAINS = ("", "ai.onnx")
@@ -112,6 +113,8 @@ def lower_model(model, readings=None) -> LoweredModel:
 
 
 def lower_graph_of(model: onnx.ModelProto, readings) -> LoweredModel:
+    check_opsets(model)
+    check_types(model)
     graph = model.graph
     low = Lowering(model, readings, CONTROL_FLOW)
     where = f"graph {graph.name or 'main'!r}"
