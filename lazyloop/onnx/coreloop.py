@@ -177,14 +177,15 @@ class CoreLoop:
         return self.function(lambda v: (v,), [t], ty, f"element_type:{what}")
 
     def iterate(self, x, axis: int, reverse: bool, what: str):
-        """Iterator over `axis` (`iterator/forward`, `iterator/reverse`)."""
+        """Iterator over `axis` (`iterator/forward`, `iterator/reverse`); over an input of
+        unknown rank the axis (non-negative) is checked when the value arrives."""
         ty = x.type
         if not isinstance(ty, TensorType):
             raise UnsupportedError(self.where, self.rule, f"scan input {what} has no known "
-                                   f"rank ({ty!r})", "declare the scan input's shape")
-        if axis < 0:
+                                   f"element type ({ty!r})", "declare the scan input's type")
+        if ty.rank is not None and axis < 0:
             axis += ty.rank
-        if not 0 <= axis < ty.rank:
+        if not 0 <= axis < (ty.rank if ty.rank is not None else axis + 1):
             raise ModelError(self.where, self.rule, f"scan axis out of range for {what} of "
                              f"rank {ty.rank}", "use an axis in [-r, r-1]")
         layer = self.loop.add_iterator(x, axis, reverse)

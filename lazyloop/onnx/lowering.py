@@ -125,7 +125,7 @@ def lower_graph_of(model: onnx.ModelProto, readings) -> LoweredModel:
             raise ModelError(f"input {vi.name!r} of {where}", "onnx/graph",
                              "is declared twice", "give every graph input its own name")
         ty = to_ll(vi.type)
-        if isinstance(ty, TensorType):
+        if isinstance(ty, TensorType):   # shape None: any rank is fed
             t = low.net.add_input(vi.name, ty.dtype, ty.shape)
             opaque = False
         else:
