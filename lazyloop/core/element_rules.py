@@ -47,7 +47,7 @@ class ElementRules:
                                   "reading A3=error refuses it; A3=undefined masks it")
         ty = node.type
         if isinstance(ty, TensorType):
-            shape = tuple(0 if d is None else d for d in ty.shape)
+            shape = tuple(0 if d is None else d for d in ty.shape or ())
             return Partial(filled(shape, ty.dtype), np.zeros(shape, bool))
         return Partial(None, False)
         yield  # pragma: no cover

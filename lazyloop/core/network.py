@@ -216,8 +216,10 @@ class Network:
         as undefined wherever it flows (DESIGN §4)."""
         from .undefined import Partial, filled
 
+        shape = tuple(0 if d is None else d for d in type_.shape or ())
+
         def undefined():
-            return (Partial(filled(type_.shape, type_.dtype), np.zeros(type_.shape, bool)),)
+            return (Partial(filled(shape, type_.dtype), np.zeros(shape, bool)),)
         return self.add_function(undefined, [], [type_], op="undefined")
 
     def __repr__(self):
