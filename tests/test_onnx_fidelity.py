@@ -125,6 +125,26 @@ def test_reading_a16_scalar_refuses_one_element_tensors():
              "zero": np.array([0], I64)}
     with pytest.raises(ll.LazyLoopError, match=r"A16=scalar"):
         lo.evaluate(cond1_model(), feeds, readings={"A16": "scalar"})
+    with pytest.raises(ll.ModelError, match=r"trip count is int64\[1\] \(reading A16=scalar"):
+        lo.lower(summing_loop_with_count_of_one(), readings={"A16": "scalar"})
+
+
+def summing_loop_with_count_of_one():
+    return parse("""
+<ir_version: 8, opset_import: ["" : 17]>
+g (int64[1] M, int64 s0) => (int64 s) {
+  s = Loop <body = b (int64 i, bool c_in, int64 s_in) => (bool c_out, int64 s_out) {
+      s_out = Add (s_in, i)
+      c_out = Identity (c_in)
+  }> (M, "", s0)
+}""")
+
+
+def test_a_one_element_trip_count_counts():
+    # rule: onnx/loop -- M = [4]: four trips, s = 0+1+2+3 = 6 (A16 one-element)
+    out = lo.evaluate(summing_loop_with_count_of_one(), {"M": np.array([4], I64),
+                                                          "s0": np.array(0, I64)})
+    assert out["s"] == 6
 
 
 # -- class 6: Loop(M, cond omitted) whose body's condition turns false (A15) --------------

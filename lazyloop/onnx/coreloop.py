@@ -66,13 +66,17 @@ class CoreLoop:
     def count(self, t):
         """COUNT limit (`trip/count`); a negative count runs zero trips (A4, ONNX profile)."""
         ty = t.type
+        scalar = self.low.reading("A16") == "scalar"   # one-element counts (A16)
+        if isinstance(ty, TensorType) and ty.shape == (1,) and scalar:
+            raise ModelError(self.where, self.rule, f"the trip count is {ty!r} (reading "
+                             "A16=scalar)", "give an int64 scalar, or use A16=one-element")
         if not (isinstance(ty, TensorType) and ty.dtype in (np.int64, np.int32)
                 and ty.shape in ((), (1,))):
             where, rule = self.where, self.rule
 
             def as_count(m):
                 a = np.asarray(m)
-                if a.dtype.kind not in "iu" or a.size != 1:
+                if a.dtype.kind not in "iu" or a.size != 1 or (scalar and a.ndim):
                     raise EvaluationError(where, rule, f"the trip count is {a.dtype}"
                                           f"{list(a.shape)}", "give an int64 scalar")
                 return (a.reshape(()).astype(np.int64),)
