@@ -351,3 +351,23 @@ g (float[2] a, float[2] b) => (int64[2] c) {
 }""")
     with pytest.raises(ll.ModelError, match=r"input and output of different types"):
         lo.lower(model)
+
+
+def test_body_inputs_with_no_type_at_all():
+    # rule: onnx/declared -- an untyped body input takes the value it is given: a [2, 2]
+    # carried value doubled three times is 8 v; the condition [1] passes through
+    body = helper.make_graph(
+        [helper.make_node("Identity", ["c_in"], ["c_out"]),
+         helper.make_node("Add", ["v_in", "v_in"], ["v_out"])], "b",
+        [onnx.ValueInfoProto(name=n) for n in ("i", "c_in", "v_in")],
+        [onnx.ValueInfoProto(name=n) for n in ("c_out", "v_out")])
+    node = helper.make_node("Loop", ["M", "c", "v"], ["vf"], body=body)
+    graph = helper.make_graph([node], "g", [
+        helper.make_tensor_value_info("M", TensorProto.INT64, []),
+        helper.make_tensor_value_info("c", TensorProto.BOOL, [1]),
+        helper.make_tensor_value_info("v", TensorProto.FLOAT, None)], [
+        helper.make_tensor_value_info("vf", TensorProto.FLOAT, None)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    v = np.arange(4, dtype=F32).reshape(2, 2)
+    out = lo.evaluate(model, {"M": np.array(3, I64), "c": np.array([True]), "v": v})
+    np.testing.assert_array_equal(out["vf"], 8 * v)
