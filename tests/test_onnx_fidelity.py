@@ -371,3 +371,17 @@ def test_body_inputs_with_no_type_at_all():
     v = np.arange(4, dtype=F32).reshape(2, 2)
     out = lo.evaluate(model, {"M": np.array(3, I64), "c": np.array([True]), "v": v})
     np.testing.assert_array_equal(out["vf"], 8 * v)
+
+
+def test_onnxruntime_agrees_with_reading_a15_honour():
+    # rule: onnx/loop -- the tester attributes onnxruntime's answer to A15 "honour"
+    ort = pytest.importorskip("onnxruntime")
+    from lazyloop.difftest.checking import alternative_readings
+
+    assert ("A15", "honour") in alternative_readings("onnx")
+    model = parse(BREAK)
+    feeds = {"M": np.array(10, I64), "s0": np.array(0, I64)}
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    theirs = session.run(["s"], feeds)[0]
+    assert theirs == 6 != lo.evaluate(model, feeds)["s"]
+    assert lo.evaluate(model, feeds, readings={"A15": "honour"})["s"] == theirs
