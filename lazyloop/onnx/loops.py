@@ -74,12 +74,11 @@ def condition_value(cl: CoreLoop, t, what: str, stream):
     return cl.function(one_element, [t], TensorType(np.bool_, None), f"cond:{what}")
 
 
-def omitted_condition(cl: CoreLoop, declared):
-    """What the body's condition input receives when `cond` is omitted (A9): true by
+def omitted_condition(cl: CoreLoop, vi):
+    """What the body's condition input `vi` receives when `cond` is omitted (A9): true by
     default (shaped [1] when the body declares [1], A16); reading "undefined" feeds an
     undefined (masked) value."""
-    ty = to_ll(declared)
-    true = np.array([True]) if isinstance(ty, TensorType) and ty.shape == (1,) else np.array(True)
+    true = np.array([True]) if body_declares_one(vi) else np.array(True)
     if cl.low.reading("A9") == "true":
         return add_constant(cl.low, true, cl.name("cond_true"))
 
@@ -159,7 +158,7 @@ def lower_loop(low: Lowering, node, scope: Scope, where: str) -> None:
         # the body's condition input on trip i+1 is its condition output of trip i, shape
         # included; A15 "honour": an omitted cond starts true and the body's output decides
         start = cond if cond is not None else add_constant(
-            low, np.array([True]) if body_declares_one(body.input[1]) else np.array(True),
+            low, np.array([True] if body_declares_one(body.input[1]) else True),
             cl.name("cond_start"))
         back = to_ll(body.output[0].type) if body.output[0].type.WhichOneof("value") else None
         start = condition_value(cl, start, "the initial condition",
@@ -167,7 +166,7 @@ def lower_loop(low: Lowering, node, scope: Scope, where: str) -> None:
         cond_rec = cl.carried(start, "cond")
         cl.loop.add_trip_limit(cond_rec.get_output(0), TripLimit.WHILE)
     cond_in = cond_rec.get_output(0) if cond is not None else omitted_condition(
-        cl, body.input[1].type)
+        cl, body.input[1])
     if any(v is None for v in inits):
         raise ModelError(where, rule, "a carried value's initial value is omitted",
                          "give every carried value an initial value")
