@@ -385,3 +385,18 @@ def test_onnxruntime_agrees_with_reading_a15_honour():
     theirs = session.run(["s"], feeds)[0]
     assert theirs == 6 != lo.evaluate(model, feeds)["s"]
     assert lo.evaluate(model, feeds, readings={"A15": "honour"})["s"] == theirs
+
+
+def test_if_branches_of_different_ranks_give_an_output_of_unknown_rank():
+    # rule: onnx/if -- one dtype, ranks 1 and 2: the output's rank is its value's
+    model = parse("""
+<ir_version: 8, opset_import: ["" : 17]>
+g (bool c, float[2] a, float[2, 2] b) => (float y) {
+  y = If (c) <then_branch = t () => (float[2] ya) { ya = Identity (a) },
+              else_branch = e () => (float[2, 2] yb) { yb = Identity (b) }>
+}""", check=False)
+    a, b = np.array([1, 2], F32), np.ones((2, 2), F32)
+    lowered = lo.lower(model)
+    assert "[*]" in repr(lowered.network.layers[-1].get_output(0).type)
+    np.testing.assert_array_equal(lo.evaluate(model, {"c": np.array(True), "a": a, "b": b})["y"], a)
+    np.testing.assert_array_equal(lo.evaluate(model, {"c": np.array(False), "a": a, "b": b})["y"], b)
