@@ -400,3 +400,29 @@ g (bool c, float[2] a, float[2, 2] b) => (float y) {
     assert "[*]" in repr(lowered.network.layers[-1].get_output(0).type)
     np.testing.assert_array_equal(lo.evaluate(model, {"c": np.array(True), "a": a, "b": b})["y"], a)
     np.testing.assert_array_equal(lo.evaluate(model, {"c": np.array(False), "a": a, "b": b})["y"], b)
+
+
+# rule: onnx/loop -- body nodes read the growing value at its actual shape on every trip
+def test_body_nodes_read_a_growing_value_at_its_actual_shape():
+    model = parse("""
+<ir_version: 8, opset_import: ["" : 17]>
+g (int64 M, float[0, 2] rows0, float[2] row) => (float[R, 2] rows, int64[N] counts, float[N, 2] sums) {
+  rows, counts, sums = Loop <body = b (int64 i, bool c_in, float[R, 2] r_in) => (bool c_out, float[R, 2] r_out, int64 n, float[2] s) {
+      c_out = Identity (c_in)
+      shape = Shape (r_in)
+      zero = Constant <value = int64 {0}> ()
+      n = Gather <axis = 0> (shape, zero)
+      axes = Constant <value = int64[1] {0}> ()
+      s = ReduceSum <keepdims = 0> (r_in, axes)
+      fi = Cast <to = 1> (i)
+      scaled = Mul (row, fi)
+      two_d = Unsqueeze (scaled, axes)
+      r_out = Concat <axis = 0> (r_in, two_d)
+  }> (M, "", rows0)
+}""")
+    row = np.array([1, 10], F32)
+    out = lo.evaluate(model, {"M": np.array(4, I64), "rows0": np.zeros((0, 2), F32), "row": row})
+    expected = np.stack([row * k for k in range(4)])           # row i is i * row
+    np.testing.assert_array_equal(out["rows"], expected)
+    np.testing.assert_array_equal(out["counts"], [0, 1, 2, 3])  # rows before each trip
+    np.testing.assert_array_equal(out["sums"], [expected[:k].sum(axis=0) for k in range(4)])
