@@ -92,7 +92,7 @@ g (int64 M, float[N] v0) => (float[N] v) {
 
 COND1 = """
 <ir_version: 8, opset_import: ["" : 17]>
-g (int64[1] M, bool[1] c0, int64 lim) => (int64[1] last, int64[N, 1] iters) {
+g (int64[1] M, bool[1] c0, int64 lim, int64[1] zero) => (int64[1] last, int64[N, 1] iters) {
   last, iters = Loop <body = b (int64[1] i, bool[1] c_in, int64[1] k_in) => (bool[1] c_out, int64[1] k_out, int64[1] it) {
       k_out = Add (k_in, i)
       c_out = Less (k_out, lim)
@@ -102,11 +102,7 @@ g (int64[1] M, bool[1] c0, int64 lim) => (int64[1] last, int64[N, 1] iters) {
 
 
 def cond1_model():
-    text = COND1.replace("=> (int64[1] last", "=> (int64[1] last").replace(
-        "(M, c0, zero)", "(M, c0, zero)")
-    model = parse(text.replace("g (int64[1] M, bool[1] c0, int64 lim)",
-                               "g (int64[1] M, bool[1] c0, int64 lim, int64[1] zero)"))
-    return model
+    return parse(COND1)
 
 
 # rule: onnx/loop -- the body's condition input on trip i+1 is its output of trip i, [1] kept
