@@ -93,8 +93,8 @@ def test_back_edge_of_another_dtype():
 
 
 def test_back_edge_whose_shape_changes_between_trips():
-    # structure/shapes: the carried value grows by one element per trip; OpenVINO re-infers
-    # shapes, lazyloop refuses (every element of a stream has one shape)
+    # structure/shapes: the carried value grows by one element per trip; its Parameter is
+    # declared [-1], so each element is checked only against that (OpenVINO re-infers too)
     x = ops.parameter([-1], ov.Type.f32, name="x")
     grown = ops.concat([x, ops.constant(np.ones(1, F))], 0)
     body = ov.Model([ops.result(grown), ops.result(ops.constant(np.array(True)))], [x])
@@ -105,10 +105,8 @@ def test_back_edge_whose_shape_changes_between_trips():
     loop.set_special_body_ports([-1, 1])
     loop.set_merged_input(x, X.output(0), body.get_results()[0].output(0))
     m = ov.Model([loop.get_iter_value(body.get_results()[0].output(0), -1)], [X])
-    with pytest.raises(ll.StreamShapeChanged) as err:
-        llov.evaluate(m, {"X": np.ones(1, F)})
-    assert err.value.rule == "structure/shapes"
-    assert "x" in str(err.value)
+    (out,) = llov.evaluate(m, {"X": np.ones(1, F)}).values()
+    np.testing.assert_array_equal(out, [1, 1, 1, 1])   # [1] then one 1 appended per trip
 
 
 def test_readings_must_exist():
@@ -196,13 +194,6 @@ def test_feed_of_wrong_shape():
     with pytest.raises(ll.InputError) as err:
         llov.evaluate(tiny_loop(), {"X": np.ones(3, F)})
     assert "'X'" in str(err.value)
-
-
-def test_dynamic_rank_is_unsupported():
-    p = ops.parameter(ov.PartialShape.dynamic(), ov.Type.f32, name="P")
-    with pytest.raises(ll.UnsupportedError) as err:
-        llov.evaluate(ov.Model([ops.relu(p)], [p]), {"P": np.ones(2, F)})
-    assert err.value.rule == "openvino/model" and "'P'" in str(err.value)
 
 
 def test_element_type_without_numpy_equivalent():

@@ -82,10 +82,12 @@ REGISTER = {a.id: a for a in [
     # -- ONNX frontend (A11-A19) ------------------------------------------------------------
     Ambiguity("A11", "onnx/loop",
               "an ONNX Loop carried value whose shape changes from trip to trip",
-              {"error": "structure/shapes: a carried value is one stream of one shape; the "
-                        "Loop documentation is silent (it forbids it for scan outputs only)",
-               "allow": "onnxruntime runs such loops; the carried value is typed opaquely"},
-              "error"),
+              {"allow": "each carried value is checked only against the body's declared type "
+                        "(dtype; rank and static dims where declared), as every runtime and "
+                        "exporter treats them; the Loop text constrains only scan outputs",
+               "error": "structure/shapes read strictly: a carried value keeps its initial "
+                        "shape on every trip"},
+              "allow"),
     Ambiguity("A12", "onnx/loop",
               "zero trips and a scan output whose declared element shape is not static",
               {"zero-extent": "unknown dimensions become 0 (as onnxruntime gives)",
@@ -104,6 +106,20 @@ REGISTER = {a.id: a for a in [
                              "the maximum and names no minimum)",
                "refuse": "an error, as onnxruntime refuses lengths below 1"},
               "zero-trips"),
+    Ambiguity("A15", "onnx/loop",
+              "ONNX Loop with cond omitted whose body's condition output turns false",
+              {"ignore": "the operator text: the body's condition is computed and ignored "
+                         "(`cond = ...; // ignored`); only M (or fuel) ends the loop",
+               "honour": "onnxruntime: the loop stops after the trip whose condition output "
+                         "is false (onnxscript compiles `break` into this)"},
+              "ignore"),
+    Ambiguity("A16", "onnx/loop",
+              "a Loop condition, trip count or iteration number of shape [1]",
+              {"one-element": "ONNX's checker and every runtime accept one-element tensors; "
+                              "the value keeps its shape (the body's condition input on trip "
+                              "i+1 is its condition output of trip i)",
+               "scalar": "the operator text says scalars: anything but 0-D is refused"},
+              "one-element"),
     # -- OpenVINO frontend (A20-A29) ----------------------------------------------------------
     Ambiguity("A20", "openvino/slice",
               "sliced input: is `end` included, and what does a negative start/end mean?",

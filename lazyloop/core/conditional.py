@@ -72,6 +72,7 @@ class IfConditionalOutputLayer(Layer):
     else the false value's; the other branch is not forced."""
 
     type = LayerType.CONDITIONAL_OUTPUT
+    any_rank = True
 
     def __init__(self, conditional, true_value, false_value):
         self.conditional = conditional
@@ -80,6 +81,8 @@ class IfConditionalOutputLayer(Layer):
     def infer(self):
         a, b = self._inputs[0].type, self._inputs[1].type
         if isinstance(a, TensorType) and isinstance(b, TensorType):
+            if a.dtype == b.dtype and (a.shape is None or b.shape is None):
+                return TensorType(a.dtype, None)   # a branch of unknown rank (relaxed)
             if a.dtype != b.dtype or a.rank != b.rank:
                 self.refuse(f"branches give {a!r} and {b!r}", "make both branches agree")
             return TensorType(a.dtype, tuple(x if x == y else None for x, y in zip(a.shape, b.shape)))

@@ -47,7 +47,7 @@ class ElementRules:
                                   "reading A3=error refuses it; A3=undefined masks it")
         ty = node.type
         if isinstance(ty, TensorType):
-            shape = tuple(0 if d is None else d for d in ty.shape)
+            shape = tuple(0 if d is None else d for d in ty.shape or ())
             return Partial(filled(shape, ty.dtype), np.zeros(shape, bool))
         return Partial(None, False)
         yield  # pragma: no cover
@@ -87,7 +87,7 @@ class ElementRules:
         """`iterator/forward`, `iterator/reverse`, `iterator/bounds`."""
         whole = yield (node.source, act, i)
         value, mask = split(whole)
-        extent = np.shape(value)[node.axis]
+        extent = axis_extent(node, value)
         index = i
         if node.reverse and self.readings["A2"] == "api-reference":
             index = yield from self.reverse_by_count(node, act, i)
@@ -225,7 +225,10 @@ class ElementRules:
         """Stack n elements on a new axis, post-padded to `length` with undefined values;
         REVERSE puts the values in reverse order (padding placement: A1)."""
         ty = node.type
-        elem_shape = tuple(ty.shape[:node.axis] + ty.shape[node.axis + 1:])
+        if ty.shape is None:  # elements of unknown rank and none forced: rank node.axis
+            elem_shape = (0,) * node.axis
+        else:
+            elem_shape = tuple(ty.shape[:node.axis] + ty.shape[node.axis + 1:])
         if elements:
             elem_shape = np.shape(split(elements[0])[0])
         elem_shape = tuple(0 if d is None else d for d in elem_shape)
@@ -249,3 +252,14 @@ class ElementRules:
         out = np.ascontiguousarray(np.moveaxis(out, 0, node.axis))
         mask = np.ascontiguousarray(np.moveaxis(mask, 0, node.axis))
         return join(out, mask)
+
+
+def axis_extent(node, value) -> int:
+    """The extent of an iterator's axis; an input of unknown rank (relaxed profiles) may turn
+    out to have too few axes, found when its value arrives (`iterator/forward`)."""
+    shape = np.shape(value)
+    if node.axis >= len(shape):
+        raise EvaluationError(f"iterator {node.id!r} ({node!r})", "iterator/forward",
+                              f"axis {node.axis} is out of range for a value of shape "
+                              f"{list(shape)}", "iterate over an axis the value has")
+    return shape[node.axis]

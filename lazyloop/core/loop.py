@@ -69,6 +69,7 @@ class BoundaryLayer(Layer):
 
 class TripLimitLayer(BoundaryLayer):
     type = LayerType.TRIP_LIMIT
+    any_rank = True  # relaxed profiles: a one-element tensor, checked when it arrives
 
     def __init__(self, loop, tensor, kind: TripLimit):
         self.kind = kind
@@ -81,8 +82,8 @@ class TripLimitLayer(BoundaryLayer):
     def check_type(self):
         t = self.input_type(0)
         want = INTS if self.kind is TripLimit.COUNT else (np.dtype(np.bool_),)
-        if self.network.profile != "tensorrt" and self.kind is TripLimit.COUNT:
-            ok_shape = t.rank == 0 or t.shape == (1,)
+        if self.network.profile != "tensorrt":
+            ok_shape = t.rank in (0, None) or t.shape == (1,)  # one element (A16)
         else:
             ok_shape = t.rank == 0
         if t.dtype not in want or not ok_shape:
@@ -100,6 +101,7 @@ class TripLimitLayer(BoundaryLayer):
 
 class IteratorLayer(BoundaryLayer):
     type = LayerType.ITERATOR
+    any_rank = True  # an input of unknown rank: the axis is checked when the value arrives
 
     def __init__(self, loop, tensor, axis, reverse):
         self.axis, self.reverse = int(axis), bool(reverse)
@@ -108,7 +110,9 @@ class IteratorLayer(BoundaryLayer):
 
     def infer(self):
         t = self.input_type(0)
-        if not 0 <= self.axis < t.rank:
+        if t.shape is None and self.axis >= 0:
+            return t
+        if not 0 <= self.axis < (t.rank or 0):
             self.refuse(f"axis {self.axis} is out of range for rank {t.rank}",
                         rule="iterator/forward")
         return TensorType(t.dtype, t.shape[:self.axis] + t.shape[self.axis + 1:])
@@ -132,12 +136,16 @@ class RecurrenceLayer(BoundaryLayer):
         return self._inputs[0].type
 
     def check_next(self):
+        """The next value's type agrees with the stream's: the same type (TensorRT profile);
+        in relaxed profiles the same dtype and, where both are known, rank and dimensions
+        (each element is checked against the stream's type when it arrives)."""
         first = self._inputs[0].type
         nxt = self._inputs[1]
         if nxt is not None and isinstance(first, TensorType) and isinstance(nxt.type, TensorType):
             a, b = first, nxt.type
-            if a.dtype != b.dtype or len(a.shape) != len(b.shape) or any(
-                    x is not None and y is not None and x != y for x, y in zip(a.shape, b.shape)):
+            if a.dtype != b.dtype or (a.shape is not None and b.shape is not None and (
+                    len(a.shape) != len(b.shape) or any(x is not None and y is not None and x != y
+                                                        for x, y in zip(a.shape, b.shape)))):
                 self.refuse(f"initial value {a!r} and next value {b!r} differ",
                             "give both inputs the same shape and dtype", rule="recurrence/def")
 
@@ -174,6 +182,8 @@ class LoopOutputLayer(BoundaryLayer):
     def infer(self):
         t = self._inputs[0].type
         if self.kind is LoopOutput.LAST_VALUE or not isinstance(t, TensorType):
+            return t
+        if t.shape is None:  # elements of unknown rank: so is the stack of them
             return t
         if not 0 <= self.axis <= t.rank:
             self.refuse(f"axis {self.axis} is out of range for a rank {t.rank + 1} output",

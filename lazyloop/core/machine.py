@@ -55,14 +55,13 @@ class Activation:
 
 
 def one_shape_streams(plan):
-    """`structure/shapes`: streams whose elements must all have one shape -- under TensorRT
-    every stream (its shapes are static); in relaxed profiles the recurrences (carried values)
-    and what CONCATENATE/REVERSE stack. Other streams of a lowered body may change shape from
-    trip to trip (ONNX allows it) and are checked only against their known dimensions."""
-    found = {k for k, n in plan.nodes.items() if isinstance(n, Recurrence)}
-    found |= {n.source for n in plan.nodes.values()
-              if isinstance(n, LoopOut) and n.kind is not LoopOutput.LAST_VALUE}
-    return frozenset(found)
+    """`structure/shapes`: streams whose elements must all have one shape in relaxed profiles
+    -- what CONCATENATE/REVERSE stack. Every other stream of a relaxed profile, recurrences
+    (carried values) included, may change shape from trip to trip; each element is checked
+    against the stream's type, which is a constraint (dtype, and rank and dims where known).
+    Under TensorRT every type is exact, so every stream has one shape."""
+    return frozenset(n.source for n in plan.nodes.values()
+                     if isinstance(n, LoopOut) and n.kind is not LoopOutput.LAST_VALUE)
 
 
 class Machine(ElementRules):
@@ -150,22 +149,24 @@ class Machine(ElementRules):
         return value
 
     def check_element(self, node, value, first_shape=None):
-        """`structure/shapes`: every element of a stream has the stream's shape and dtype."""
+        """`structure/shapes`: every element agrees with the stream's type -- its dtype, and
+        its rank and dimensions where the type knows them; an element that is stacked
+        (`first_shape` given) also has the first element's shape."""
         raw, _ = split(value)
         if isinstance(raw, np.generic):
             raw = np.asarray(raw)
         ty = node.type
-        if not isinstance(raw, np.ndarray) or raw.dtype != ty.dtype or raw.ndim != ty.rank or any(
-                d is not None and d != s for d, s in zip(ty.shape, raw.shape)):
+        if not isinstance(raw, np.ndarray) or raw.dtype != ty.dtype or not ty.admits(raw.shape):
             got = f"{raw.dtype}{list(raw.shape)}" if isinstance(raw, np.ndarray) else type(raw).__name__
             raise StreamShapeChanged(f"stream {node.id!r} ({node!r})", "structure/shapes",
                                      f"an element is {got}, the stream is {ty!r}",
-                                     "make every element of a stream the same shape and dtype")
+                                     "give every element the dtype, rank and dimensions its "
+                                     "stream declares")
         if first_shape is not None and node.scope is not None and first_shape != raw.shape:
             raise StreamShapeChanged(f"stream {node.id!r} ({node!r})", "structure/shapes",
                                      f"element shape changed from {list(first_shape)} "
                                      f"to {list(raw.shape)}",
-                                     "keep carried values the same shape on every trip")
+                                     "give every per-trip value that is stacked one shape")
         return value
 
     def activation(self, loop, parent, index):

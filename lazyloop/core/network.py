@@ -92,8 +92,9 @@ class Network:
             self._inputs.append(t)
             self._version += 1
             return t
-        shape = tuple(None if d is None or d < 0 else int(d) for d in shape)
-        if self.profile == "tensorrt" and None in shape:
+        if shape is not None:   # None: any rank (relaxed profiles, `structure/shapes`)
+            shape = tuple(None if d is None or d < 0 else int(d) for d in shape)
+        if self.profile == "tensorrt" and (shape is None or None in shape):
             raise InputError(f"input {name!r}", "stream/shape",
                              f"dynamic dimensions {shape} are not supported",
                              "give every dimension its size (stream/shape is static)")
@@ -215,8 +216,10 @@ class Network:
         as undefined wherever it flows (DESIGN §4)."""
         from .undefined import Partial, filled
 
+        shape = tuple(0 if d is None else d for d in type_.shape or ())
+
         def undefined():
-            return (Partial(filled(type_.shape, type_.dtype), np.zeros(type_.shape, bool)),)
+            return (Partial(filled(shape, type_.dtype), np.zeros(shape, bool)),)
         return self.add_function(undefined, [], [type_], op="undefined")
 
     def __repr__(self):

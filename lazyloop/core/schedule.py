@@ -23,6 +23,7 @@ from typing import Dict, Optional
 
 import numpy as np
 
+from .element_rules import axis_extent
 from .enums import LoopOutput
 from .errors import FuelExhausted, IteratorOutOfBounds, LazyLoopError, EvaluationError
 from .plan import IfOutput, Iterator, LoopOut, Map, Plan, Project, Recurrence, Undefined
@@ -346,7 +347,7 @@ class Schedule:
 
     def iterate(self, node, k):
         whole = self.invariant(node.source)
-        extent = np.shape(whole)[node.axis]
+        extent = axis_extent(node, whole)
         index = extent - 1 - k if node.reverse else k
         if not 0 <= index < extent:
             raise IteratorOutOfBounds(f"iterator {node.id!r} ({node!r})", "iterator/bounds",

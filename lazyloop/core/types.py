@@ -1,8 +1,11 @@
 """Data types and static tensor types (`stream/shape`).
 
-A tensor's type is known when its layer is added, without forcing anything. Dimensions are
-ints; relaxed profiles (lowered ONNX/OpenVINO programs) may leave a dimension as None, and
-then the first forced element fixes it (`structure/shapes`).
+A tensor's type is known when its layer is added, without forcing anything. Under the
+TensorRT profile it is exact: every element of the stream has that dtype and shape. In the
+relaxed profiles (lowered ONNX/OpenVINO programs) it is a constraint (`structure/shapes`):
+the dtype, and where known the rank and each dimension. A dimension may be None (any size)
+and the whole shape may be None (any rank: the rank comes from the values at run time);
+every element is checked against what is known, and nothing more.
 """
 from __future__ import annotations
 
@@ -20,30 +23,44 @@ int64 = np.dtype(np.int64)
 uint8 = np.dtype(np.uint8)
 bool = np.dtype(np.bool_)  # noqa: A001 -- mirrors tensorrt.bool
 
-Shape = Tuple[Optional[int], ...]
+Shape = Optional[Tuple[Optional[int], ...]]
+
+
+def _shape(value) -> Shape:
+    return None if value is None else tuple(value)
 
 
 @attrs.frozen(repr=False)
 class TensorType:
-    """Shape and dtype every element of a stream shares."""
+    """The dtype and shape every element of a stream has (TensorRT profile), or may have
+    (relaxed profiles: a None dimension is any size, a None shape any rank)."""
 
     dtype: np.dtype = attrs.field(converter=np.dtype)
-    shape: Shape = attrs.field(converter=tuple)
+    shape: Shape = attrs.field(converter=_shape)
 
     @property
-    def rank(self) -> int:
-        return len(self.shape)
+    def rank(self) -> Optional[int]:
+        """The number of dimensions, None when unknown."""
+        return None if self.shape is None else len(self.shape)
 
     @property
     def is_static(self) -> bool:
-        return all(d is not None for d in self.shape)
+        return self.shape is not None and all(d is not None for d in self.shape)
+
+    def admits(self, shape) -> bool:
+        """`structure/shapes`: a concrete shape agrees with what this type knows."""
+        if self.shape is None:
+            return True
+        return len(shape) == len(self.shape) and all(
+            d is None or d == v for d, v in zip(self.shape, shape))
 
     def accepts(self, value) -> bool:
         return (isinstance(value, np.ndarray) and value.dtype == self.dtype
-                and value.ndim == len(self.shape)
-                and all(d is None or d == v for d, v in zip(self.shape, value.shape)))
+                and self.admits(value.shape))
 
     def __repr__(self) -> str:
+        if self.shape is None:
+            return f"{self.dtype.name}[*]"
         dims = ",".join("?" if d is None else str(d) for d in self.shape)
         return f"{self.dtype.name}[{dims}]"
 

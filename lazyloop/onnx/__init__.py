@@ -80,7 +80,7 @@ def run(model, feeds: Dict[str, object], max_trips: int = DEFAULT_MAX_TRIPS,
 
 
 def _core_readings(readings):
-    """The readings the core's register knows (the register holds the frontend's A11-A14 too)."""
+    """The readings the core's register knows (the register holds the frontend's A11-A16 too)."""
     from .lowering import split_readings
     return split_readings(readings)[0]
 

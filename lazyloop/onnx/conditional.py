@@ -55,8 +55,9 @@ def lower_branch(low: Lowering, node, scope: Scope, where: str, kind: str, g) ->
 
 
 def agreeing_branch_types(low: Lowering, a, b, name: str):
-    """If 11+ lets the branches differ in shape, rank included; where their types differ in
-    rank, dtype or kind, both are typed opaquely rather than refused by the core's
+    """If 11+ lets the branches differ in shape, rank included: branches of one dtype and
+    different ranks give an output of unknown rank (`structure/shapes`); where their types
+    differ in dtype or kind, both are typed opaquely rather than refused by the core's
     if-conditional output (`stream/shape`)."""
     if a is None or b is None:
         raise ModelError(name, "onnx/if", "a branch output is an omitted value",
@@ -65,6 +66,10 @@ def agreeing_branch_types(low: Lowering, a, b, name: str):
     if isinstance(ta, TensorType) and isinstance(tb, TensorType):
         if (ta.rank, ta.dtype) == (tb.rank, tb.dtype):
             return a, b
+        if ta.dtype == tb.dtype:   # ranks differ: the output's rank is known per element
+            layer = low.net.add_function(lambda v: (v,), [a], [TensorType(ta.dtype, None)],
+                                         op="AnyRank")
+            return low.label(layer, f"{name}/then").get_output(0), b
     elif not isinstance(ta, TensorType) and not isinstance(tb, TensorType):
         return a, b
     return opaque_view(low, a, f"{name}/then"), opaque_view(low, b, f"{name}/else")

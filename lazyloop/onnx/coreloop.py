@@ -18,7 +18,7 @@ from ..core.errors import EvaluationError, ModelError, UnsupportedError
 from ..core.types import TensorType
 from .graph import graph_outputs, graph_types, lower_initializers, lower_nodes
 from .scope import Lowering, Scope, node_tag
-from .types import from_ll, to_ll
+from .types import from_ll, merge, to_ll
 
 
 def attr(node, name, default=None):
@@ -66,13 +66,17 @@ class CoreLoop:
     def count(self, t):
         """COUNT limit (`trip/count`); a negative count runs zero trips (A4, ONNX profile)."""
         ty = t.type
+        scalar = self.low.reading("A16") == "scalar"   # one-element counts (A16)
+        if isinstance(ty, TensorType) and ty.shape == (1,) and scalar:
+            raise ModelError(self.where, self.rule, f"the trip count is {ty!r} (reading "
+                             "A16=scalar)", "give an int64 scalar, or use A16=one-element")
         if not (isinstance(ty, TensorType) and ty.dtype in (np.int64, np.int32)
                 and ty.shape in ((), (1,))):
             where, rule = self.where, self.rule
 
             def as_count(m):
                 a = np.asarray(m)
-                if a.dtype.kind not in "iu" or a.size != 1:
+                if a.dtype.kind not in "iu" or a.size != 1 or (scalar and a.ndim):
                     raise EvaluationError(where, rule, f"the trip count is {a.dtype}"
                                           f"{list(a.shape)}", "give an int64 scalar")
                 return (a.reshape(()).astype(np.int64),)
@@ -113,19 +117,41 @@ class CoreLoop:
                              "omitted value", "compute a value for every body output")
         t = self.typed(t, declared, what)
         kind = LoopOutput.REVERSE if reverse else LoopOutput.CONCATENATE
-        rank = len(t.type.shape)
-        if axis < 0:
+        rank = t.type.rank
+        moved = None
+        if rank is None and axis != 0:   # element rank known only at run time
+            axis, moved = 0, axis
+        if rank is not None and axis < 0:
             axis += rank + 1
-        if not 0 <= axis <= rank:
-            raise ModelError(self.where, self.rule, f"output axis for {what} is out of range "
-                             f"for a rank {rank + 1} output", "use an axis in [-r, r-1]")
+        if rank is not None and not 0 <= axis <= rank:
+            raise ModelError(self.where, "onnx/attributes", f"attribute scan_output_axes "
+                             f"holds {axis}, out of range for {what}, a rank {rank + 1} output",
+                             "use an axis in [-r-1, r]")
         layer = self.loop.add_loop_output(t, kind, axis)
         if length is not None:
             layer.set_input(1, length)
         out = self.low.label(layer, self.name(what)).get_output(0)
         if not t.type.is_static and self.low.reading("A12") == "error":
             out = self.refuse_shapeless_zero_trips(out, axis, what)
+        if moved is not None:
+            out = self.stacked_axis_at_run_time(out, moved, what)
         return out
+
+    def stacked_axis_at_run_time(self, out, axis, what):
+        """Per-trip values of unknown rank r, stacked on axis 0, moved to `axis` once r is
+        known (a negative axis counts from r + 1); an axis outside [-r-1, r] is refused."""
+        where, rule = self.where, self.rule
+
+        def move(v):
+            r = np.ndim(v)
+            a = axis + r if axis < 0 else axis
+            if not 0 <= a < r:
+                raise ModelError(where, "onnx/attributes", f"attribute scan_output_axes holds "
+                                 f"{axis}, out of range for {what}, a rank {r} output (rule "
+                                 f"{rule})", "use an axis in [-r-1, r]")
+            return (np.ascontiguousarray(np.moveaxis(v, 0, a)),)
+
+        return self.function(move, [out], out.type, f"axis:{what}")
 
     def refuse_shapeless_zero_trips(self, out, axis, what):
         """A12 reading "error": zero trips leave no element to take a non-static shape from."""
@@ -142,29 +168,70 @@ class CoreLoop:
         return self.function(check, [out], out.type, f"A12:{what}")
 
     def typed(self, t, declared, what):
-        """A scan output needs an element type even for zero trips (`stream/shape`): the
-        body's declared output type, else what inference found."""
-        if isinstance(t.type, TensorType):
-            return t
+        """A scan output needs an element type even for zero trips (`stream/shape`): what
+        inference found, completed by the body's declared output type."""
         ty = to_ll(declared) if declared is not None else t.type
-        if not isinstance(ty, TensorType):
+        if isinstance(t.type, TensorType):
+            if not isinstance(ty, TensorType) or t.type.shape is not None or not compatible(
+                    t.type, ty):
+                return t
+        elif not isinstance(ty, TensorType):
             raise ModelError(self.where, self.rule, f"the element type of {what} is unknown "
-                             f"({t.type!r})", "declare the body output's tensor type and rank")
+                             f"({t.type!r})", "declare the body output's tensor type")
         return self.function(lambda v: (v,), [t], ty, f"element_type:{what}")
 
     def iterate(self, x, axis: int, reverse: bool, what: str):
-        """Iterator over `axis` (`iterator/forward`, `iterator/reverse`)."""
+        """Iterator over `axis` (`iterator/forward`, `iterator/reverse`); over an input of
+        unknown rank the axis (non-negative) is checked when the value arrives."""
         ty = x.type
         if not isinstance(ty, TensorType):
             raise UnsupportedError(self.where, self.rule, f"scan input {what} has no known "
-                                   f"rank ({ty!r})", "declare the scan input's shape")
-        if axis < 0:
+                                   f"element type ({ty!r})", "declare the scan input's type")
+        if ty.rank is not None and axis < 0:
             axis += ty.rank
-        if not 0 <= axis < ty.rank:
+        if not 0 <= axis < (ty.rank if ty.rank is not None else axis + 1):
             raise ModelError(self.where, self.rule, f"scan axis out of range for {what} of "
                              f"rank {ty.rank}", "use an axis in [-r, r-1]")
         layer = self.loop.add_iterator(x, axis, reverse)
         return self.boundary(self.low.label(layer, self.name(what)).get_output(0))
+
+    def conform(self, t, declared: Optional[onnx.TypeProto], what: str, carried=False):
+        """`onnx/declared`: a value bound to a body input declared `declared`. The declared
+        type is a constraint -- dtype, and rank and static dims where declared (`dim_param`
+        constrains nothing): a type that contradicts it is refused now, a value that breaks
+        it when it arrives, both as ModelErrors naming the input. A carried value's stream
+        takes the declared type alone (its initial value's shape must not freeze the shape
+        of later trips: A11), dtype from the initial value when the body declares none."""
+        want = declared_type(declared)
+        have = t.type
+        if want is None:
+            if not carried or not isinstance(have, TensorType):
+                return t
+            want = TensorType(have.dtype, None)
+        elif isinstance(have, TensorType):
+            if not compatible(have, want):
+                raise ModelError(self.where, "onnx/declared", f"{what} is declared {want!r} in "
+                                 f"the body but receives {have!r}",
+                                 "make the body input's declared type match its value")
+            if not carried and implies(have, want):
+                return t
+            if not carried:
+                want = meet(have, want)
+        elif have.description not in ("?", "tensor(?)") and not isinstance(have, TensorType):
+            return t   # a sequence or optional: its frontend checks it
+        where = self.where
+
+        def conforming(v):
+            if isinstance(v, np.generic):
+                v = np.asarray(v)
+            if not (isinstance(v, np.ndarray) and v.dtype == want.dtype and want.admits(v.shape)):
+                got = f"{v.dtype}{list(v.shape)}" if isinstance(v, np.ndarray) else type(v).__name__
+                raise ModelError(where, "onnx/declared", f"{what} is declared {want!r} but "
+                                 f"its value is {got}", "declare the type the value has "
+                                 "(a symbolic dim for a size that varies)")
+            return (v,)
+
+        return self.function(conforming, [t], want, f"declared:{what}")
 
     def body(self, body: onnx.GraphProto, bound: List[tuple]):
         """Lower the body with input k bound to `bound[k] = (tensor, known TypeProto)`; its
@@ -179,12 +246,45 @@ class CoreLoop:
         for vi, (t, tp) in zip(body.input, bound):
             scope.bind(vi.name, t)
             known = from_ll(t.type) if isinstance(t.type, TensorType) else tp
-            input_types[vi.name] = known if known is not None else (
-                vi.type if vi.type.WhichOneof("value") else None)
+            declared = vi.type if vi.type.WhichOneof("value") else None
+            input_types[vi.name] = merge(known, declared) if known is not None else declared
         lower_initializers(self.low, body, scope)
         scope.types = graph_types(self.low, body, scope, input_types)
         lower_nodes(self.low, body.node, scope)
         return graph_outputs(body, scope, f"body of {self.where}")
+
+
+def declared_type(tp: Optional[onnx.TypeProto]) -> Optional[TensorType]:
+    """What a body input's declaration constrains, as a TensorType (None: nothing)."""
+    ty = to_ll(tp) if tp is not None else None
+    return ty if isinstance(ty, TensorType) else None
+
+
+def compatible(a: TensorType, b: TensorType) -> bool:
+    """Some value has both types: one dtype, and rank and dims agree where both know them."""
+    if a.dtype != b.dtype:
+        return False
+    if a.shape is None or b.shape is None:
+        return True
+    return len(a.shape) == len(b.shape) and all(
+        x is None or y is None or x == y for x, y in zip(a.shape, b.shape))
+
+
+def implies(have: TensorType, want: TensorType) -> bool:
+    """Every value of type `have` satisfies `want`."""
+    if have.dtype != want.dtype:
+        return False
+    if want.shape is None:
+        return True
+    return have.shape is not None and len(have.shape) == len(want.shape) and all(
+        w is None or h == w for h, w in zip(have.shape, want.shape))
+
+
+def meet(a: TensorType, b: TensorType) -> TensorType:
+    """The values both types admit (their shapes agree where both are known)."""
+    if a.shape is None or b.shape is None:
+        return a if b.shape is None else b
+    return TensorType(a.dtype, tuple(x if x is not None else y for x, y in zip(a.shape, b.shape)))
 
 
 def check_outputs(node, where, rule, n_results: int):

@@ -2,8 +2,10 @@
 
 M becomes a COUNT limit, `cond` a WHILE limit over a recurrence of the condition, the body's
 first input an iteration number counted by a recurrence; carried values are recurrences and
-scan outputs are stacked per trip. The ambiguity readings A7, A8, A9 and A11 choose among
-the behaviours ONNX leaves open.
+scan outputs are stacked per trip. Carried values may change shape from trip to trip, each
+checked against the body's declared type (A11); conditions, trip counts and iteration
+numbers may be one-element tensors (A16). The ambiguity readings A7, A8, A9, A11, A15 and
+A16 choose among the behaviours ONNX leaves open.
 """
 from __future__ import annotations
 
@@ -13,22 +15,26 @@ import numpy as np
 import onnx
 
 from ..core.enums import ElementWiseOperation, TripLimit
-from ..core.errors import EvaluationError, ModelError
-from ..core.types import OpaqueType, TensorType
+from ..core.errors import EvaluationError, ModelError, StreamShapeChanged
+from ..core.types import TensorType
 from ..core.undefined import Partial
 from .coreloop import CoreLoop, bind_results, check_outputs
-from .graph import add_constant, as_scalar_bool, graph_attribute
+from .graph import add_constant, graph_attribute
 from .scope import Lowering, Scope
 from .types import to_ll
 
 
 def iteration_number(cl: CoreLoop, declared: Optional[onnx.TypeProto]):
-    """recurrence(0, i + 1) with the body's declared dtype and shape (int64 scalar when
-    undeclared)."""
+    """recurrence(0, i + 1) with the body's declared dtype, and shape [1] when the body
+    declares one element of rank 1 (A16); an int64 scalar when undeclared."""
     ty = to_ll(declared)
     if not isinstance(ty, TensorType) or ty.dtype.kind not in "iuf":
         ty = TensorType(np.int64, ())
-    shape = tuple(1 if d is None else d for d in ty.shape)
+    shape = () if ty.shape is None or len(ty.shape) == 0 else (1,) * len(ty.shape)
+    if shape and (len(shape) > 1 or cl.low.reading("A16") == "scalar"):
+        raise ModelError(cl.where, "onnx/loop", f"the body declares its iteration number "
+                         f"{ty!r}" + (" (reading A16=scalar)" if len(shape) == 1 else ""),
+                         "declare it as a scalar" + (" or [1]" if len(shape) > 1 else ""))
     zero = cl.nested(add_constant(cl.low, np.zeros(shape, ty.dtype), cl.name("iteration0")),
                      "iteration0")
     one = add_constant(cl.low, np.ones(shape, ty.dtype), cl.name("one"))
@@ -39,25 +45,68 @@ def iteration_number(cl: CoreLoop, declared: Optional[onnx.TypeProto]):
     return rec.get_output(0)
 
 
-def omitted_condition(cl: CoreLoop):
-    """What the body's condition input receives when `cond` is omitted (A9): true by
-    default; reading "undefined" feeds an undefined (masked) value."""
+def one_element_bool(cl: CoreLoop, ty) -> bool:
+    """A type every value of which is a valid condition: bool[] (or bool[1] under A16's
+    default reading "one-element")."""
+    return isinstance(ty, TensorType) and ty.dtype == np.bool_ and (
+        ty.shape == () or (ty.shape == (1,) and cl.low.reading("A16") == "one-element"))
+
+
+def condition_value(cl: CoreLoop, t, what: str, stream):
+    """A condition as the body sees it (A16): under "one-element" a bool tensor with one
+    element, keeping its shape ([1] stays [1]); under "scalar" a 0-D bool. A value whose
+    type already says so, and agrees with the type `stream` of the condition's stream,
+    passes as it is; any other is checked when it arrives, in a stream of bool[*]."""
+    ty = t.type
+    if one_element_bool(cl, ty) and isinstance(stream, TensorType) and (
+            stream == ty or stream.shape is None):
+        return t
+    where, scalar = cl.where, cl.low.reading("A16") == "scalar"
+
+    def one_element(c):
+        if not (isinstance(c, np.ndarray) and c.dtype == np.bool_ and c.size == 1
+                and (c.ndim == 0 or (c.ndim == 1 and not scalar))):
+            got = f"{c.dtype}{list(c.shape)}" if isinstance(c, np.ndarray) else type(c).__name__
+            raise EvaluationError(where, "onnx/loop", f"{what} is {got}", "give a bool scalar"
+                                  + (" (reading A16=scalar)" if scalar else " or bool[1]"))
+        return (c,)
+
+    return cl.function(one_element, [t], TensorType(np.bool_, None), f"cond:{what}")
+
+
+def omitted_condition(cl: CoreLoop, vi):
+    """What the body's condition input `vi` receives when `cond` is omitted (A9): true by
+    default (shaped [1] when the body declares [1], A16); reading "undefined" feeds an
+    undefined (masked) value."""
+    true = np.array([True]) if body_declares_one(vi) else np.array(True)
     if cl.low.reading("A9") == "true":
-        return add_constant(cl.low, np.array(True), cl.name("cond_true"))
+        return add_constant(cl.low, true, cl.name("cond_true"))
 
     def undefined():
-        return (Partial(np.array(True), np.zeros((), bool)),)
+        return (Partial(true, np.zeros(true.shape, bool)),)
 
-    return cl.function(undefined, [], TensorType(np.bool_, ()), "cond_undefined")
+    return cl.function(undefined, [], TensorType(np.bool_, true.shape), "cond_undefined")
 
 
-def shape_free(cl: CoreLoop, init, what: str):
-    """A11 reading "allow": a carried value typed opaquely, so its shape may change from trip
-    to trip (as onnxruntime allows); the default "error" keeps `structure/shapes`."""
-    if not isinstance(init.type, TensorType):
-        return init
-    return cl.function(lambda v: (v,), [init], OpaqueType(f"{init.type!r} (shape may change)"),
-                       f"A11:{what}")
+def body_declares_one(vi) -> bool:
+    """The body declares its condition input bool[1]."""
+    ty = to_ll(vi.type) if vi.type.WhichOneof("value") else None
+    return isinstance(ty, TensorType) and ty.shape == (1,)
+
+
+def one_shape(cl: CoreLoop, nxt, rec, what: str):
+    """A11 reading "error": a carried value keeps its initial shape on every trip."""
+    where = cl.where
+
+    def same_shape(v, previous):
+        if np.shape(v) != np.shape(previous):
+            raise StreamShapeChanged(where, "structure/shapes", f"{what} changes shape from "
+                                     f"{list(np.shape(previous))} to {list(np.shape(v))} "
+                                     "(reading A11=error)", "keep carried values one shape, "
+                                     "or use A11=allow")
+        return (v,)
+
+    return cl.function(same_shape, [nxt, rec.get_output(0)], nxt.type, f"A11:{what}")
 
 
 def scan_output(cl: CoreLoop, t, what: str, declared):
@@ -103,27 +152,39 @@ def lower_loop(low: Lowering, node, scope: Scope, where: str) -> None:
     if m is not None:
         cl.count(m)
     i = iteration_number(cl, body.input[0].type)
-    if cond is not None:
-        cond_rec = cl.carried(as_scalar_bool(low, cond, cl.name("cond_initial"), where, rule),
-                              "cond")
+    honour = cond is None and low.reading("A15") == "honour"
+    cond_rec = None
+    if cond is not None or honour:
+        # the body's condition input on trip i+1 is its condition output of trip i, shape
+        # included; A15 "honour": an omitted cond starts true and the body's output decides
+        start = cond if cond is not None else add_constant(
+            low, np.array([True] if body_declares_one(body.input[1]) else True),
+            cl.name("cond_start"))
+        back = to_ll(body.output[0].type) if body.output[0].type.WhichOneof("value") else None
+        start = condition_value(cl, start, "the initial condition",
+                                back if one_element_bool(cl, back) else None)
+        cond_rec = cl.carried(start, "cond")
         cl.loop.add_trip_limit(cond_rec.get_output(0), TripLimit.WHILE)
-        cond_in = cond_rec.get_output(0)
-    else:
-        cond_rec = None
-        cond_in = omitted_condition(cl)
+    cond_in = cond_rec.get_output(0) if cond is not None else omitted_condition(
+        cl, body.input[1])
     if any(v is None for v in inits):
         raise ModelError(where, rule, "a carried value's initial value is omitted",
                          "give every carried value an initial value")
-    if low.reading("A11") == "allow":
-        inits = [shape_free(cl, v, body.input[2 + j].name) for j, v in enumerate(inits)]
+    inits = [cl.conform(v, body.input[2 + j].type, f"carried value {body.input[2 + j].name!r}",
+                        carried=True) for j, v in enumerate(inits)]
     recs = [cl.carried(v, f"carried:{body.input[2 + j].name}") for j, v in enumerate(inits)]
     init_types = [scope.onnx_type(x) for x in node.input[2:]]
     outs = cl.body(body, [(i, None), (cond_in, None)] +
                    [(r.get_output(0), tp) for r, tp in zip(recs, init_types)])
     if cond_rec is not None:
-        cl.close(cond_rec, as_scalar_bool(low, outs[0], cl.name("cond_next"), where, rule), "cond")
+        cl.close(cond_rec, condition_value(cl, outs[0], "the body's condition output",
+                                           cond_rec.get_output(0).type), "cond")
+    strict = low.reading("A11") == "error"
     for j, r in enumerate(recs):
-        cl.close(r, outs[1 + j], f"carried value {j}")
+        nxt = outs[1 + j]
+        if strict and nxt is not None:
+            nxt = one_shape(cl, nxt, r, f"carried value {body.input[2 + j].name!r}")
+        cl.close(r, nxt, f"carried value {j}")
     results = [cl.last(r.get_output(0), f"final:{body.output[1 + j].name}")
                for j, r in enumerate(recs)]
     results += [scan_output(cl, outs[1 + n + j], f"scan:{body.output[1 + n + j].name}",

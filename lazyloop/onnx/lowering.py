@@ -26,6 +26,7 @@ from .graph import graph_types, lower_initializers, lower_nodes
 from .loops import lower_loop
 from .scan import lower_scan
 from .scope import Lowering, Scope, split_readings  # noqa: F401 -- split_readings is public here
+from .typecheck import check_opsets, check_types
 from .types import describe, to_ll
 
 ONNX_DOMAINS = ("", "ai.onnx")
@@ -35,7 +36,7 @@ CONTROL_FLOW = {"Loop": lower_loop, "If": lower_if, "Scan": lower_scan}
 
 #: The ONNX frontend's entries of the ambiguity register (lazyloop/ambiguity.py), as
 #: {id: (default reading, other readings...)}.
-FRONTEND_IDS = ("A11", "A12", "A13", "A14")
+FRONTEND_IDS = ("A11", "A12", "A13", "A14", "A15", "A16")
 FRONTEND_READINGS = {k: (REGISTER[k].default,) + tuple(r for r in REGISTER[k].readings
                                                        if r != REGISTER[k].default)
                      for k in FRONTEND_IDS}
@@ -112,6 +113,8 @@ def lower_model(model, readings=None) -> LoweredModel:
 
 
 def lower_graph_of(model: onnx.ModelProto, readings) -> LoweredModel:
+    check_opsets(model)
+    check_types(model)
     graph = model.graph
     low = Lowering(model, readings, CONTROL_FLOW)
     where = f"graph {graph.name or 'main'!r}"
@@ -122,7 +125,7 @@ def lower_graph_of(model: onnx.ModelProto, readings) -> LoweredModel:
             raise ModelError(f"input {vi.name!r} of {where}", "onnx/graph",
                              "is declared twice", "give every graph input its own name")
         ty = to_ll(vi.type)
-        if isinstance(ty, TensorType):
+        if isinstance(ty, TensorType):   # shape None: any rank is fed
             t = low.net.add_input(vi.name, ty.dtype, ty.shape)
             opaque = False
         else:

@@ -21,8 +21,11 @@ def scan_trips(cl: CoreLoop, body, inits, init_types, sources, out_axes, out_rev
     """What Scan 9 and Scan 8's inner loop share: states as recurrences, scan inputs as
     iterators (`sources` = [(tensor, axis, reverse)]), outputs stacked on `out_axes`."""
     n = len(inits)
+    inits = [cl.conform(v, body.input[j].type, f"state {body.input[j].name!r}", carried=True)
+             for j, v in enumerate(inits)]
     recs = [cl.carried(v, f"state:{body.input[j].name}") for j, v in enumerate(inits)]
-    its = [cl.iterate(x, axis, rev, f"element:{body.input[n + j].name}")
+    its = [cl.conform(cl.iterate(x, axis, rev, f"element:{body.input[n + j].name}"),
+                      body.input[n + j].type, f"scan input element {body.input[n + j].name!r}")
            for j, (x, axis, rev) in enumerate(sources)]
     outs = cl.body(body, [(r.get_output(0), tp) for r, tp in zip(recs, init_types)] +
                    [(t, None) for t in its])
@@ -41,21 +44,35 @@ def scan_trips(cl: CoreLoop, body, inits, init_types, sources, out_axes, out_rev
 
 
 def scan_attributes(node, where, rule, m: int, k: int):
+    """`onnx/attributes`: a list attribute has one entry per scan input (or output)."""
     def ints(name, count, default=0):
         v = list(attr(node, name, [default] * count))
         if len(v) != count:
-            raise ModelError(where, rule, f"{name} has {len(v)} entries, expected {count}")
+            raise ModelError(where, "onnx/attributes", f"attribute {name} has {len(v)} "
+                             f"entries, the rule {rule} wants {count}",
+                             f"give {name} one entry per scan {'output' if 'output' in name else 'input'}")
         return [int(x) for x in v]
     return ints
 
 
+def directions(ints, name: str, count: int, where, rule):
+    """`onnx/attributes`: a direction is 0 (forward) or 1 (reverse), nothing else."""
+    values = ints(name, count)
+    bad = [d for d in values if d not in (0, 1)]
+    if bad:
+        raise ModelError(where, "onnx/attributes", f"attribute {name} holds {bad[0]}; the "
+                         f"rule {rule} allows 0 (forward) and 1 (reverse) only",
+                         f"set every entry of {name} to 0 or 1")
+    return [bool(d) for d in values]
+
+
 def sequence_length(cl: CoreLoop, xs, axes):
-    """COUNT for Scan 9: the extent of every scan input on its scan axis, which must agree."""
+    """COUNT for Scan 9: the extent of every scan input on its scan axis, which must agree.
+    The scan inputs arrive with the scan axis first (`scan_axis_first`)."""
     where, rule = cl.where, cl.rule
-    norm = [a + len(x.type.shape) if a < 0 else a for x, a in zip(xs, axes)]
 
     def length(*values):
-        lens = [np.shape(v)[a] for v, a in zip(values, norm)]
+        lens = [np.shape(v)[0] for v in values]
         if any(L != lens[0] for L in lens):
             raise EvaluationError(where, rule, f"scan inputs have lengths {lens} on their scan "
                                   "axes", "give every scan input the same sequence length")
@@ -64,11 +81,46 @@ def sequence_length(cl: CoreLoop, xs, axes):
     return cl.function(length, xs, TensorType(np.int64, ()), "sequence_length")
 
 
-def scan_input_count(node, where: str, rule: str) -> int:
-    """M, the number of scan inputs, which every Scan opset requires (at least 1)."""
+def scan_axis_first(cl: CoreLoop, x, axis: int, what: str):
+    """A Scan 9 input with its scan axis moved to the front. With a known rank the axis is
+    checked now (and nothing moves when it is 0); with an unknown rank when the value
+    arrives. An axis outside [-r, r-1] is refused (`onnx/attributes`)."""
+    where, rank = cl.where, x.type.rank
+
+    def bad(r):
+        return ModelError(where, "onnx/attributes", f"attribute scan_input_axes holds {axis}, "
+                          f"out of range for {what} of rank {r}", "use an axis in [-r, r-1]")
+
+    if rank is not None:
+        a = axis + rank if axis < 0 else axis
+        if not 0 <= a < rank:
+            raise bad(rank)
+        if a == 0:
+            return x
+        ty = TensorType(x.type.dtype, (x.type.shape[a],) + x.type.shape[:a] + x.type.shape[a + 1:])
+    else:
+        ty = x.type
+
+    def move(v):
+        r = np.ndim(v)
+        a = axis + r if axis < 0 else axis
+        if not 0 <= a < r:
+            raise bad(r)
+        return (np.moveaxis(v, a, 0),)
+
+    return cl.function(move, [x], ty, f"scan_axis_first:{what}")
+
+
+def scan_input_count(node, where: str, rule: str, inputs: int) -> int:
+    """M, the number of scan inputs, which every Scan opset requires: at least 1 and at most
+    the node's inputs (`onnx/attributes`)."""
     m = attr(node, "num_scan_inputs")
     if m is None or m < 1:
-        raise ModelError(where, rule, "num_scan_inputs is missing or < 1",
+        raise ModelError(where, "onnx/attributes", "attribute num_scan_inputs is missing or "
+                         f"< 1 (rule {rule})", "set num_scan_inputs to the number of scan inputs")
+    if m > inputs:
+        raise ModelError(where, "onnx/attributes", f"attribute num_scan_inputs is {m}, but "
+                         f"the node has {inputs} inputs (rule {rule})",
                          "set num_scan_inputs to the number of scan inputs")
     return m
 
@@ -76,10 +128,10 @@ def scan_input_count(node, where: str, rule: str) -> int:
 def lower_scan9(low: Lowering, node, scope: Scope, where: str) -> None:
     rule = "onnx/scan9"
     body = graph_attribute(node, "body", where, rule)
-    m = scan_input_count(node, where, rule)
+    m = scan_input_count(node, where, rule, len(node.input))
     ins = [scope.lookup(x, where) if x else None for x in node.input]
     n = len(ins) - m
-    if n < 0 or any(x is None for x in ins):
+    if any(x is None for x in ins):
         raise ModelError(where, rule, f"has {len(ins)} inputs (some omitted) for "
                          f"{m} scan inputs", "give N initial states then M scan inputs")
     if len(body.input) != n + m:
@@ -89,39 +141,40 @@ def lower_scan9(low: Lowering, node, scope: Scope, where: str) -> None:
     k = len(body.output) - n
     check_outputs(node, where, rule, len(body.output))
     ints = scan_attributes(node, where, rule, m, k)
-    in_axes, in_dirs = ints("scan_input_axes", m), ints("scan_input_directions", m)
-    out_axes, out_dirs = ints("scan_output_axes", max(k, 0)), ints("scan_output_directions", max(k, 0))
+    in_axes, in_dirs = ints("scan_input_axes", m), directions(ints, "scan_input_directions", m,
+                                                              where, rule)
+    out_axes = ints("scan_output_axes", max(k, 0))
+    out_dirs = directions(ints, "scan_output_directions", max(k, 0), where, rule)
     cl = CoreLoop(low, scope, node, where, rule, "")
-    xs = [scan_input_typed(cl, x, body.input[n + i], f"input:{x.name}")
+    xs = [scan_axis_first(cl, scan_input_typed(cl, x, body.input[n + i], f"input:{x.name}"),
+                          in_axes[i], f"scan input {x.name!r}")
           for i, x in enumerate(ins[n:])]
     cl.nested_count(sequence_length(cl, xs, in_axes))
     finals, scans = scan_trips(cl, body, ins[:n], [scope.onnx_type(x) for x in node.input[:n]],
-                               [(x, a, bool(d)) for x, a, d in zip(xs, in_axes, in_dirs)],
-                               out_axes, [bool(d) for d in out_dirs])
+                               [(x, 0, d) for x, d in zip(xs, in_dirs)], out_axes, out_dirs)
     bind_results(scope, node, finals + scans)
 
 
 def scan_input_typed(cl, x, element_info, what):
-    """A scan input whose type ONNX's inference left unknown (a Loop's output read through an
-    If, say) takes its rank from the body's declared element, one axis more (checked when the
-    value arrives); with neither known it is refused."""
+    """A scan input whose type ONNX's inference left unknown takes its dtype and rank from
+    the body's declared element, one axis more; with no rank declared either, its rank comes
+    from the value at run time. Only a scan input with no known dtype at all is refused."""
     if isinstance(x.type, TensorType):
         return x
     element = to_ll(element_info.type) if element_info.type.HasField("tensor_type") else None
     if not isinstance(element, TensorType):
-        raise UnsupportedError(cl.where, cl.rule, f"scan input {x.name!r} has no known rank",
-                               "declare the scan input's shape or the body input's")
-    whole = TensorType(element.dtype, (None,) * (element.rank + 1))
+        raise UnsupportedError(cl.where, cl.rule, f"scan input {x.name!r} has no known "
+                               "element type", "declare the scan input's or the body input's "
+                               "element type")
+    whole = TensorType(element.dtype, None if element.shape is None
+                       else (None,) * (element.rank + 1))
     return cl.function(lambda v: (v,), [x], whole, f"typed:{what}")
 
 
 def lower_scan8(low: Lowering, node, scope: Scope, where: str) -> None:
     rule = "onnx/scan8"
     body = graph_attribute(node, "body", where, rule)
-    m = scan_input_count(node, where, rule)
-    if len(node.input) < 1 + m:
-        raise ModelError(where, rule, f"has {len(node.input)} inputs for {m} scan inputs",
-                         "give sequence_lens (\"\" to omit), N states, then M scan inputs")
+    m = scan_input_count(node, where, rule, max(len(node.input) - 1, 0))
     lens = scope.lookup(node.input[0], where) if node.input[0] else None
     ins = [scope.lookup(x, where) if x else None for x in node.input[1:]]
     n = len(ins) - m
@@ -133,12 +186,9 @@ def lower_scan8(low: Lowering, node, scope: Scope, where: str) -> None:
                          "make the body's inputs match the node's inputs")
     k = len(body.output) - n
     check_outputs(node, where, rule, len(body.output))
-    dirs = scan_attributes(node, where, rule, m, k)("directions", m)
+    dirs = directions(scan_attributes(node, where, rule, m, k), "directions", m, where, rule)
     states, xs = ins[:n], ins[n:]
-    for x in xs:
-        if not (isinstance(x.type, TensorType) and x.type.rank >= 2):
-            raise ModelError(where, rule, f"scan input {x.name!r} is {x.type!r}; Scan 8 scan "
-                             "inputs are [batch, sequence, ...]", "give rank >= 2 scan inputs")
+    xs = [batched(low, x, body.input[n + j], where, rule) for j, x in enumerate(xs)]
 
     batch = CoreLoop(low, scope, node, where, rule, ":batch")
     sizes = batch_and_length(batch, xs)
@@ -164,6 +214,33 @@ def lower_scan8(low: Lowering, node, scope: Scope, where: str) -> None:
     finals = [batch.stacked(f, f"final:{body.output[j].name}") for j, f in enumerate(finals_b)]
     scans = [batch.stacked(s, f"scan:{body.output[n + j].name}") for j, s in enumerate(scans_b)]
     bind_results(scope, node, finals + scans)
+
+
+def batched(low: Lowering, x, element_info, where, rule):
+    """A Scan 8 scan input is [batch, sequence, ...]: rank >= 2, checked now when known,
+    else when the value arrives (its dtype then comes from the body's declared element)."""
+    ty = x.type
+    if isinstance(ty, TensorType) and ty.rank is not None:
+        if ty.rank < 2:
+            raise ModelError(where, rule, f"scan input {x.name!r} is {ty!r}; Scan 8 scan "
+                             "inputs are [batch, sequence, ...]", "give rank >= 2 scan inputs")
+        return x
+    if not isinstance(ty, TensorType):
+        element = to_ll(element_info.type) if element_info.type.HasField("tensor_type") else None
+        if not isinstance(element, TensorType):
+            raise UnsupportedError(where, rule, f"scan input {x.name!r} has no known element "
+                                   "type", "declare the scan input's or the body input's type")
+        ty = TensorType(element.dtype, None)
+
+    def rank_two(v):
+        if np.ndim(v) < 2:
+            raise ModelError(where, rule, f"scan input {x.name!r} has shape "
+                             f"{list(np.shape(v))}; Scan 8 scan inputs are [batch, sequence, "
+                             "...]", "give rank >= 2 scan inputs")
+        return (v,)
+
+    layer = low.net.add_function(rank_two, [x], [ty], op="Batched")
+    return low.label(layer, x.name + "/batched").get_output(0)
 
 
 def batch_and_length(cl: CoreLoop, xs):

@@ -140,7 +140,8 @@ class Scope:
             self.values[name] = tensor
 
     def stream_type(self, name: str):
-        """The lazyloop type of a node output of this graph. Body values other than carried
-        values and scan outputs may change shape from trip to trip (ONNX's test_loop13_seq
-        slices up to the iteration number); the core holds only those two to one shape."""
+        """The lazyloop type of a node output of this graph: a constraint (`structure/shapes`)
+        that its values may meet with different shapes from trip to trip (ONNX's
+        test_loop13_seq slices up to the iteration number); only what is stacked as a scan
+        output is held to one shape."""
         return to_ll(self.types.get(name))

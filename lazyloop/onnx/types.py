@@ -53,14 +53,18 @@ def is_tensor(tp: Optional[TypeProto]) -> bool:
 
 
 def to_ll(tp: Optional[TypeProto]):
-    """The lazyloop type of an ONNX type: a TensorType when dtype and rank are known."""
+    """The lazyloop type of an ONNX type: a TensorType when the dtype is known (of unknown
+    rank, shape None, when ONNX gives no shape); static dims are kept, symbolic ones
+    (`dim_param`) and unknown ones become None (`structure/shapes`)."""
     if tp is None or tp.WhichOneof("value") is None:
         return UNKNOWN
     if not is_tensor(tp):
         return OpaqueType(describe(tp))
     tt = tp.tensor_type
-    if not tt.elem_type or not tt.HasField("shape"):
+    if not tt.elem_type:
         return OpaqueType(describe(tp))
+    if not tt.HasField("shape"):
+        return TensorType(np_dtype(tt.elem_type), None)
     dims = tuple(d.dim_value if d.HasField("dim_value") and d.dim_value >= 0 else None
                  for d in tt.shape.dim)
     return TensorType(np_dtype(tt.elem_type), dims)
@@ -73,8 +77,8 @@ def from_ll(ty) -> Optional[TypeProto]:
             elem = onnx_elem_type(ty.dtype)
         except (KeyError, ValueError, TypeError):
             return None
-        return helper.make_tensor_type_proto(elem, [d if d is not None else None
-                                                    for d in ty.shape])
+        return helper.make_tensor_type_proto(elem, None if ty.shape is None else
+                                             [d if d is not None else None for d in ty.shape])
     return None
 
 
@@ -102,6 +106,8 @@ def ll_equal_or_unknown(a, b) -> bool:
     """True when two lazyloop types could describe the same values."""
     if not (isinstance(a, TensorType) and isinstance(b, TensorType)):
         return True
+    if a.shape is None or b.shape is None:
+        return a.dtype == b.dtype
     return a.dtype == b.dtype and a.rank == b.rank and all(
         x is None or y is None or x == y for x, y in zip(a.shape, b.shape))
 

@@ -12,7 +12,7 @@ from ..core.enums import ElementWiseOperation, TripLimit
 from ..core.errors import LazyLoopError, ModelError, UnsupportedError
 from ..core.types import TensorType
 from .ports import _hold_last
-from .types import describe, numpy_dtype
+from .types import describe, numpy_dtype, tensor_type
 from .values import BOOL, INTS, SCALAR_SHAPES, _constant_value, _key, _scalar_value
 
 
@@ -57,7 +57,7 @@ class LoopLowering:
                                  f"its input is {src.dtype}", "give both the same element type")
             kind = type(role).__name__
             if kind == "MergedInputDescription":
-                rec = loop.add_recurrence(src)
+                rec = loop.add_recurrence(self.declared(src, p, pwhere, rule))
                 rec.get_output(0).name = p.get_friendly_name()
                 back_edges.append((rec, role.body_value_index, p))
                 self.env[pkey] = rec.get_output(0)
@@ -70,7 +70,8 @@ class LoopLowering:
                     if counter is None:
                         counter = self.trip_index(loop)
                     t = self.function(_hold_last(axis), [w, counter],
-                                      [TensorType(w.dtype, w.shape[:axis] + w.shape[axis + 1:])],
+                                      [TensorType(w.dtype, None if w.shape is None else
+                                                  w.shape[:axis] + w.shape[axis + 1:])],
                                       "openvino/slice:hold-last", p.get_friendly_name()).get_output(0)
                 else:
                     it = loop.add_iterator(w, axis=axis)
@@ -114,6 +115,16 @@ class LoopLowering:
             t.name = f"{node.get_friendly_name()}:{d.output_index}"
             self.env[_key(node.output(d.output_index))] = t
 
+    def declared(self, src, param, pwhere, rule):
+        """A back edge's stream takes its body Parameter's type -- dtype, and rank and static
+        dims where known (`structure/shapes`) -- not its initial value's shape, so a carried
+        value may change shape from trip to trip, as OpenVINO re-infers it."""
+        want = tensor_type(param.get_element_type(), param.get_partial_shape(), pwhere)
+        if src.type == want:
+            return src
+        return self.function(lambda v: (v,), [src], [want], f"{rule}:declared",
+                             f"{param.get_friendly_name()}:declared").get_output(0)
+
     def parameter_roles(self, node, params, cur_idx, where, rule):
         """Each body Parameter has exactly one source: a port-map input or the iteration."""
         roles = {}
@@ -145,10 +156,10 @@ class LoopLowering:
     def check_loop_limits(self, node, outer, where):
         """`openvino/loop5`: trip count int32/int64, execution condition bool; () or (1,)."""
         trip, cond0 = outer[0], outer[1]
-        if trip.dtype not in INTS or trip.shape not in SCALAR_SHAPES:
+        if trip.dtype not in INTS or trip.shape not in SCALAR_SHAPES + (None,):
             raise ModelError(where, "openvino/loop5", f"trip count is {trip.type!r}",
                              "give a scalar or 1-element int32/int64 trip count")
-        if cond0.dtype != BOOL or cond0.shape not in SCALAR_SHAPES:
+        if cond0.dtype != BOOL or cond0.shape not in SCALAR_SHAPES + (None,):
             raise ModelError(where, "openvino/loop5", f"execution condition is {cond0.type!r}",
                              "give a scalar or 1-element boolean execution condition")
         return trip, cond0
@@ -157,7 +168,7 @@ class LoopLowering:
         """trip count -> COUNT (negative: no limit, A4 by profile); execution condition and the
         body's execution_condition result -> WHILE over recurrence(cond0, body condition)."""
         body_cond = self.value(cond_result.input_value(0), where)
-        if body_cond.dtype != BOOL or body_cond.shape not in SCALAR_SHAPES:
+        if body_cond.dtype != BOOL or body_cond.shape not in SCALAR_SHAPES + (None,):
             raise ModelError(f"{where} execution_condition result", "openvino/loop5",
                              f"is {body_cond.type!r}",
                              "give a scalar or 1-element boolean condition")

@@ -141,7 +141,9 @@ class Lowerer(LoopLowering, PortLowering, IfLowering):
         # view differs (A22: zero trips against shape inference), keep only dtypes and ranks.
         if any(not compatible(t.type, node.get_input_partial_shape(i))
                for i, t in enumerate(inputs)):
-            types = [relaxed(t) for t in types]
+            any_rank = any(isinstance(t.type, TensorType) and t.type.shape is None
+                           for t in inputs)
+            types = [relaxed(t, any_rank) for t in types]
         layer = self.function(kernel_for(node), inputs, types, node.get_type_name(),
                               node.get_friendly_name())
         for k in range(node.get_output_size()):

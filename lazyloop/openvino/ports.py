@@ -77,6 +77,22 @@ def _merge_axes(axis):
     return merge
 
 
+def _join_on(axis, where):
+    """Per-trip values of dynamic rank stacked on axis 0, joined along their own `axis`
+    (negative: from the end; a scalar stacks into [n]) (`openvino/concat`)."""
+    def join(v):
+        v = np.asarray(v)
+        if v.shape[0] == 0 or v.ndim == 1:
+            return (v,)
+        r = v.ndim - 1
+        a = axis + r if axis < 0 else axis
+        if not 0 <= a < r:
+            raise ModelError(where, "openvino/concat", f"axis {axis} is out of range for a "
+                             f"rank {r} result", "concatenate along an existing axis")
+        return (np.concatenate(list(v), axis=a),)
+    return join
+
+
 def _hold_last(axis):
     """A24 reading "hold-last": chunk min(i, count - 1), as OpenVINO's reference does."""
     def take(w, i):
@@ -97,6 +113,8 @@ class PortLowering:
     def chunks(self, node, d, src, where):
         """The chunks of a sliced input stacked on a new axis, for an iterator to walk."""
         rank = src.type.rank
+        if rank is None:
+            return self.chunks_of_unknown_rank(node, d, src, where)
         axis = d.axis + rank if d.axis < 0 else d.axis
         if not 0 <= axis < rank:
             raise ModelError(where, "openvino/slice", f"axis {d.axis} is out of range for "
@@ -116,6 +134,24 @@ class PortLowering:
                           f"{node.get_friendly_name()}:chunks{d.input_index}").get_output(0)
         return w, axis, count
 
+    def chunks_of_unknown_rank(self, node, d, src, where):
+        """A sliced input of dynamic rank: its chunks stacked on a new axis 0, the sliced
+        axis (negative: from the end) found when the value arrives."""
+        reading = self.readings["A20"]
+
+        def cut(x):
+            x = np.asarray(x)
+            a = d.axis + x.ndim if d.axis < 0 else d.axis
+            if not 0 <= a < x.ndim:
+                raise ModelError(where, "openvino/slice", f"axis {d.axis} is out of range for "
+                                 f"a value of shape {list(x.shape)}", "slice an existing axis")
+            (w,) = SliceRule(where, a, d.start, d.stride, d.part_size, d.end, reading)(x)
+            return (np.moveaxis(w, a, 0),)
+
+        w = self.function(cut, [src], [TensorType(src.dtype, None)], "openvino/slice",
+                          f"{node.get_friendly_name()}:chunks{d.input_index}").get_output(0)
+        return w, 0, None
+
     # -- outputs ---------------------------------------------------------------------------------
     def concatenated(self, loop, d, results, where, rule):
         """`openvino/concat`: every trip's value concatenated along an EXISTING axis (negative:
@@ -130,6 +166,10 @@ class PortLowering:
             raise ModelError(where, "openvino/concat", f"|stride| = {abs(d.stride)} differs "
                              f"from part_size = {d.part_size}", "reading A23=refuse refuses it")
         kind = LoopOutput.REVERSE if d.stride < 0 else LoopOutput.CONCATENATE
+        if ty.rank is None:   # the axis is found when the values arrive
+            stacked = loop.add_loop_output(value, kind, axis=0).get_output(0)
+            return self.function(_join_on(d.axis, where), [stacked], [ty],
+                                 "openvino/concat").get_output(0)
         if ty.rank == 0:
             if d.axis not in (0, -1):
                 raise ModelError(where, "openvino/concat", f"axis {d.axis} for a scalar result",

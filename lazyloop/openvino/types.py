@@ -40,14 +40,9 @@ def dims(partial_shape):
 
 
 def tensor_type(element_type, partial_shape, where: str) -> TensorType:
-    shape = dims(partial_shape)
-    if shape is None:
-        raise UnsupportedError(where, "openvino/model",
-                               "a value of dynamic rank cannot be a lazyloop stream "
-                               "(every stream has a static rank: stream/shape)",
-                               "reshape the model so the rank is known "
-                               "(openvino.Model.reshape)")
-    return TensorType(numpy_dtype(element_type, where), shape)
+    """The core type of an OpenVINO value: dynamic dims are None, a dynamic rank is a shape
+    of None (the rank comes from the value at run time: `structure/shapes`)."""
+    return TensorType(numpy_dtype(element_type, where), dims(partial_shape))
 
 
 def output_type(output, where: str) -> TensorType:
@@ -55,16 +50,20 @@ def output_type(output, where: str) -> TensorType:
 
 
 def compatible(core_type, partial_shape) -> bool:
-    """True when a core type can be a value of an OpenVINO partial shape."""
+    """True when every value of a core type can be a value of an OpenVINO partial shape."""
     shape = dims(partial_shape)
-    if shape is None or not isinstance(core_type, TensorType):
-        return shape is None
+    if shape is None:
+        return True
+    if not isinstance(core_type, TensorType) or core_type.shape is None:
+        return False
     return len(shape) == core_type.rank and all(
         a is None or b is None or a == b for a, b in zip(shape, core_type.shape))
 
 
-def relaxed(core_type: TensorType) -> TensorType:
-    """The same dtype and rank with every dimension unknown."""
+def relaxed(core_type: TensorType, any_rank=False) -> TensorType:
+    """The same dtype with every dimension unknown (and the rank too when `any_rank`)."""
+    if any_rank or core_type.shape is None:
+        return TensorType(core_type.dtype, None)
     return TensorType(core_type.dtype, (None,) * core_type.rank)
 
 

@@ -63,6 +63,7 @@ class Layer:
 
     type: LayerType = None
     typed_after_add = False  # TensorRT lets some parameters (a concatenation's axis) follow
+    any_rank = False  # True: the layer takes inputs whose rank is unknown (relaxed profiles)
 
     def __init__(self, network, inputs: Sequence[Optional[Tensor]], num_outputs: int = 1):
         self.network = network
@@ -181,6 +182,10 @@ class Layer:
         ty = t.type
         if not isinstance(ty, TensorType):
             self.refuse(f"input {index} ({t.name}) is not a tensor but {ty!r}")
+        if ty.shape is None and not self.any_rank:
+            self.refuse(f"input {index} ({t.name}) has no known rank ({ty!r})",
+                        "give it a known rank, or compute it with a function layer",
+                        rule="structure/shapes")
         return ty
 
     def op_label(self) -> str:

@@ -34,6 +34,7 @@ class ConstantLayer(Layer):
 
 class IdentityLayer(Layer):
     type = LayerType.IDENTITY
+    any_rank = True  # the identity of a value of unknown rank has unknown rank
 
     def __init__(self, network, x):
         super().__init__(network, [x])
