@@ -93,7 +93,7 @@ def make_torch():
 
     import onnx
     import torch
-    from torch_cases import CASES
+    from torch_cases import CASES, READINGS
 
     for case, module, feeds, about in CASES:
         scripted = torch.jit.script(module)
@@ -106,7 +106,7 @@ def make_torch():
                           opset_version=17)
         model = onnx.load_from_string(buf.getvalue())
         outputs = {f"out{k}": as_np(v) for k, v in enumerate(answer)}
-        save("torch", case, model, feeds, outputs, about)
+        save("torch", case, model, feeds, outputs, about, READINGS.get(case))
 
 
 def as_np(v):

@@ -115,3 +115,7 @@ CASES = [
     ("break_loop", BreakLoop(), {"x": np.array([1.0, 2.0], F32), "n": np.array(10, I64)},
      "for loop with break"),
 ]
+
+# TorchScript declares cat_loop's carried body input with the first trip's static dims [1, 2]
+# though torch.cat grows it (spec/50, EXP-3): checked under A17 "hint", as onnxruntime reads it
+READINGS = {"cat_loop": {"A17": "hint"}}

@@ -12,30 +12,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+import lazyloop as ll
 import lazyloop.onnx as lo
 
 from corpus_data import case_ids, differences, load
 
 CASES = case_ids()
 
-CLASS_1 = "issue 11 class 1: a carried value that changes shape from trip to trip"
-CLASS_6 = ("issue 11 class 6: A15, Loop(M, cond omitted) whose body condition turns false "
-           "(onnxscript's break), checked under the reading 'honour'")
-
-# case -> why lazyloop cannot get it right yet (the issue 11 classes it needs)
-NEEDS = {
-    "onnxscript/for_break": CLASS_6,
-    "onnxscript/for_break_count": CLASS_6,
-    "onnxscript/for_break_1": CLASS_6 + "; class 2: its condition has shape [1]",
-    "onnxscript/grow_concat": CLASS_1,
-    "onnxscript/grow_from_empty": CLASS_1 + " (it enters as [0])",
-    "tf2onnx/while_grow": CLASS_1 + " (tf.while_loop with shape_invariants)",
-    # torch declares the body's carried input float[1,2], the initial value's static shape,
-    # though the value grows (spec/50, EXP-3): checking static declared dims of carried body
-    # inputs refuses it; onnxruntime does not check them and gives the right answer
-    "torch/cat_loop": CLASS_1 + " (torch.cat; the body input is declared with static dims "
-                                "[1,2] that trip 1 breaks, spec/50 EXP-3)",
-}
+NEEDS: dict = {}  # case -> why lazyloop cannot give the framework's answer yet (none now)
 
 # case -> how onnxruntime fails it (corpus/README.md's table says the same; spec/50, EXP-1).
 # while_cond_1 is refused by ONNX's strict shape inference too; lazyloop runs it as ONNX's
@@ -97,13 +81,31 @@ BREAKS = [c for c in CASES if load(c)[3]["readings"].get("A15") == "honour"]
 # rule: onnx/loop -- onnxscript's break relies on the body's condition being honoured with
 # M given and cond omitted; under the default reading (the operator text: the condition is
 # ignored) the loop runs all M trips, and so gives another answer
-@pytest.mark.parametrize("case", marked(BREAKS, {c: CLASS_6 for c in BREAKS}))
+@pytest.mark.parametrize("case", BREAKS)
 def test_break_differs_under_the_default_reading(case):
     path, feeds, want, meta = load(case)
     honoured = lo.evaluate(path, feeds, readings={"A15": "honour"})
     letter = lo.evaluate(path, feeds)
     assert differences(want, honoured) == []
     assert differences(want, letter) != []
+
+
+HINTS = [c for c in CASES if load(c)[3]["readings"].get("A17") == "hint"]
+
+
+# rule: onnx/declared -- TorchScript declares a torch.cat-grown carried input with the first
+# trip's static dims; under A17's default those dims are a constraint the model breaks, and it
+# is refused at the Loop naming the rule; under "hint" it gives torch's answer (spec/50, EXP-3)
+@pytest.mark.parametrize("case", HINTS)
+def test_declared_dims_as_hints_differ_from_the_default_reading(case):
+    path, feeds, want, meta = load(case)
+    assert differences(want, lo.evaluate(path, feeds, readings={"A17": "hint"})) == []
+    with pytest.raises(ll.ModelError, match=r"onnx/declared.*A17"):
+        lo.evaluate(path, feeds)
+
+
+def test_hint_cases_are_the_torch_cat_loops():
+    assert HINTS == ["torch/cat_loop"]
 
 
 def test_break_cases_are_the_onnxscript_for_breaks():

@@ -120,6 +120,14 @@ REGISTER = {a.id: a for a in [
                               "i+1 is its condition output of trip i)",
                "scalar": "the operator text says scalars: anything but 0-D is refused"},
               "one-element"),
+    Ambiguity("A17", "onnx/declared",
+              "a carried body input declared with static dims that later trips break",
+              {"constraint": "ONNX's IR: a declared shape is a promise about every value "
+                             "bound to it; a value that breaks it is refused (ModelError)",
+               "hint": "onnxruntime: a carried input's declared dims are not checked; its "
+                       "dtype and rank still are (TorchScript declares the first trip's "
+                       "shape for a value torch.cat grows)"},
+              "constraint"),
     # -- OpenVINO frontend (A20-A29) ----------------------------------------------------------
     Ambiguity("A20", "openvino/slice",
               "sliced input: is `end` included, and what does a negative start/end mean?",

@@ -14,7 +14,7 @@ import numpy as np
 import onnx
 
 from ..core.enums import LoopOutput, TripLimit
-from ..core.errors import EvaluationError, ModelError, UnsupportedError
+from ..core.errors import EvaluationError, ModelError, ShapeError, UnsupportedError
 from ..core.types import TensorType
 from .graph import graph_outputs, graph_types, lower_initializers, lower_nodes
 from .scope import Lowering, Scope, node_tag
@@ -100,7 +100,14 @@ class CoreLoop:
         if nxt is None:
             raise ModelError(self.where, self.rule, f"the body's output for {what} is an "
                              "omitted value", "compute a value for every body output")
-        rec.set_input(1, nxt)
+        try:
+            rec.set_input(1, nxt)
+        except ShapeError as exc:  # the body's declarations contradict each other
+            raise ModelError(self.where, "onnx/declared", f"{what} is declared "
+                             f"{rec.get_output(0).type!r} as a body input but its next value "
+                             f"is {nxt.type!r} ({exc.problem})",
+                             "declare a symbolic dim for a size that varies, or read the "
+                             "declared dims as hints (readings={'A17': 'hint'})") from None
 
     def last(self, t, what: str):
         """The final value of a carried value: LAST_VALUE of its recurrence (`output/last`);
@@ -252,6 +259,18 @@ class CoreLoop:
         scope.types = graph_types(self.low, body, scope, input_types)
         lower_nodes(self.low, body.node, scope)
         return graph_outputs(body, scope, f"body of {self.where}")
+
+
+def carried_dims_as_hints(body: onnx.GraphProto, inputs: range, outputs: range):
+    """A17 reading "hint": the body with the static dims of its carried inputs and outputs
+    forgotten (dtype and rank kept), as onnxruntime reads them (`onnx/declared`)."""
+    relaxed = onnx.GraphProto()
+    relaxed.CopyFrom(body)
+    for vi in [relaxed.input[k] for k in inputs] + [relaxed.output[k] for k in outputs]:
+        if vi.type.HasField("tensor_type") and vi.type.tensor_type.HasField("shape"):
+            for dim in vi.type.tensor_type.shape.dim:
+                dim.ClearField("dim_value")
+    return relaxed
 
 
 def declared_type(tp: Optional[onnx.TypeProto]) -> Optional[TensorType]:

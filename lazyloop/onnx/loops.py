@@ -18,7 +18,7 @@ from ..core.enums import ElementWiseOperation, TripLimit
 from ..core.errors import EvaluationError, ModelError, StreamShapeChanged
 from ..core.types import TensorType
 from ..core.undefined import Partial
-from .coreloop import CoreLoop, bind_results, check_outputs
+from .coreloop import CoreLoop, bind_results, carried_dims_as_hints, check_outputs
 from .graph import add_constant, graph_attribute
 from .scope import Lowering, Scope
 from .types import to_ll
@@ -146,6 +146,8 @@ def lower_loop(low: Lowering, node, scope: Scope, where: str) -> None:
         raise ModelError(where, rule, f"its body gives {len(body.output)} outputs; with {n} "
                          f"carried values it must give at least {1 + n} (condition, carried "
                          "values, scan outputs)", "make the body's outputs match")
+    if low.readings["A17"] == "hint":
+        body = carried_dims_as_hints(body, range(2, 2 + n), range(1, 1 + n))
     sample = low.readings["A7"] == "sample"
     check_outputs(node, where, rule, n + k + (1 if sample else 0))
     cl = CoreLoop(low, scope, node, where, rule, "")

@@ -10,7 +10,7 @@ import numpy as np
 
 from ..core.errors import EvaluationError, ModelError, UnsupportedError
 from ..core.types import TensorType
-from .coreloop import CoreLoop, attr, bind_results, check_outputs
+from .coreloop import CoreLoop, attr, bind_results, carried_dims_as_hints, check_outputs
 from .graph import graph_attribute
 from .scope import Lowering, Scope
 from .types import to_ll
@@ -21,6 +21,8 @@ def scan_trips(cl: CoreLoop, body, inits, init_types, sources, out_axes, out_rev
     """What Scan 9 and Scan 8's inner loop share: states as recurrences, scan inputs as
     iterators (`sources` = [(tensor, axis, reverse)]), outputs stacked on `out_axes`."""
     n = len(inits)
+    if cl.low.readings["A17"] == "hint":
+        body = carried_dims_as_hints(body, range(n), range(n))
     inits = [cl.conform(v, body.input[j].type, f"state {body.input[j].name!r}", carried=True)
              for j, v in enumerate(inits)]
     recs = [cl.carried(v, f"state:{body.input[j].name}") for j, v in enumerate(inits)]
