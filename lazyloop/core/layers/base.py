@@ -5,6 +5,7 @@ from typing import List, Optional, Sequence
 
 import numpy as np
 
+from .. import checks
 from ..enums import LayerType
 from ..errors import ShapeError, StructureError
 from ..types import OpaqueType, TensorType
@@ -27,7 +28,7 @@ class Tensor:
 
     @name.setter
     def name(self, value: str) -> None:
-        self._name = str(value)
+        self._name = checks.name_arg(f"tensor {self._name!r}", "name", value)
         self.network._version += 1
 
     @property
@@ -63,13 +64,17 @@ class Layer:
 
     type: LayerType = None
     typed_after_add = False  # TensorRT lets some parameters (a concatenation's axis) follow
+    # attribute -> checker(layer, attribute, value) -> value, run at every assignment
+    # (`builder/args`); other public attributes are fixed once the layer is built
+    settable = {"name": checks.a_name}
+    optional_inputs = ()  # indices of inputs that may be left unset (None) at construction
 
     def __init__(self, network, inputs: Sequence[Optional[Tensor]], num_outputs: int = 1):
         self.network = network
         self.name = network._fresh_layer_name(self.type.value)
         self._inputs: List[Optional[Tensor]] = list(inputs)
-        for t in self._inputs:
-            if t is not None:
+        for i, t in enumerate(self._inputs):
+            if t is not None or (i not in self.optional_inputs and self.optional_inputs != "all"):
                 network._check_owned(t, self)
         self._outputs = [Tensor(network, self, i, self.name if num_outputs == 1 else f"{self.name}:{i}")
                          for i in range(num_outputs)]
@@ -77,11 +82,35 @@ class Layer:
         self._ready = True
 
     def __setattr__(self, key, value):
+        """`builder/args`: a public attribute is checked when it is assigned, and a value the
+        layer's rule refuses is refused now, leaving the layer as it was."""
+        if key.startswith("_"):
+            object.__setattr__(self, key, value)
+            return
+        ready = getattr(self, "_ready", False)
+        check = self.settable.get(key)
+        if check is not None:
+            value = check(self, key, value)
+        elif ready:
+            checks.refuse(self.where(), f"attribute {key!r} cannot be set after the layer is "
+                          "built", f"settable attributes are {sorted(self.settable)}; build a "
+                          "new layer to change anything else")
+        old = self.__dict__.get(key, _UNSET)
         object.__setattr__(self, key, value)
-        if not key.startswith("_") and getattr(self, "_ready", False):
+        if ready:
             self.network._version += 1
             if key != "name":
-                self._changed()
+                try:
+                    self._changed()
+                except Exception:
+                    object.__setattr__(self, key, old)
+                    self._retype()
+                    raise
+
+    def where(self) -> str:
+        """How messages name this layer."""
+        name = self.__dict__.get("name")
+        return f"layer {name!r} ({self.type.value})" if name else f"{type(self).__name__}"
 
     def _changed(self):
         """A parameter or input changed: infer this layer again (refusing a bad change now),
@@ -101,6 +130,15 @@ class Layer:
         for layer in dirty:
             layer.output_types()
 
+    def _retype(self):
+        """After a refused change was undone: infer this layer and its users again."""
+        for layer in [self] + self.network._downstream(self):
+            layer._types = None
+        try:
+            self._changed()
+        except StructureError:
+            pass  # a layer TensorRT lets be typed later (a concatenation's axis) stays so
+
     # -- TensorRT's ILayer surface -------------------------------------------------------
     @property
     def num_inputs(self) -> int:
@@ -111,17 +149,20 @@ class Layer:
         return len(self._outputs)
 
     def get_input(self, index: int) -> Optional[Tensor]:
+        index = checks.index_arg(self.where(), "index", index)
         if not 0 <= index < len(self._inputs):
             return None
         return self._inputs[index]
 
     def get_output(self, index: int) -> Tensor:
+        index = checks.index_arg(self.where(), "index", index)
         if not 0 <= index < len(self._outputs):
             raise StructureError(f"layer {self.name!r}", "stream/shape",
                                  f"has no output {index}", f"it has {len(self._outputs)}")
         return self._outputs[index]
 
     def set_input(self, index: int, tensor: Tensor) -> None:
+        index = checks.index_arg(self.where(), "index", index)
         if not 0 <= index < self.max_inputs():
             raise StructureError(f"layer {self.name!r}", "stream/shape",
                                  f"has no input {index}",
@@ -136,6 +177,7 @@ class Layer:
             self._changed()  # refuse a bad input now
         except Exception:
             self._inputs[index] = old
+            self._retype()
             raise
 
     def max_inputs(self) -> int:
@@ -198,6 +240,9 @@ class Layer:
 
     def __repr__(self) -> str:
         return f"<{self.name} = {self.describe()}>"
+
+
+_UNSET = object()
 
 
 def readonly(value):

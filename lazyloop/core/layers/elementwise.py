@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import checks
 from ..enums import ElementWiseOperation as Op, LayerType
 from ..types import TensorType
 from .base import Layer
@@ -50,9 +51,10 @@ def broadcast_shape(layer: Layer, shapes):
 
 class ElementWiseLayer(Layer):
     type = LayerType.ELEMENTWISE
+    settable = {**Layer.settable, "op": checks.a_member(Op)}
 
     def __init__(self, network, a, b, op: Op):
-        self.op = Op(op)
+        self.op = op
         super().__init__(network, [a, b])
 
     def infer(self):

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import checks
 from ..enums import LayerType, MatrixOperation as M
 from ..types import TensorType
 from .base import Layer
@@ -11,9 +12,10 @@ from .elementwise import broadcast_shape
 
 class MatrixMultiplyLayer(Layer):
     type = LayerType.MATRIX_MULTIPLY
+    settable = {**Layer.settable, "op0": checks.a_member(M), "op1": checks.a_member(M)}
 
     def __init__(self, network, a, op_a: M, b, op_b: M):
-        self.op0, self.op1 = M(op_a), M(op_b)
+        self.op0, self.op1 = op_a, op_b
         super().__init__(network, [a, b])
 
     def _operand(self, t: TensorType, op: M, left: bool):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import checks
 from ..enums import LayerType
 from ..types import TensorType
 from .base import Layer, readonly
@@ -13,11 +14,14 @@ class ConstantLayer(Layer):
     type = LayerType.CONSTANT
 
     def __init__(self, network, shape, weights):
-        self.shape = tuple(int(d) for d in shape)
-        values = np.asarray(weights)
+        self.shape = checks.dims_arg("add_constant", "shape", shape)
+        # frontends may hold constants of other dtypes (ONNX strings) for their own kernels
+        kinds = "biuf" if network.profile == "tensorrt" else "biufcUSO"
+        values = checks.weights_arg("add_constant", weights, kinds)
         if values.size != int(np.prod(self.shape, dtype=np.int64)):
             self.name = "constant"
-            self.refuse(f"{values.size} weights do not fill shape {self.shape}")
+            self.refuse(f"{values.size} weights do not fill shape {self.shape}",
+                        "pass as many weights as the shape's dimensions multiply to")
         self.weights = readonly(values.reshape(self.shape).copy())
         super().__init__(network, [])
 
@@ -47,9 +51,10 @@ class IdentityLayer(Layer):
 
 class CastLayer(Layer):
     type = LayerType.CAST
+    settable = {**Layer.settable, "to_type": checks.a_dtype}
 
     def __init__(self, network, x, to_type):
-        self.to_type = np.dtype(to_type)
+        self.to_type = to_type
         super().__init__(network, [x])
 
     def infer(self):
@@ -65,6 +70,10 @@ class ShuffleLayer(Layer):
     second_transpose."""
 
     type = LayerType.SHUFFLE
+    settable = {**Layer.settable, "first_transpose": checks.some_dims(optional=True),
+                "reshape_dims": checks.some_dims(low=-1, optional=True),
+                "second_transpose": checks.some_dims(optional=True),
+                "zero_is_placeholder": checks.a_bool}
 
     def __init__(self, network, x):
         self.first_transpose = None
@@ -131,9 +140,11 @@ class ShuffleLayer(Layer):
 
 class SliceLayer(Layer):
     type = LayerType.SLICE
+    settable = {**Layer.settable, "start": checks.some_dims(low=None), "shape": checks.some_dims(),
+                "stride": checks.some_dims(low=None)}
 
     def __init__(self, network, x, start, shape, stride):
-        self.start, self.shape, self.stride = tuple(start), tuple(shape), tuple(stride)
+        self.start, self.shape, self.stride = start, shape, stride
         super().__init__(network, [x])
 
     def infer(self):
@@ -160,6 +171,7 @@ class SliceLayer(Layer):
 class ConcatenationLayer(Layer):
     type = LayerType.CONCATENATION
     typed_after_add = True  # `.axis` is set after add_concatenation, as in TensorRT
+    settable = {**Layer.settable, "axis": checks.an_int()}
 
     def __init__(self, network, inputs):
         self.axis = 0
@@ -190,9 +202,10 @@ class ConcatenationLayer(Layer):
 
 class GatherLayer(Layer):
     type = LayerType.GATHER
+    settable = {**Layer.settable, "axis": checks.an_int()}
 
     def __init__(self, network, data, indices, axis: int):
-        self.axis = int(axis)
+        self.axis = axis
         super().__init__(network, [data, indices])
 
     def infer(self):

@@ -5,6 +5,7 @@ import math
 
 import numpy as np
 
+from .. import checks
 from ..enums import ActivationType as Act, LayerType, UnaryOperation as U
 from ..types import TensorType
 from .base import Layer
@@ -23,9 +24,10 @@ UNARY = {
 
 class UnaryLayer(Layer):
     type = LayerType.UNARY
+    settable = {**Layer.settable, "op": checks.a_member(U)}
 
     def __init__(self, network, x, op: U):
-        self.op = U(op)
+        self.op = op
         super().__init__(network, [x])
 
     def infer(self):
@@ -68,9 +70,11 @@ def activation_function(kind: Act, alpha: float, beta: float):
 
 class ActivationLayer(Layer):
     type = LayerType.ACTIVATION
+    settable = {**Layer.settable, "activation_type": checks.a_member(Act),
+                "alpha": checks.a_float, "beta": checks.a_float}
 
     def __init__(self, network, x, kind: Act):
-        self.activation_type = Act(kind)
+        self.activation_type = kind
         self.alpha = 0.0
         self.beta = 0.0
         super().__init__(network, [x])
