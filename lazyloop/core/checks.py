@@ -1,4 +1,4 @@
-"""Checking builder arguments at the call, as TensorRT's API does (`builder/args`).
+"""Checking builder arguments at the call, as TensorRT's API does (`structure/builder-args`).
 
 Every public builder method and every settable layer attribute passes its arguments through
 one of these functions before anything changes: a wrong type, an out-of-range value or a
@@ -15,7 +15,7 @@ import numpy as np
 
 from .errors import StructureError
 
-RULE = "builder/args"
+RULE = "structure/builder-args"
 
 
 def refuse(where: str, problem: str, fix: str, rule: str = RULE):

@@ -76,7 +76,7 @@ def builder_call(method):
         except LazyLoopError:
             raise
         except (ValueError, TypeError, IndexError, KeyError) as exc:
-            raise StructureError(f"{type(self).__name__}.{method.__name__}", "builder/args",
+            raise StructureError(f"{type(self).__name__}.{method.__name__}", "structure/builder-args",
                                  f"bad arguments: {type(exc).__name__}: {exc}",
                                  f"pass {method.__name__} the argument types its docstring "
                                  "and TensorRT's signature name") from None

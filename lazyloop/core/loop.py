@@ -28,7 +28,7 @@ class Loop:
         self.recurrences = []
         self.outputs = []
 
-    # A boundary layer joins the loop only once the network accepted it (`builder/args`).
+    # A boundary layer joins the loop only once the network accepted it (`structure/builder-args`).
     @builder_call
     def add_trip_limit(self, tensor, kind: TripLimit) -> "TripLimitLayer":
         kind = checks.enum_arg(f"{self.name}.add_trip_limit", "kind", TripLimit, kind)

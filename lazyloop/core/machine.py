@@ -21,12 +21,11 @@ from .ambiguity import resolve
 from .element_rules import ElementRules, Trips
 from .enums import LoopOutput
 from .errors import EvaluationError, LazyLoopError, LengthTooShort, StreamShapeChanged
+from .fuel import DEFAULT_MAX_TRIPS, Fuel
 from .plan import (Const, IfOutput, Input, Iterator, LoopOut, Map, Plan, Project, Recurrence,
                    Undefined)
 from .types import TensorType
 from .undefined import split
-
-DEFAULT_MAX_TRIPS = 10_000_000
 
 
 @attrs.frozen
@@ -71,13 +70,14 @@ class Machine(ElementRules):
     rules themselves are in `ElementRules`."""
 
     def __init__(self, plan: Plan, feeds, max_trips=DEFAULT_MAX_TRIPS, readings=None,
-                 trace=False, fast=False):
+                 trace=False, fast=False, max_seconds=None):
         self.plan = plan
         self.nodes = dict(plan.nodes)
         for name in plan.loops:
             self.nodes[f"#trips:{name}"] = Trips(f"#trips:{name}", name, None, name)
         self.feeds = feeds
-        self.max_trips = int(max_trips)
+        self.fuel = Fuel(max_trips, max_seconds)
+        self.max_trips = self.fuel.max_trips
         self.readings = resolve(readings)
         self.trace = [] if trace else None
         self.trips = {name: [] for name in plan.loops}

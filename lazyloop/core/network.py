@@ -72,14 +72,14 @@ class Network:
         return sorted(found.values(), key=lambda x: getattr(x, "_position", 0))
 
     def _check_owned(self, tensor, user) -> None:
-        """`builder/args`: a tensor argument is a Tensor of this network."""
+        """`structure/builder-args`: a tensor argument is a Tensor of this network."""
         where = user if isinstance(user, str) else getattr(user, "where", lambda: repr(user))()
         if not isinstance(tensor, Tensor):
-            raise StructureError(where, "builder/args",
+            raise StructureError(where, "structure/builder-args",
                                  f"input {tensor!r} is not a lazyloop Tensor",
                                  "pass the result of get_output(i) or add_input")
         if tensor.network is not self:
-            raise StructureError(where, "builder/args",
+            raise StructureError(where, "structure/builder-args",
                                  f"tensor {tensor.name!r} belongs to another network",
                                  "build every layer from tensors of the network it is added to")
 

@@ -24,7 +24,8 @@ from typing import Dict, Optional
 import numpy as np
 
 from .enums import LoopOutput
-from .errors import FuelExhausted, IteratorOutOfBounds, LazyLoopError, EvaluationError
+from .errors import IteratorOutOfBounds, LazyLoopError, EvaluationError
+from .fuel import CLOCK_EVERY
 from .plan import IfOutput, Iterator, LoopOut, Map, Plan, Project, Recurrence, Undefined
 from .types import TensorType
 from .undefined import Partial
@@ -179,7 +180,7 @@ class Demand:
     @property
     def window(self):
         deepest = max([-q for qs in self.points.values() for q in qs] + [0])
-        return deepest + 3
+        return deepest + 2
 
 
 class Schedule:
@@ -362,6 +363,8 @@ class Schedule:
         count = None
         if loop.count is not None:
             count = self.m.count_value(loop, self.invariant(loop.count))
+        fuel = self.m.fuel
+        fuel.before_first_trip(loop, count)
         cond = loop.while_
         cond_local = cond is not None and cond in self.memo
         cond_memo = self.memo.get(cond)
@@ -371,7 +374,6 @@ class Schedule:
         phase_b = [(self.memo[k], self.steps[k], self.d.certain[k]) for k in self.phase_b]
         memos = list(self.memo.values())
         collected = list(self.collected.items())
-        sweep = max(4 * window, 64)
         deferred = None
         i = 0
         while True:
@@ -385,9 +387,7 @@ class Schedule:
                 if not c:  # a 0-D or one-element bool
                     break
             if i >= max_trips:
-                raise FuelExhausted(loop.name, "trip/while",
-                                    f"still running after max_trips={max_trips} trips",
-                                    "raise max_trips, or check the loop's trip limits")
+                raise fuel.exhausted(loop, count)
             if deferred is None:
                 try:
                     for memo, step, offset in phase_b:
@@ -401,10 +401,14 @@ class Schedule:
                     # a loop that never stops reports fuel first, one that stops this error.
                     deferred = error
             i += 1
-            if i % sweep == 0:  # forget what no consumer can ask for any more
-                for memo in memos:
-                    for old in [k for k in memo if k < i - window]:
+            gone = i - window - 1  # no scheduled reader asks for this index any more: free it
+            for memo in memos:
+                memo.pop(gone, None)
+            if not i % CLOCK_EVERY:
+                for memo in memos:  # an element forced out of order, below the window
+                    for old in [k for k in memo if k < gone]:
                         del memo[old]
+                fuel.check_clock(loop, count, i)
         if deferred is not None:
             raise deferred
         return i

@@ -65,7 +65,7 @@ class Layer:
     type: LayerType = None
     typed_after_add = False  # TensorRT lets some parameters (a concatenation's axis) follow
     # attribute -> checker(layer, attribute, value) -> value, run at every assignment
-    # (`builder/args`); other public attributes are fixed once the layer is built
+    # (`structure/builder-args`); other public attributes are fixed once the layer is built
     settable = {"name": checks.a_name}
     optional_inputs = ()  # indices of inputs that may be left unset (None) at construction
 
@@ -82,7 +82,7 @@ class Layer:
         self._ready = True
 
     def __setattr__(self, key, value):
-        """`builder/args`: a public attribute is checked when it is assigned, and a value the
+        """`structure/builder-args`: a public attribute is checked when it is assigned, and a value the
         layer's rule refuses is refused now, leaving the layer as it was."""
         if key.startswith("_"):
             object.__setattr__(self, key, value)
