@@ -140,6 +140,20 @@ def callable_arg(where: str, what: str, value):
     return value
 
 
+class FixedAttributes:
+    """A builder object (a loop, an if-conditional) whose public attributes other than `name`
+    are fixed once it is built; the name must stay a non-empty string (`structure/builder-args`)."""
+
+    def __setattr__(self, key, value):
+        if not key.startswith("_") and getattr(self, "_ready", False):
+            if key != "name":
+                refuse(f"{type(self).__name__} {self.name!r}", f"attribute {key!r} cannot be "
+                       "set", "use the builder methods (add_*, set_*) to change it")
+            value = name_arg(f"{type(self).__name__} {self.name!r}", "name", value)
+            self.network._version += 1
+        object.__setattr__(self, key, value)
+
+
 # -- layer attributes: a checker(layer, attribute, value) -> value, run at every assignment --
 def an_int(low=None, high=None, rule: str = RULE):
     return lambda layer, key, value: int_arg(layer.where(), key, value, low, high, rule)

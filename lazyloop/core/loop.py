@@ -17,7 +17,7 @@ from .types import TensorType
 INTS = (np.dtype(np.int32), np.dtype(np.int64))
 
 
-class Loop:
+class Loop(checks.FixedAttributes):
     """TensorRT's ILoop: an identity that boundary layers share."""
 
     def __init__(self, network, index: int):
@@ -27,6 +27,7 @@ class Loop:
         self.iterators = []
         self.recurrences = []
         self.outputs = []
+        self._ready = True
 
     # A boundary layer joins the loop only once the network accepted it (`structure/builder-args`).
     @builder_call
@@ -93,7 +94,9 @@ class TripLimitLayer(BoundaryLayer):
         if t.dtype not in want or not ok_shape:
             rule = "trip/count" if self.kind is TripLimit.COUNT else "trip/while"
             self.refuse(f"a {self.kind.name} limit takes a 0-D "
-                        f"{' or '.join(d.name for d in want)} tensor, got {t!r}", rule=rule)
+                        f"{' or '.join(d.name for d in want)} tensor, got {t!r}",
+                        "pass a scalar of that dtype (a cast or shuffle layer makes one)",
+                        rule=rule)
 
     def set_input(self, index, tensor):
         super().set_input(index, tensor)
@@ -117,7 +120,7 @@ class IteratorLayer(BoundaryLayer):
         t = self.input_type(0)
         if not 0 <= self.axis < t.rank:
             self.refuse(f"axis {self.axis} is out of range for rank {t.rank}",
-                        rule="iterator/forward")
+                        f"iterate an axis from 0 to {t.rank - 1}", rule="iterator/forward")
         return TensorType(t.dtype, t.shape[:self.axis] + t.shape[self.axis + 1:])
 
     def describe(self):
@@ -189,7 +192,7 @@ class LoopOutputLayer(BoundaryLayer):
             return t
         if not 0 <= self.axis <= t.rank:
             self.refuse(f"axis {self.axis} is out of range for a rank {t.rank + 1} output",
-                        rule="output/concat")
+                        f"stack on an axis from 0 to {t.rank}", rule="output/concat")
         return TensorType(t.dtype, t.shape[:self.axis] + (self.static_length(),) + t.shape[self.axis:])
 
     def describe(self):

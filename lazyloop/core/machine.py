@@ -121,7 +121,8 @@ class Machine(ElementRules):
             except LazyLoopError:
                 raise
             except RecursionError as exc:  # a kernel of a frontend recursed: report it as ours
-                raise EvaluationError(f"stream {key!r}", "stream/order", str(exc)) from None
+                raise EvaluationError(f"stream {key!r}", "stream/order", str(exc),
+                                      "make the layer's function iterative") from None
             wid, wact, wi = want
             wact, wi = self.locate(wid, wact, wi)
             memo = wact.memo.get(wid)

@@ -39,7 +39,8 @@ def lower_initializers(low: Lowering, graph: onnx.GraphProto, scope: Scope) -> N
             value = onnx.numpy_helper.to_array(init)
         except Exception as exc:  # noqa: BLE001
             raise ModelError(f"initializer {init.name!r} of {scope.where}", "onnx/graph",
-                             f"cannot be read: {exc}") from None
+                             f"cannot be read: {exc}", "store the initializer as a "
+                             "well-formed TensorProto (dims matching its data)") from None
         scope.bind(init.name, add_constant(low, value, scope.prefix + init.name))
     if len(graph.sparse_initializer):
         raise UnsupportedError(f"{scope.where}", "onnx/graph", "has sparse initializers",
@@ -195,7 +196,8 @@ def graph_attribute(node, name: str, where: str, rule: str) -> onnx.GraphProto:
     for a in node.attribute:
         if a.name == name:
             if a.type != AttributeProto.GRAPH:
-                raise ModelError(where, rule, f"attribute {name!r} is not a graph")
+                raise ModelError(where, rule, f"attribute {name!r} is not a graph",
+                                 f"make {name!r} a GRAPH attribute holding the subgraph")
             return a.g
     raise ModelError(where, rule, f"has no {name!r} attribute", f"give the node its {name!r} graph")
 

@@ -79,7 +79,9 @@ def load_model(model) -> onnx.ModelProto:
                 onnx.load_external_data_for_model(proto, os.path.dirname(path))
             except Exception as exc:  # noqa: BLE001
                 raise ModelError(f"model file {path!r}", "onnx/graph",
-                                 f"external data cannot be loaded: {exc}") from None
+                                 f"external data cannot be loaded: {exc}",
+                                 "keep the external data files beside the model file, at the "
+                                 "paths its initializers name") from None
         return proto
     raise ModelError(f"model {type(model).__name__}", "onnx/graph",
                      "is neither an onnx.ModelProto nor a path", "pass a ModelProto or a path")

@@ -44,7 +44,8 @@ def scan_attributes(node, where, rule, m: int, k: int):
     def ints(name, count, default=0):
         v = list(attr(node, name, [default] * count))
         if len(v) != count:
-            raise ModelError(where, rule, f"{name} has {len(v)} entries, expected {count}")
+            raise ModelError(where, rule, f"{name} has {len(v)} entries, expected {count}",
+                             f"give {name} one entry per scan input or output ({count})")
         return [int(x) for x in v]
     return ints
 

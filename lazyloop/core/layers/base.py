@@ -60,7 +60,15 @@ class Tensor:
 
 
 class Layer:
-    """A layer: inputs, parameters, outputs; `type` and member names follow TensorRT."""
+    """A layer: inputs, parameters, outputs; `type` and member names follow TensorRT.
+
+    Its builder surface is TensorRT's (`get_input`, `set_input`, `get_output`, `num_*`,
+    `name` and the settable parameters); the methods in `EVALUATOR_HOOKS` are how the core
+    types and compiles layers, not part of that surface."""
+
+    EVALUATOR_HOOKS = frozenset({"infer", "kernel", "compute_types", "output_types", "input_type",
+                                 "refuse", "axis_list", "check_type", "check_next", "static_length",
+                                 "describe", "op_label", "max_inputs", "inputs", "where"})
 
     type: LayerType = None
     typed_after_add = False  # TensorRT lets some parameters (a concatenation's axis) follow
@@ -222,7 +230,8 @@ class Layer:
                         else "stream/shape")
         ty = t.type
         if not isinstance(ty, TensorType):
-            self.refuse(f"input {index} ({t.name}) is not a tensor but {ty!r}")
+            self.refuse(f"input {index} ({t.name}) is not a tensor but {ty!r}",
+                        "only a frontend's own function layers take sequences or optionals")
         return ty
 
     def op_label(self) -> str:

@@ -22,7 +22,8 @@ class ReduceLayer(Layer):
 
     def axis_list(self, rank):
         if self.axes <= 0 or self.axes >= (1 << rank):
-            self.refuse(f"axes bit mask {self.axes:#b} does not fit rank {rank}")
+            self.refuse(f"axes bit mask {self.axes:#b} does not fit rank {rank}",
+                        f"set bit i for each axis i to reduce, i below {rank}")
         return tuple(i for i in range(rank) if self.axes >> i & 1)
 
     def infer(self):

@@ -87,7 +87,8 @@ class ShuffleLayer(Layer):
             return shape
         perm = tuple(perm)[:len(shape)]
         if sorted(perm) != list(range(len(shape))):
-            self.refuse(f"{which} {perm} is not a permutation of {len(shape)} axes")
+            self.refuse(f"{which} {perm} is not a permutation of {len(shape)} axes",
+                        f"list each axis 0..{len(shape) - 1} once")
         return tuple(shape[p] for p in perm)
 
     def _reshape(self, shape):
@@ -97,20 +98,24 @@ class ShuffleLayer(Layer):
         for i, d in enumerate(dims):
             if d == 0 and self.zero_is_placeholder:
                 if i >= len(shape):
-                    self.refuse(f"reshape_dims[{i}] = 0 copies a dimension the input lacks")
+                    self.refuse(f"reshape_dims[{i}] = 0 copies a dimension the input lacks",
+                                "give that dimension's size, or set zero_is_placeholder False")
                 dims[i] = shape[i]
         if None in shape:
             return tuple(None if d == -1 else d for d in dims)
         total = int(np.prod(shape, dtype=np.int64))
         if dims.count(-1) > 1:
-            self.refuse("reshape_dims has more than one -1")
+            self.refuse("reshape_dims has more than one -1",
+                        "give every dimension but one its size")
         if -1 in dims:
             known = int(np.prod([d for d in dims if d != -1], dtype=np.int64))
             if known == 0 or total % known:
-                self.refuse(f"cannot reshape {shape} to {tuple(self.reshape_dims)}")
+                self.refuse(f"cannot reshape {shape} to {tuple(self.reshape_dims)}",
+                            "make the known dimensions divide the element count")
             dims[dims.index(-1)] = total // known
         if int(np.prod(dims, dtype=np.int64)) != total:
-            self.refuse(f"cannot reshape {shape} to {tuple(self.reshape_dims)}")
+            self.refuse(f"cannot reshape {shape} to {tuple(self.reshape_dims)}",
+                        "give dimensions whose product is the input's element count")
         return tuple(dims)
 
     def infer(self):
@@ -150,7 +155,8 @@ class SliceLayer(Layer):
     def infer(self):
         t = self.input_type(0)
         if not len(self.start) == len(self.shape) == len(self.stride) == t.rank:
-            self.refuse(f"start/shape/stride must each have {t.rank} entries")
+            self.refuse(f"start/shape/stride must each have {t.rank} entries",
+                        "give one start, size and stride per input axis")
         for axis, (s, n, k, d) in enumerate(zip(self.start, self.shape, self.stride, t.shape)):
             if n < 0 or (n > 0 and d is not None and not (0 <= s < d and 0 <= s + (n - 1) * k < d)):
                 self.refuse(f"slice on axis {axis} (start {s}, size {n}, stride {k}) leaves "
@@ -180,15 +186,17 @@ class ConcatenationLayer(Layer):
     def infer(self):
         types = [self.input_type(i) for i in range(self.num_inputs)]
         if not types:
-            self.refuse("needs at least one input")
+            self.refuse("needs at least one input", "pass a non-empty list of tensors")
         rank = types[0].rank
         axis = self.axis + rank if self.axis < 0 else self.axis
         if not 0 <= axis < rank:
-            self.refuse(f"axis {self.axis} is out of range for rank {rank}")
+            self.refuse(f"axis {self.axis} is out of range for rank {rank}",
+                        f"set axis between {-rank} and {rank - 1}")
         for t in types:
             if t.rank != rank or t.dtype != types[0].dtype or any(
                     a != b for i, (a, b) in enumerate(zip(t.shape, types[0].shape)) if i != axis):
-                self.refuse(f"inputs {types} do not concatenate on axis {axis}")
+                self.refuse(f"inputs {types} do not concatenate on axis {axis}",
+                            "give the inputs one dtype and equal sizes off that axis")
         sizes = [t.shape[axis] for t in types]
         total = None if None in sizes else sum(sizes)
         shape = types[0].shape[:axis] + (total,) + types[0].shape[axis + 1:]
@@ -211,9 +219,11 @@ class GatherLayer(Layer):
     def infer(self):
         d, i = self.input_type(0), self.input_type(1)
         if i.dtype not in (np.int32, np.int64):
-            self.refuse(f"indices must be int32 or int64, got {i.dtype}")
+            self.refuse(f"indices must be int32 or int64, got {i.dtype}",
+                        "cast the indices to int32")
         if not 0 <= self.axis < d.rank:
-            self.refuse(f"axis {self.axis} is out of range for rank {d.rank}")
+            self.refuse(f"axis {self.axis} is out of range for rank {d.rank}",
+                        f"gather along an axis from 0 to {d.rank - 1}")
         return TensorType(d.dtype, d.shape[:self.axis] + i.shape + d.shape[self.axis + 1:])
 
     def kernel(self):

@@ -33,7 +33,8 @@ class UnaryLayer(Layer):
     def infer(self):
         t = self.input_type(0)
         if (self.op is U.NOT) != (t.dtype == np.bool_):
-            self.refuse(f"{self.op.name} does not take {t.dtype}")
+            self.refuse(f"{self.op.name} does not take {t.dtype}",
+                        "NOT takes bool, every other operation numbers: cast the input")
         return t
 
     def kernel(self):
@@ -82,7 +83,8 @@ class ActivationLayer(Layer):
     def infer(self):
         t = self.input_type(0)
         if not np.issubdtype(t.dtype, np.floating):
-            self.refuse(f"activations take floating point inputs, got {t.dtype}")
+            self.refuse(f"activations take floating point inputs, got {t.dtype}",
+                        "cast the input to float32")
         return t
 
     def kernel(self):
