@@ -70,8 +70,9 @@ def run(net, feeds, max_trips=DEFAULT_MAX_TRIPS, readings=None, trace=True,
     only the elements demand still needs. `max_seconds` is an optional wall-time budget."""
     plan = plan_of(net, readings)
     kept = trace_option(trace)
-    machine = Machine(plan, check_feeds(plan, feeds), max_trips, readings, trace=bool(kept),
-                      fast=not kept, max_seconds=max_seconds)
+    traced = kept is not False
+    machine = Machine(plan, check_feeds(plan, feeds), max_trips, readings, trace=traced,
+                      fast=not traced, max_seconds=max_seconds)
     if isinstance(kept, deque):
         machine.trace = kept
     outputs, defined = {}, {}
