@@ -404,6 +404,13 @@ def test_a_runaway_while_loop_cites_trip_while(fast):
     assert info.value.rule == "trip/while" and "1000" in info.value.problem
 
 
+def test_a_count_above_the_fuel_with_a_while_cites_the_count():
+    # rule: trip/count -- COUNT 10**9 and an always-true WHILE: the count let it run on
+    with pytest.raises(FuelExhausted) as info:
+        ll.evaluate(stacked_counter(10**9, with_while=True), {}, max_trips=50)
+    assert info.value.rule == "trip/count" and "50" in info.value.problem
+
+
 @pytest.mark.parametrize("fast", [True, False])
 def test_the_wall_time_budget_stops_a_runaway_loop(fast):
     # rule: trip/while -- fuel of 10**12 trips, but a budget of 0.2 s: it stops (no timing
@@ -470,6 +477,7 @@ def test_openvino_fuel_errors_name_the_models_loop_node():
     with pytest.raises(FuelExhausted) as info:
         lov.evaluate(model, {"X": np.zeros((1, 2), np.float32)}, max_trips=100)
     assert "counter_loop" in info.value.where and "loop0" not in str(info.value)
+    assert info.value.rule == "trip/count"  # M = 2**62 let it run past the fuel
 
 
 # ------------------------------------------------------------------------------------------

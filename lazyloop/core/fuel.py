@@ -15,7 +15,7 @@ Two refusals come sooner than the last trip:
   checked on the clock every `CLOCK_EVERY` trips, so it costs nothing per trip.
 
 Messages name the loop (the model's node name, for lowered programs) and the limit that let
-it run: `trip/count` when a COUNT alone bounds it, else `trip/while`.
+it run: `trip/count` when its COUNT is above the fuel, else `trip/while`.
 """
 from __future__ import annotations
 
@@ -52,8 +52,9 @@ def check_max_seconds(max_seconds) -> Optional[float]:
 
 
 def limit_rule(loop, count) -> str:
-    """The limit that let the loop run on: its COUNT when that is its only limit."""
-    return "trip/count" if count is not None and loop.while_ is None else "trip/while"
+    """The limit that let the loop run past the fuel: a COUNT (then above the fuel, whatever a
+    WHILE condition said), else the WHILE condition or the absence of limits."""
+    return "trip/count" if count is not None else "trip/while"
 
 
 class Fuel:
