@@ -71,6 +71,7 @@ def every_layer_network():
     cond.set_condition(const(net, True, np.bool_))
     inside = cond.add_input(x)
     objs["if_output"] = cond.add_output(inside.get_output(0), x)
+    objs["input_tensor"], objs["output_tensor"] = x, add.get_output(0)
     for key in ("last", "stacked", "activation", "matmul", "reduce", "slice", "concatenation",
                 "gather", "cast", "identity", "if_output"):
         net.mark_output(objs[key].get_output(0))
@@ -115,10 +116,10 @@ def apply_misuse(objs, net, key, pick, arg_picks, as_attribute):
     pool = MISUSE + tensors
     args = [pool[p % len(pool)] for p in arg_picks]
     attrs = public_attributes(obj)
-    if as_attribute and attrs:
+    methods = public_methods(obj)
+    if (as_attribute or not methods) and attrs:
         setattr(obj, attrs[pick % len(attrs)], args[0])
         return
-    methods = public_methods(obj)
     method = getattr(obj, methods[pick % len(methods)])
     params = [p for p in inspect.signature(method).parameters.values()
               if p.kind is p.POSITIONAL_OR_KEYWORD]

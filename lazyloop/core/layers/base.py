@@ -21,6 +21,14 @@ class Tensor:
         self.index = index
         self._name = name
         self._input_type = type_  # only for network inputs
+        self._ready = True
+
+    def __setattr__(self, key, value):
+        """Only `name` changes once the tensor exists (`structure/builder-args`)."""
+        if getattr(self, "_ready", False) and not key.startswith("_") and key != "name":
+            checks.refuse(f"tensor {self._name!r}", f"attribute {key!r} cannot be set",
+                          "tensors are made by add_input and the layers' outputs")
+        object.__setattr__(self, key, value)
 
     @property
     def name(self) -> str:
