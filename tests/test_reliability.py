@@ -562,3 +562,16 @@ def test_absurd_declared_dimensions_do_not_hang_shape_inference():
                           text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "refused stream/shape"  # x is fed [3], declared [2**62]
+
+
+def test_a_frontends_function_layer_may_leave_an_optional_input_absent():
+    # rule: structure/builder-args -- None is an absent optional input of add_function, not
+    # a misuse (the ONNX lowering passes it for an omitted input "")
+    net = ll.Network(profile="onnx")
+    x = net.add_input("x", ll.float32, (2,))
+    f = net.add_function(lambda a, b: (a * 2 if b is None else a + b,), [x, None],
+                         [ll.TensorType(ll.float32, (2,))])
+    f.name = ""  # an ONNX value may be unnamed
+    net.mark_output(f.get_output(0))
+    out = list(ll.evaluate(net, {"x": np.array([1, 2], np.float32)}).values())[0]
+    np.testing.assert_array_equal(out, [2, 4])  # b absent: a * 2

@@ -102,10 +102,11 @@ def dtype_arg(where: str, what: str, value, rule: str = RULE, kinds="biuf") -> n
     return dtype
 
 
-def name_arg(where: str, what: str, value) -> str:
-    if not isinstance(value, str) or not value:
-        refuse(where, f"{what} is {value!r}, not a non-empty string",
-               f"pass {what} as a str")
+def name_arg(where: str, what: str, value, empty=False) -> str:
+    """A string; an empty one only when `empty` (a layer or tensor may be unnamed)."""
+    if not isinstance(value, str) or not (value or empty):
+        refuse(where, f"{what} is {value!r}, not a{'' if empty else ' non-empty'} string",
+               f"pass {what} as a{'' if empty else ' non-empty'} str")
     return value
 
 
@@ -149,7 +150,7 @@ class FixedAttributes:
             if key != "name":
                 refuse(f"{type(self).__name__} {self.name!r}", f"attribute {key!r} cannot be "
                        "set", "use the builder methods (add_*, set_*) to change it")
-            value = name_arg(f"{type(self).__name__} {self.name!r}", "name", value)
+            value = name_arg(f"{type(self).__name__} {self.name!r}", "name", value, empty=True)
             self.network._version += 1
         object.__setattr__(self, key, value)
 
@@ -185,4 +186,4 @@ def a_dtype(layer, key, value):
 
 
 def a_name(layer, key, value):
-    return name_arg(layer.where(), key, value)
+    return name_arg(layer.where(), key, value, empty=True)

@@ -36,7 +36,7 @@ class Tensor:
 
     @name.setter
     def name(self, value: str) -> None:
-        self._name = checks.name_arg(f"tensor {self._name!r}", "name", value)
+        self._name = checks.name_arg(f"tensor {self._name!r}", "name", value, empty=True)
         self.network._version += 1
 
     @property
@@ -90,7 +90,7 @@ class Layer:
         self.name = network._fresh_layer_name(self.type.value)
         self._inputs: List[Optional[Tensor]] = list(inputs)
         for i, t in enumerate(self._inputs):
-            if t is not None or (i not in self.optional_inputs and self.optional_inputs != "all"):
+            if t is not None or (self.optional_inputs != "all" and i not in self.optional_inputs):
                 network._check_owned(t, self)
         self._outputs = [Tensor(network, self, i, self.name if num_outputs == 1 else f"{self.name}:{i}")
                          for i in range(num_outputs)]
