@@ -68,8 +68,9 @@ class ElementRules:
             raise
         except Exception as exc:  # a kernel refused its element: name it, do not leak it
             raise EvaluationError(f"stream {node.id!r} ({node!r})", "stream/map",
-                                  f"{type(exc).__name__}: {exc}",
-                                  "check the inputs reaching this layer") from None
+                                  f"its function refused element {i}: {type(exc).__name__}: "
+                                  f"{exc}", "give this layer inputs its operation accepts at "
+                                  "that element (the error above says which)") from None
         if node.multi:
             return tuple(Partial(v, whole_mask(v, False)) for v in value)
         if node.positionwise:

@@ -302,8 +302,10 @@ class Schedule:
                 raise
             except Exception as exc:
                 raise EvaluationError(f"stream {nid!r} ({node!r})", "stream/map",
-                                      f"{type(exc).__name__}: {exc}",
-                                      "check the inputs reaching this layer") from None
+                                      f"its function refused element {k}: "
+                                      f"{type(exc).__name__}: {exc}", "give this layer inputs "
+                                      "its operation accepts at that element (the error above "
+                                      "says which)") from None
             return finish(k, value)
         return compute
 

@@ -90,7 +90,8 @@ def lower_node(low: Lowering, node: onnx.NodeProto, scope: Scope) -> None:
         raise
     except Exception as exc:  # noqa: BLE001 -- a malformed node: never a bare exception
         raise ModelError(where, "onnx/graph", f"cannot be lowered: {type(exc).__name__}: {exc}",
-                         "check the node against its operator's definition") from None
+                         f"make the node a valid {node.op_type!s:.40} of its opset "
+                         "(onnx.checker.check_model names the fault)") from None
 
 
 def lower_one_node(low: Lowering, node: onnx.NodeProto, scope: Scope, where: str) -> None:
@@ -113,7 +114,8 @@ def lower_one_node(low: Lowering, node: onnx.NodeProto, scope: Scope, where: str
             raise
         except Exception as exc:  # noqa: BLE001 -- a kernel refusing its attributes
             raise ModelError(where, "onnx/node", f"its reference kernel refuses the node: "
-                             f"{type(exc).__name__}: {exc}", "check the node's attributes") from None
+                             f"{type(exc).__name__}: {exc}", f"give the node the attributes "
+                             f"{node.op_type!s:.40} defines, of the types it defines") from None
     if fn is None:
         body = schema_function(node, scope, domain)
         if body is not None:

@@ -110,7 +110,8 @@ def lower_model(model, readings=None) -> LoweredModel:
         raise
     except Exception as exc:  # noqa: BLE001 -- a malformed model: never a bare exception
         raise ModelError("model", "onnx/graph", f"cannot be lowered: {type(exc).__name__}: "
-                         f"{exc}", "check the model with onnx.checker.check_model") from None
+                         f"{exc}", "repair the model where onnx.checker.check_model(model, "
+                         "full_check=True) reports a fault") from None
 
 
 def lower_graph_of(model: onnx.ModelProto, readings) -> LoweredModel:
