@@ -222,6 +222,8 @@ class Machine(ElementRules):
             values = schedule.outputs(n)
         except Fallback:
             return None
+        finally:
+            schedule.release()
         self.ran(node.loop, act.path, n)
         result = None
         for out_id, value in values.items():

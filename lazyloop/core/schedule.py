@@ -415,6 +415,13 @@ class Schedule:
             raise deferred
         return i
 
+    def release(self):
+        """Drop the elements still held (the closures make the schedule a reference cycle,
+        which would keep them until Python's cycle collector runs)."""
+        for memo in self.memo.values():
+            memo.clear()
+        self.invariants.clear()
+
     def outputs(self, n):
         """Every output of the loop after it stopped at n trips: last values forced now,
         concatenations from the elements collected trip by trip."""
