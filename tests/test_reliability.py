@@ -578,3 +578,33 @@ def test_a_frontends_function_layer_may_leave_an_optional_input_absent():
     net.mark_output(f.get_output(0))
     out = list(ll.evaluate(net, {"x": np.array([1, 2], np.float32)}).values())[0]
     np.testing.assert_array_equal(out, [2, 4])  # b absent: a * 2
+
+
+def test_a_chain_of_recurrences_is_kept_as_deep_as_it_is_read():
+    # rule: stream/memo -- CONCATENATE(r3), r3 <- r2 <- r1 <- r1 + 1: r1 is computed on trip i
+    # at index i - 2 reading r1 at i - 3; the schedule must still hold what that reads, and
+    # force every element once, as the reference does
+    from lazyloop.core.evaluate import Machine, check_feeds
+    from lazyloop.core.plan import compile_network
+    from lazyloop.core.undefined import split
+    net = ll.Network()
+    loop = net.add_loop()
+    loop.add_trip_limit(const(net, 40, np.int32), ll.TripLimit.COUNT)
+    r1 = loop.add_recurrence(const(net, 0.0, np.float32))
+    r2 = loop.add_recurrence(const(net, -1.0, np.float32))
+    r3 = loop.add_recurrence(const(net, -2.0, np.float32))
+    r1.set_input(1, net.add_elementwise(r1.get_output(0), const(net, 1.0, np.float32), SUM)
+                 .get_output(0))
+    r2.set_input(1, r1.get_output(0))
+    r3.set_input(1, r2.get_output(0))
+    net.mark_output(concat(net, loop, r3.get_output(0), 40))
+    plan = compile_network(net)
+    machine = Machine(plan, check_feeds(plan, {}), fast=True)
+    machine.fast_record = []
+    out = split(machine.demand(plan.outputs[0][1]))[0]
+    # r3_k = r1_{k-2} = k - 2 for k >= 2; r3_0 = -2, r3_1 = r2_0 = -1
+    np.testing.assert_array_equal(out, np.arange(-2, 38, dtype=np.float32))
+    assert len(machine.fast_record) == len(set(machine.fast_record))
+    reference = ll.run(plan, {})
+    assert set(machine.fast_record) == {(e.stream, e.index) for e in reference.trace
+                                        if e.loop is not None}

@@ -179,8 +179,17 @@ class Demand:
 
     @property
     def window(self):
+        """How many indices below the current trip a stream's elements are kept: as deep as
+        any scheduled reader reads. A stream is computed at index i + f on trip i (f = 0 in
+        the WHILE cone, else its `certain` offset) and reads its inputs at that index plus the
+        edge's offset; the outputs read n + q after the loop, and what those need one below."""
         deepest = max([-q for qs in self.points.values() for q in qs] + [0])
-        return deepest + 2
+        lowest = -1  # the WHILE cone reads one trip back on demand
+        for k in self.members:
+            f = 0 if (self.prefix[k] or -1) >= 1 else self.certain[k]
+            if f is not None:
+                lowest = min([lowest] + [f + off for _, off in self.edges[k]])
+        return max(deepest + 1, -lowest)
 
 
 class Schedule:
