@@ -91,12 +91,13 @@ def dims_arg(where: str, what: str, value, low=0, allow_none=False, rule: str = 
 
 
 def dtype_arg(where: str, what: str, value, rule: str = RULE, kinds="biuf") -> np.dtype:
-    """A numpy-readable dtype of one of `kinds` (by default numbers and bools)."""
+    """A numpy-readable dtype of one of `kinds` (by default numbers and bools; None: any,
+    as relaxed profiles carry ONNX's strings and bfloat16 for their own kernels)."""
     try:
         dtype = np.dtype(value) if value is not None else None
     except (TypeError, ValueError):
         dtype = None
-    if dtype is None or dtype.kind not in kinds:
+    if dtype is None or (kinds is not None and dtype.kind not in kinds):
         refuse(where, f"{what} is {value!r}, not a numeric or bool dtype",
                f"pass {what} as a numpy dtype such as np.float32", rule)
     return dtype
@@ -116,7 +117,7 @@ def weights_arg(where: str, value, kinds="biuf") -> np.ndarray:
         array = np.asarray(value)
     except (TypeError, ValueError):
         array = None
-    if array is None or array.dtype.kind not in kinds:
+    if array is None or (kinds is not None and array.dtype.kind not in kinds):
         refuse(where, f"weights {type(value).__name__} are not a numeric array",
                "pass the weights as a numpy array of numbers or bools")
     return array

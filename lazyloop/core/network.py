@@ -102,7 +102,7 @@ class Network:
         shape = checks.dims_arg(f"input {name!r}", "shape", shape, low=None, allow_none=True)
         shape = tuple(None if d is None or d < 0 else d for d in shape)
         dtype = checks.dtype_arg(f"input {name!r}", "dtype", dtype, kinds="biuf" if
-                                 self.profile == "tensorrt" else "biufcUSO")
+                                 self.profile == "tensorrt" else None)
         if self.profile == "tensorrt" and None in shape:
             raise InputError(f"input {name!r}", "stream/shape",
                              f"dynamic dimensions {shape} are not supported",

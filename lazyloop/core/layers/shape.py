@@ -16,7 +16,7 @@ class ConstantLayer(Layer):
     def __init__(self, network, shape, weights):
         self.shape = checks.dims_arg("add_constant", "shape", shape)
         # frontends may hold constants of other dtypes (ONNX strings) for their own kernels
-        kinds = "biuf" if network.profile == "tensorrt" else "biufcUSO"
+        kinds = "biuf" if network.profile == "tensorrt" else None
         values = checks.weights_arg("add_constant", weights, kinds)
         if values.size != int(np.prod(self.shape, dtype=np.int64)):
             self.name = "constant"
