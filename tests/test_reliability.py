@@ -608,3 +608,21 @@ def test_a_chain_of_recurrences_is_kept_as_deep_as_it_is_read():
     reference = ll.run(plan, {})
     assert set(machine.fast_record) == {(e.stream, e.index) for e in reference.trace
                                         if e.loop is not None}
+
+
+def test_the_budget_also_stops_the_reference_while_it_forces_a_chain():
+    # rule: trip/count -- 5000 trips are counted at once; forcing the chain of slow elements
+    # behind LAST_VALUE is what takes time, and the budget stops it there
+    import time as clock
+    net = ll.Network()
+    loop = net.add_loop()
+    loop.add_trip_limit(const(net, 5000, np.int32), ll.TripLimit.COUNT)
+    s = loop.add_recurrence(const(net, 0.0, np.float32))
+    slow = net.add_function(lambda v: (clock.sleep(0.001) or v + 1,), [s.get_output(0)],
+                            [ll.TensorType(ll.float32, ())])
+    s.set_input(1, slow.get_output(0))
+    net.mark_output(last(loop, s.get_output(0)))
+    with pytest.raises(FuelExhausted) as info:
+        ll.run(net, {}, max_seconds=0.2)
+    assert "forcing element" in info.value.problem and info.value.rule == "trip/count"
+    assert info.value.where == loop.name

@@ -12,7 +12,8 @@ Two refusals come sooner than the last trip:
 * a loop whose only limit is a COUNT above the fuel is refused before its first trip (the
   count is known then, and every trip up to it would have to be stepped): `trip/count`;
 * an optional wall-time budget, `max_seconds` (None, the library's default: no budget), is
-  checked on the clock every `CLOCK_EVERY` trips, so it costs nothing per trip.
+  checked on the clock every `CLOCK_EVERY` trips (and, in the reference evaluator, every
+  `CLOCK_EVERY` elements forced), so it costs nothing per trip.
 
 Messages name the loop (the model's node name, for lowered programs) and the limit that let
 it run: `trip/count` when its COUNT is above the fuel, else `trip/while`.
@@ -29,7 +30,7 @@ import numpy as np
 from .errors import FuelExhausted, InputError
 
 DEFAULT_MAX_TRIPS = 1_000_000
-CLOCK_EVERY = 1024  # trips between two readings of the clock (a power of two)
+CLOCK_EVERY = 64  # trips (or forced elements) between two readings of the clock
 
 
 def check_max_trips(max_trips) -> int:
@@ -78,6 +79,18 @@ class Fuel:
         return FuelExhausted(loop.name, limit_rule(loop, count),
                              f"still running after max_trips={self.max_trips} trips",
                              "raise max_trips, or check the loop's trip limits")
+
+    def check_forcing(self, plan, node, index) -> None:
+        """The reference evaluator, while forcing elements: refuse past the budget, naming the
+        loop whose element was being forced (or the stream, outside loops)."""
+        if self.deadline is not None and time.monotonic() > self.deadline:
+            loop = plan.loops.get(node.scope) if node.scope is not None else None
+            where = loop.name if loop is not None else f"stream {node.id!r}"
+            rule = "trip/count" if loop is not None and loop.count is not None else "trip/while"
+            raise FuelExhausted(where, rule, f"still running after max_seconds="
+                                f"{self.max_seconds:g} (forcing element {index} of "
+                                f"{node.id!r})", "raise max_seconds, or check the loop's "
+                                "trip limits")
 
     def check_clock(self, loop, count, trips) -> None:
         """Called every CLOCK_EVERY trips: refuse a loop past the wall-time budget."""

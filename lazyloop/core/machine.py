@@ -21,7 +21,7 @@ from .ambiguity import resolve
 from .element_rules import ElementRules, Trips
 from .enums import LoopOutput
 from .errors import EvaluationError, LazyLoopError, LengthTooShort, StreamShapeChanged
-from .fuel import DEFAULT_MAX_TRIPS, Fuel
+from .fuel import CLOCK_EVERY, DEFAULT_MAX_TRIPS, Fuel
 from .plan import (Const, IfOutput, Input, Iterator, LoopOut, Map, Plan, Project, Recurrence,
                    Undefined)
 from .types import TensorType
@@ -110,8 +110,14 @@ class Machine(ElementRules):
             return memo[i]
         stack = [(nid, act, i, self.start(nid, act, i), None)]
         sent = None
+        clock = self.fuel.deadline is not None  # a wall-time budget: read every CLOCK_EVERY steps
+        steps = 0
         while stack:
             key, a, k, gen, asker = stack[-1]
+            if clock:
+                steps += 1
+                if not steps % CLOCK_EVERY:
+                    self.fuel.check_forcing(self.plan, self.nodes[key], k)
             try:
                 want = gen.send(sent)
             except StopIteration as done:
