@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given, settings, strategies as st
 
 import lazyloop as ll
 from lazyloop.core.errors import FuelExhausted, LazyLoopError
@@ -26,6 +26,8 @@ from lazyloop.strategies import invalid_networks
 from nets import LESS, SUM, concat, const, counter, last
 
 ROOT = Path(__file__).resolve().parents[1]
+# a few hundred cases in the default profile, the profile's own count under "campaign"
+MANY = settings(max_examples=max(100, settings.default.max_examples))
 ENV = dict(os.environ, PYTHONPATH=str(ROOT))
 
 
@@ -128,6 +130,7 @@ def apply_misuse(objs, net, key, pick, arg_picks, as_attribute):
     method(*(args * 6)[:arity])
 
 
+@MANY
 @given(misuses(), st.lists(misuses(), max_size=3))
 def test_random_misuse_raises_only_lazyloop_errors(first, more):
     # rule: structure/builder-args -- every public builder method and layer attribute,
@@ -245,6 +248,7 @@ def assert_three_parts(error: LazyLoopError):
     assert fix.lower() not in GENERIC_FIXES and len(fix) >= 8, f"no real fix: {error}"
 
 
+@MANY
 @given(invalid_networks())
 def test_invalid_programs_errors_have_where_rule_and_fix(case):
     build, _ = case
@@ -338,6 +342,7 @@ def mutate(model, rng):
     return m
 
 
+@MANY
 @given(st.data(), st.integers(0, 2**32 - 1))
 def test_mutated_onnx_models_raise_lazyloop_errors_with_a_fix(data, seed):
     import lazyloop.onnx as lo
