@@ -631,3 +631,17 @@ def test_the_budget_also_stops_the_reference_while_it_forces_a_chain():
         ll.run(net, {}, max_seconds=0.2)
     assert "forcing element" in info.value.problem and info.value.rule == "trip/count"
     assert info.value.where == loop.name
+
+
+def test_eight_threads_on_one_network_agree():
+    # rule: stream/memo -- evaluations share the network and its cached plan, not elements
+    from concurrent.futures import ThreadPoolExecutor
+    net, feeds, _ = every_layer_network()
+    expected = ll.evaluate(net, feeds)
+
+    def one(k):
+        out = ll.evaluate(net, feeds) if k % 2 else ll.run(net, feeds, trace=k % 3 == 0).outputs
+        return all(np.array_equal(out[name], expected[name]) for name in expected)
+    with ThreadPoolExecutor(8) as pool:
+        assert all(pool.map(one, range(32)))
+    np.testing.assert_array_equal(feeds["x"], np.arange(4, dtype=np.float32))  # untouched
