@@ -4,23 +4,26 @@ from __future__ import annotations
 import numpy as np
 
 from .enums import LayerType
+from . import checks
 from .errors import builder_call
 from .layers.base import Layer
 from .types import TensorType
 
 
-class IfConditional:
+class IfConditional(checks.FixedAttributes):
     def __init__(self, network, index):
         self.network = network
         self.name = f"if{index}"
         self.condition = None
         self.inputs = []
         self.outputs = []
+        self._ready = True
 
     @builder_call
     def set_condition(self, tensor) -> "ConditionLayer":
-        self.condition = self.network._add(ConditionLayer(self, tensor))
-        return self.condition
+        layer = self.network._add(ConditionLayer(self, tensor))
+        object.__setattr__(self, "condition", layer)  # set by this method only
+        return layer
 
     @builder_call
     def add_input(self, tensor) -> "IfConditionalInputLayer":
@@ -47,7 +50,8 @@ class ConditionLayer(Layer):
         super().__init__(conditional.network, [tensor], num_outputs=0)
         t = self.input_type(0)
         if t.dtype != np.bool_ or t.shape not in ((), (1,)):
-            self.refuse(f"the condition must be a 0-D bool tensor, got {t!r}")
+            self.refuse(f"the condition must be a 0-D bool tensor, got {t!r}",
+                        "compare to make a bool, and reduce or reshape it to a scalar")
 
     def compute_types(self):
         return []

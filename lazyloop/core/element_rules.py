@@ -10,8 +10,9 @@ import attrs
 import numpy as np
 
 from .enums import LoopOutput
-from .errors import (EvaluationError, FuelExhausted, IteratorOutOfBounds, LazyLoopError,
-                     LengthTooShort, NegativeTripCount)
+from .errors import (EvaluationError, IteratorOutOfBounds, LazyLoopError, LengthTooShort,
+                     NegativeTripCount)
+from .fuel import CLOCK_EVERY
 from .plan import Node
 from .types import TensorType
 from .undefined import Partial, filled, join, split, whole_mask
@@ -67,8 +68,9 @@ class ElementRules:
             raise
         except Exception as exc:  # a kernel refused its element: name it, do not leak it
             raise EvaluationError(f"stream {node.id!r} ({node!r})", "stream/map",
-                                  f"{type(exc).__name__}: {exc}",
-                                  "check the inputs reaching this layer") from None
+                                  f"its function refused element {i}: {type(exc).__name__}: "
+                                  f"{exc}", "give this layer inputs its operation accepts at "
+                                  "that element (the error above says which)") from None
         if node.multi:
             return tuple(Partial(v, whole_mask(v, False)) for v in value)
         if node.positionwise:
@@ -140,6 +142,7 @@ class ElementRules:
         count = None
         if loop.count is not None:
             count = yield from self.count_limit(loop, act)
+        self.fuel.before_first_trip(loop, count)
         j = 0
         while True:
             if count is not None and j >= count:
@@ -154,10 +157,10 @@ class ElementRules:
                 if not bool(np.asarray(value).reshape(-1)[0]):
                     break
             if j >= self.max_trips:
-                raise FuelExhausted(loop.name, "trip/while",
-                                    f"still running after max_trips={self.max_trips} trips",
-                                    "raise max_trips, or check the loop's trip limits")
+                raise self.fuel.exhausted(loop, count)
             j += 1
+            if not j % CLOCK_EVERY:
+                self.fuel.check_clock(loop, count, j)
         self.ran(loop.name, act.path, j)
         if self.readings["A10"] == "eager":
             yield from self.force_everything(loop.name, act, j)

@@ -76,7 +76,8 @@ def builder_call(method):
         except LazyLoopError:
             raise
         except (ValueError, TypeError, IndexError, KeyError) as exc:
-            raise StructureError(f"{type(self).__name__}.{method.__name__}", "stream/shape",
+            raise StructureError(f"{type(self).__name__}.{method.__name__}", "structure/builder-args",
                                  f"bad arguments: {type(exc).__name__}: {exc}",
-                                 "check the call against TensorRT's signature") from None
+                                 f"pass {method.__name__} the argument types its docstring "
+                                 "and TensorRT's signature name") from None
     return call

@@ -5,12 +5,14 @@ the trip counts). The machine that forces elements is in `machine`, its element 
 """
 from __future__ import annotations
 
+from collections import deque
 from typing import Dict, List
 
 import attrs
 import numpy as np
 
 from .element_rules import Trips
+from .errors import InputError
 from .feeds import check_feeds, feed_dict
 from .machine import DEFAULT_MAX_TRIPS, Activation, ForceEvent, Machine, one_shape_streams
 from .plan import Plan, compile_network
@@ -40,11 +42,42 @@ def _plain(element):
     return value
 
 
-def run(net, feeds, max_trips=DEFAULT_MAX_TRIPS, readings=None, trace=True) -> Evaluation:
-    """Evaluate with the reference evaluator; also return the `defined` masks, the forcing
-    trace and the trip counts."""
-    plan = net if isinstance(net, Plan) else compile_network(net, readings)
-    machine = Machine(plan, check_feeds(plan, feeds), max_trips, readings, trace=trace)
+def plan_of(net, readings) -> Plan:
+    """The compiled plan of a Network (or a Plan as given); anything else is refused."""
+    from .network import Network
+    if isinstance(net, Plan):
+        return net
+    if not isinstance(net, Network):
+        raise InputError("net", "stream/shape", f"is a {type(net).__name__}, not a network",
+                         "pass a lazyloop Network (or its compiled Plan)")
+    return compile_network(net, readings)
+
+
+def trace_option(trace):
+    """True: every forcing event; False: none; an int N: the last N events (`stream/order`)."""
+    if isinstance(trace, bool):
+        return trace
+    if isinstance(trace, int) and trace > 0:
+        return deque(maxlen=trace)
+    raise InputError("trace", "stream/order", f"is {trace!r}", "pass True, False, or a "
+                     "positive int (keep the last that many events)")
+
+
+def run(net, feeds, max_trips=DEFAULT_MAX_TRIPS, readings=None, trace=True,
+        max_seconds=None) -> Evaluation:
+    """Evaluate; also return the `defined` masks, the trip counts and, when `trace`, the
+    forcing trace of the reference evaluator (True: every event; an int N: the last N).
+    Events are small (stream, index, activation, asker), never element copies; but a traced
+    run is the reference evaluator, which memoises every element it forces. Without a trace
+    (`trace=False`) loops the schedule can run take the fast path, as in `evaluate`, keeping
+    only the elements demand still needs. `max_seconds` is an optional wall-time budget."""
+    plan = plan_of(net, readings)
+    kept = trace_option(trace)
+    traced = kept is not False
+    machine = Machine(plan, check_feeds(plan, feeds), max_trips, readings, trace=traced,
+                      fast=not traced, max_seconds=max_seconds)
+    if isinstance(kept, deque):
+        machine.trace = kept
     outputs, defined = {}, {}
     for name, nid in plan.outputs:
         element = machine.demand(nid)
@@ -56,14 +89,16 @@ def run(net, feeds, max_trips=DEFAULT_MAX_TRIPS, readings=None, trace=True) -> E
         for nid, node in plan.nodes.items():
             if node.scope is None:
                 machine.demand(nid)
-    return Evaluation(outputs, defined, machine.trace or [], machine.trips, plan)
+    return Evaluation(outputs, defined, list(machine.trace or []), machine.trips, plan)
 
 
-def evaluate(net, feeds, max_trips=DEFAULT_MAX_TRIPS, readings=None) -> dict:
+def evaluate(net, feeds, max_trips=DEFAULT_MAX_TRIPS, readings=None, max_seconds=None) -> dict:
     """Evaluate `net` on `feeds`: {output tensor name: numpy array}. Undefined positions hold
-    their fill value (see `lazyloop.undefined`); `run` also says where they are."""
-    plan = net if isinstance(net, Plan) else compile_network(net, readings)
-    machine = Machine(plan, check_feeds(plan, feeds), max_trips, readings, fast=True)
+    their fill value (see `lazyloop.undefined`); `run` also says where they are. `max_trips`
+    is every loop's fuel (`lazyloop.core.fuel`); `max_seconds` an optional wall-time budget."""
+    plan = plan_of(net, readings)
+    machine = Machine(plan, check_feeds(plan, feeds), max_trips, readings, fast=True,
+                      max_seconds=max_seconds)
     result = {}
     for name, nid in plan.outputs:
         result[name] = _plain(machine.demand(nid))

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import checks
 from .errors import builder_call
 from .enums import LayerType, LoopOutput, TripLimit
 from .layers.base import Layer
@@ -16,7 +17,7 @@ from .types import TensorType
 INTS = (np.dtype(np.int32), np.dtype(np.int64))
 
 
-class Loop:
+class Loop(checks.FixedAttributes):
     """TensorRT's ILoop: an identity that boundary layers share."""
 
     def __init__(self, network, index: int):
@@ -26,32 +27,37 @@ class Loop:
         self.iterators = []
         self.recurrences = []
         self.outputs = []
+        self._ready = True
 
+    # A boundary layer joins the loop only once the network accepted it (`structure/builder-args`).
     @builder_call
     def add_trip_limit(self, tensor, kind: TripLimit) -> "TripLimitLayer":
-        layer = TripLimitLayer(self, tensor, TripLimit(kind))
+        kind = checks.enum_arg(f"{self.name}.add_trip_limit", "kind", TripLimit, kind)
+        layer = self.network._add(TripLimitLayer(self, tensor, kind))
         self.trip_limits.append(layer)
-        return self.network._add(layer)
+        return layer
 
     @builder_call
     def add_iterator(self, tensor, axis: int = 0, reverse: bool = False) -> "IteratorLayer":
-        layer = IteratorLayer(self, tensor, axis, reverse)
+        layer = self.network._add(IteratorLayer(self, tensor, axis, reverse))
         self.iterators.append(layer)
-        return self.network._add(layer)
+        return layer
 
     @builder_call
     def add_recurrence(self, initial_value) -> "RecurrenceLayer":
-        layer = RecurrenceLayer(self, initial_value)
+        layer = self.network._add(RecurrenceLayer(self, initial_value))
         self.recurrences.append(layer)
-        return self.network._add(layer)
+        return layer
 
     @builder_call
     def add_loop_output(self, tensor, kind: LoopOutput, axis: int = 0) -> "LoopOutputLayer":
-        layer = LoopOutputLayer(self, tensor, LoopOutput(kind), axis)
+        kind = checks.enum_arg(f"{self.name}.add_loop_output", "kind", LoopOutput, kind)
+        layer = self.network._add(LoopOutputLayer(self, tensor, kind, axis))
         self.outputs.append(layer)
-        return self.network._add(layer)
+        return layer
 
     def limit(self, kind: TripLimit):
+        kind = checks.enum_arg(f"{self.name}.limit", "kind", TripLimit, kind)
         return next((t for t in self.trip_limits if t.kind is kind), None)
 
     def __repr__(self):
@@ -89,7 +95,9 @@ class TripLimitLayer(BoundaryLayer):
         if t.dtype not in want or not ok_shape:
             rule = "trip/count" if self.kind is TripLimit.COUNT else "trip/while"
             self.refuse(f"a {self.kind.name} limit takes a 0-D "
-                        f"{' or '.join(d.name for d in want)} tensor, got {t!r}", rule=rule)
+                        f"{' or '.join(d.name for d in want)} tensor, got {t!r}",
+                        "pass a scalar of that dtype (a cast or shuffle layer makes one)",
+                        rule=rule)
 
     def set_input(self, index, tensor):
         super().set_input(index, tensor)
@@ -102,9 +110,11 @@ class TripLimitLayer(BoundaryLayer):
 class IteratorLayer(BoundaryLayer):
     type = LayerType.ITERATOR
     any_rank = True  # an input of unknown rank: the axis is checked when the value arrives
+    settable = {**Layer.settable, "axis": checks.an_int(low=0, rule="iterator/forward"),
+                "reverse": checks.a_bool}
 
     def __init__(self, loop, tensor, axis, reverse):
-        self.axis, self.reverse = int(axis), bool(reverse)
+        self.axis, self.reverse = axis, reverse
         super().__init__(loop, [tensor])
         self.output_types()
 
@@ -114,7 +124,7 @@ class IteratorLayer(BoundaryLayer):
             return t
         if not 0 <= self.axis < (t.rank or 0):
             self.refuse(f"axis {self.axis} is out of range for rank {t.rank}",
-                        rule="iterator/forward")
+                        f"iterate an axis from 0 to {t.rank - 1}", rule="iterator/forward")
         return TensorType(t.dtype, t.shape[:self.axis] + t.shape[self.axis + 1:])
 
     def describe(self):
@@ -123,6 +133,7 @@ class IteratorLayer(BoundaryLayer):
 
 class RecurrenceLayer(BoundaryLayer):
     type = LayerType.RECURRENCE
+    optional_inputs = (1,)  # the next value, set later with set_input(1, ...)
 
     def __init__(self, loop, initial):
         super().__init__(loop, [initial, None])
@@ -160,9 +171,11 @@ class RecurrenceLayer(BoundaryLayer):
 
 class LoopOutputLayer(BoundaryLayer):
     type = LayerType.LOOP_OUTPUT
+    settable = {**Layer.settable, "axis": checks.an_int(low=0, rule="output/concat")}
+    optional_inputs = (1,)  # the length, set later with set_input(1, ...)
 
     def __init__(self, loop, tensor, kind: LoopOutput, axis):
-        self.kind, self.axis = kind, int(axis)
+        self.kind, self.axis = kind, axis
         super().__init__(loop, [tensor] if kind is LoopOutput.LAST_VALUE else [tensor, None])
         self.output_types()
 
@@ -176,7 +189,9 @@ class LoopOutputLayer(BoundaryLayer):
         while layer is not None and layer.type is LayerType.IDENTITY:
             layer = layer.get_input(0).producer
         if layer is not None and layer.type is LayerType.CONSTANT and layer.weights.size == 1:
-            return int(layer.weights.reshape(()))
+            value = layer.weights.reshape(())
+            if value.dtype.kind in "iu" and value >= 0:
+                return int(value)
         return None
 
     def infer(self):
@@ -187,7 +202,7 @@ class LoopOutputLayer(BoundaryLayer):
             return t
         if not 0 <= self.axis <= t.rank:
             self.refuse(f"axis {self.axis} is out of range for a rank {t.rank + 1} output",
-                        rule="output/concat")
+                        f"stack on an axis from 0 to {t.rank}", rule="output/concat")
         return TensorType(t.dtype, t.shape[:self.axis] + (self.static_length(),) + t.shape[self.axis:])
 
     def describe(self):

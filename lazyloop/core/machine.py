@@ -21,12 +21,11 @@ from .ambiguity import resolve
 from .element_rules import ElementRules, Trips
 from .enums import LoopOutput
 from .errors import EvaluationError, LazyLoopError, LengthTooShort, StreamShapeChanged
+from .fuel import CLOCK_EVERY, DEFAULT_MAX_TRIPS, Fuel
 from .plan import (Const, IfOutput, Input, Iterator, LoopOut, Map, Plan, Project, Recurrence,
                    Undefined)
 from .types import TensorType
 from .undefined import split
-
-DEFAULT_MAX_TRIPS = 10_000_000
 
 
 @attrs.frozen
@@ -70,13 +69,14 @@ class Machine(ElementRules):
     rules themselves are in `ElementRules`."""
 
     def __init__(self, plan: Plan, feeds, max_trips=DEFAULT_MAX_TRIPS, readings=None,
-                 trace=False, fast=False):
+                 trace=False, fast=False, max_seconds=None):
         self.plan = plan
         self.nodes = dict(plan.nodes)
         for name in plan.loops:
             self.nodes[f"#trips:{name}"] = Trips(f"#trips:{name}", name, None, name)
         self.feeds = feeds
-        self.max_trips = int(max_trips)
+        self.fuel = Fuel(max_trips, max_seconds)
+        self.max_trips = self.fuel.max_trips
         self.readings = resolve(readings)
         self.trace = [] if trace else None
         self.trips = {name: [] for name in plan.loops}
@@ -109,8 +109,14 @@ class Machine(ElementRules):
             return memo[i]
         stack = [(nid, act, i, self.start(nid, act, i), None)]
         sent = None
+        clock = self.fuel.deadline is not None  # a wall-time budget: read every CLOCK_EVERY steps
+        steps = 0
         while stack:
             key, a, k, gen, asker = stack[-1]
+            if clock:
+                steps += 1
+                if not steps % CLOCK_EVERY:
+                    self.fuel.check_forcing(self.plan, self.nodes[key], k)
             try:
                 want = gen.send(sent)
             except StopIteration as done:
@@ -120,7 +126,8 @@ class Machine(ElementRules):
             except LazyLoopError:
                 raise
             except RecursionError as exc:  # a kernel of a frontend recursed: report it as ours
-                raise EvaluationError(f"stream {key!r}", "stream/order", str(exc)) from None
+                raise EvaluationError(f"stream {key!r}", "stream/order", str(exc),
+                                      "make the layer's function iterative") from None
             wid, wact, wi = want
             wact, wi = self.locate(wid, wact, wi)
             memo = wact.memo.get(wid)
@@ -222,6 +229,8 @@ class Machine(ElementRules):
             values = schedule.outputs(n)
         except Fallback:
             return None
+        finally:
+            schedule.release()
         self.ran(node.loop, act.path, n)
         result = None
         for out_id, value in values.items():

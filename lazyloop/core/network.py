@@ -6,6 +6,7 @@ from typing import Optional
 
 import numpy as np
 
+from . import checks
 from .conditional import IfConditional
 from .errors import InputError, ShapeError, StructureError, builder_call
 from .layers.base import Tensor
@@ -71,19 +72,23 @@ class Network:
         return sorted(found.values(), key=lambda x: getattr(x, "_position", 0))
 
     def _check_owned(self, tensor, user) -> None:
+        """`structure/builder-args`: a tensor argument is a Tensor of this network."""
+        where = user if isinstance(user, str) else getattr(user, "where", lambda: repr(user))()
         if not isinstance(tensor, Tensor):
-            raise StructureError(f"layer {getattr(user, 'name', user)!r}", "stream/shape",
+            raise StructureError(where, "structure/builder-args",
                                  f"input {tensor!r} is not a lazyloop Tensor",
                                  "pass the result of get_output(i) or add_input")
         if tensor.network is not self:
-            raise StructureError(f"layer {getattr(user, 'name', user)!r}", "stream/shape",
-                                 f"tensor {tensor.name!r} belongs to another network")
+            raise StructureError(where, "structure/builder-args",
+                                 f"tensor {tensor.name!r} belongs to another network",
+                                 "build every layer from tensors of the network it is added to")
 
     # -- TensorRT's INetworkDefinition surface ------------------------------------------------
     @builder_call
     def add_input(self, name: str, dtype, shape=None) -> Tensor:
         """A network input. `dtype` may be an `OpaqueType` (an ONNX sequence or optional, for
         frontends); then `shape` is not used."""
+        name = checks.name_arg("add_input", "name", name)
         if any(t.name == name for t in self._inputs):
             raise InputError(f"input {name!r}", "stream/shape", "an input of that name exists",
                              "give every input a distinct name")
@@ -92,13 +97,18 @@ class Network:
             self._inputs.append(t)
             self._version += 1
             return t
+        if shape is None and self.profile == "tensorrt":
+            checks.refuse(f"input {name!r}", "has no shape", "pass shape, a tuple of ints")
         if shape is not None:   # None: any rank (relaxed profiles, `structure/shapes`)
-            shape = tuple(None if d is None or d < 0 else int(d) for d in shape)
-        if self.profile == "tensorrt" and (shape is None or None in shape):
+            shape = checks.dims_arg(f"input {name!r}", "shape", shape, low=None, allow_none=True)
+            shape = tuple(None if d is None or d < 0 else d for d in shape)
+        dtype = checks.dtype_arg(f"input {name!r}", "dtype", dtype, kinds="biuf" if
+                                 self.profile == "tensorrt" else None)
+        if self.profile == "tensorrt" and None in shape:
             raise InputError(f"input {name!r}", "stream/shape",
                              f"dynamic dimensions {shape} are not supported",
                              "give every dimension its size (stream/shape is static)")
-        t = Tensor(self, None, 0, name, TensorType(np.dtype(dtype), shape))
+        t = Tensor(self, None, 0, name, TensorType(dtype, shape))
         self._inputs.append(t)
         self._version += 1
         return t
@@ -111,6 +121,7 @@ class Network:
             self._version += 1
 
     def unmark_output(self, tensor: Tensor) -> None:
+        self._check_owned(tensor, "unmark_output")
         self._outputs = [t for t in self._outputs if t is not tensor]
         self._version += 1
 
@@ -128,12 +139,15 @@ class Network:
 
     def get_input(self, index: int) -> Optional[Tensor]:
         """The index-th input, or None (as TensorRT returns a null pointer) past the end."""
+        index = checks.index_arg("get_input", "index", index)
         return self._inputs[index] if 0 <= index < len(self._inputs) else None
 
     def get_output(self, index: int) -> Optional[Tensor]:
+        index = checks.index_arg("get_output", "index", index)
         return self._outputs[index] if 0 <= index < len(self._outputs) else None
 
     def get_layer(self, index: int):
+        index = checks.index_arg("get_layer", "index", index)
         return self.layers[index] if 0 <= index < len(self.layers) else None
 
     @builder_call
@@ -186,6 +200,7 @@ class Network:
 
     @builder_call
     def add_concatenation(self, inputs):
+        inputs = checks.tensors_arg("add_concatenation", "inputs", self, inputs)
         return self._add(ConcatenationLayer(self, inputs))
 
     @builder_call
@@ -206,16 +221,27 @@ class Network:
                      name: Optional[str] = None):
         """A layer applying `fn(*input_values) -> tuple of output values` element-wise; how
         ONNX and OpenVINO nodes are lowered. Inputs may be None (an absent optional input)."""
+        fn = checks.callable_arg("add_function", "fn", fn)
+        inputs = checks.tensors_arg("add_function", "inputs", self, inputs, optional=True)
+        if not isinstance(output_types, (list, tuple)) or not all(
+                isinstance(t, (TensorType, OpaqueType)) for t in output_types):
+            checks.refuse("add_function", f"output_types {output_types!r} are not a list of "
+                          "types", "pass a list of TensorType or OpaqueType")
+        op = checks.name_arg("add_function", "op", op)
         layer = FunctionLayer(self, fn, inputs, output_types, op)
         if name:
             layer.name = name
         return self._add(layer)
 
+    @builder_call
     def add_undefined(self, type_):
         """A value no source defines (for frontends): filled with the dtype's fill and masked
         as undefined wherever it flows (DESIGN §4)."""
         from .undefined import Partial, filled
 
+        if not isinstance(type_, TensorType):
+            checks.refuse("add_undefined", f"type {type_!r} is not a TensorType",
+                          "pass the TensorType of the value left undefined")
         shape = tuple(0 if d is None else d for d in type_.shape or ())
 
         def undefined():

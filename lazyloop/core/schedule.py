@@ -25,7 +25,8 @@ import numpy as np
 
 from .element_rules import axis_extent
 from .enums import LoopOutput
-from .errors import FuelExhausted, IteratorOutOfBounds, LazyLoopError, EvaluationError
+from .errors import IteratorOutOfBounds, LazyLoopError, EvaluationError
+from .fuel import CLOCK_EVERY
 from .plan import IfOutput, Iterator, LoopOut, Map, Plan, Project, Recurrence, Undefined
 from .types import TensorType
 from .undefined import Partial
@@ -179,8 +180,17 @@ class Demand:
 
     @property
     def window(self):
+        """How many indices below the current trip a stream's elements are kept: as deep as
+        any scheduled reader reads. A stream is computed at index i + f on trip i (f = 0 in
+        the WHILE cone, else its `certain` offset) and reads its inputs at that index plus the
+        edge's offset; the outputs read n + q after the loop, and what those need one below."""
         deepest = max([-q for qs in self.points.values() for q in qs] + [0])
-        return deepest + 3
+        lowest = -1  # the WHILE cone reads one trip back on demand
+        for k in self.members:
+            f = 0 if (self.prefix[k] or -1) >= 1 else self.certain[k]
+            if f is not None:
+                lowest = min([lowest] + [f + off for _, off in self.edges[k]])
+        return max(deepest + 1, -lowest)
 
 
 class Schedule:
@@ -302,8 +312,10 @@ class Schedule:
                 raise
             except Exception as exc:
                 raise EvaluationError(f"stream {nid!r} ({node!r})", "stream/map",
-                                      f"{type(exc).__name__}: {exc}",
-                                      "check the inputs reaching this layer") from None
+                                      f"its function refused element {k}: "
+                                      f"{type(exc).__name__}: {exc}", "give this layer inputs "
+                                      "its operation accepts at that element (the error above "
+                                      "says which)") from None
             return finish(k, value)
         return compute
 
@@ -363,6 +375,8 @@ class Schedule:
         count = None
         if loop.count is not None:
             count = self.m.count_value(loop, self.invariant(loop.count))
+        fuel = self.m.fuel
+        fuel.before_first_trip(loop, count)
         cond = loop.while_
         cond_local = cond is not None and cond in self.memo
         cond_memo = self.memo.get(cond)
@@ -372,7 +386,6 @@ class Schedule:
         phase_b = [(self.memo[k], self.steps[k], self.d.certain[k]) for k in self.phase_b]
         memos = list(self.memo.values())
         collected = list(self.collected.items())
-        sweep = max(4 * window, 64)
         deferred = None
         i = 0
         while True:
@@ -386,9 +399,7 @@ class Schedule:
                 if not c:  # a 0-D or one-element bool
                     break
             if i >= max_trips:
-                raise FuelExhausted(loop.name, "trip/while",
-                                    f"still running after max_trips={max_trips} trips",
-                                    "raise max_trips, or check the loop's trip limits")
+                raise fuel.exhausted(loop, count)
             if deferred is None:
                 try:
                     for memo, step, offset in phase_b:
@@ -402,13 +413,24 @@ class Schedule:
                     # a loop that never stops reports fuel first, one that stops this error.
                     deferred = error
             i += 1
-            if i % sweep == 0:  # forget what no consumer can ask for any more
-                for memo in memos:
-                    for old in [k for k in memo if k < i - window]:
+            gone = i - window - 1  # no scheduled reader asks for this index any more: free it
+            for memo in memos:
+                memo.pop(gone, None)
+            if not i % CLOCK_EVERY:
+                for memo in memos:  # an element forced out of order, below the window
+                    for old in [k for k in memo if k < gone]:
                         del memo[old]
+                fuel.check_clock(loop, count, i)
         if deferred is not None:
             raise deferred
         return i
+
+    def release(self):
+        """Drop the elements still held (the closures make the schedule a reference cycle,
+        which would keep them until Python's cycle collector runs)."""
+        for memo in self.memo.values():
+            memo.clear()
+        self.invariants.clear()
 
     def outputs(self, n):
         """Every output of the loop after it stopped at n trips: last values forced now,

@@ -44,13 +44,14 @@ def lower(model, readings=None) -> Lowered:
 
 
 def evaluate(model, feeds: Dict[str, object], max_trips: int = DEFAULT_MAX_TRIPS,
-             readings=None) -> Dict[str, object]:
+             readings=None, max_seconds=None) -> Dict[str, object]:
     """{graph output name: value}, in graph output order. `model` is a ModelProto, bytes, a
     path, or a `Lowered` (whose frontend readings were fixed by `lower`; `readings` None
-    keeps the ones it was lowered with). `max_trips` is the fuel of every loop."""
+    keeps the ones it was lowered with). `max_trips` is the fuel of every loop, `max_seconds`
+    an optional wall-time budget (`lazyloop.core.fuel`)."""
     lowered, readings = _lowered(model, readings)
     core = _core_evaluate(lowered.network, lowered.core_feeds(feeds), max_trips,
-                          _core_readings(readings))
+                          _core_readings(readings), max_seconds=max_seconds)
     return lowered.user_outputs(core)
 
 
@@ -71,11 +72,11 @@ class OnnxRun:
 
 
 def run(model, feeds: Dict[str, object], max_trips: int = DEFAULT_MAX_TRIPS,
-        readings=None, trace: bool = False) -> OnnxRun:
+        readings=None, trace: bool = False, max_seconds=None) -> OnnxRun:
     """As `evaluate`, also saying which positions are defined (Scan 8 padding is not)."""
     lowered, readings = _lowered(model, readings)
     ev = _core_run(lowered.network, lowered.core_feeds(feeds), max_trips,
-                   _core_readings(readings), trace=trace)
+                   _core_readings(readings), trace=trace, max_seconds=max_seconds)
     return OnnxRun(lowered.user_outputs(ev.outputs), lowered.user_outputs(ev.defined), ev)
 
 

@@ -39,7 +39,8 @@ def lower_initializers(low: Lowering, graph: onnx.GraphProto, scope: Scope) -> N
             value = onnx.numpy_helper.to_array(init)
         except Exception as exc:  # noqa: BLE001
             raise ModelError(f"initializer {init.name!r} of {scope.where}", "onnx/graph",
-                             f"cannot be read: {exc}") from None
+                             f"cannot be read: {exc}", "store the initializer as a "
+                             "well-formed TensorProto (dims matching its data)") from None
         scope.bind(init.name, add_constant(low, value, scope.prefix + init.name))
     if len(graph.sparse_initializer):
         raise UnsupportedError(f"{scope.where}", "onnx/graph", "has sparse initializers",
@@ -89,7 +90,8 @@ def lower_node(low: Lowering, node: onnx.NodeProto, scope: Scope) -> None:
         raise
     except Exception as exc:  # noqa: BLE001 -- a malformed node: never a bare exception
         raise ModelError(where, "onnx/graph", f"cannot be lowered: {type(exc).__name__}: {exc}",
-                         "check the node against its operator's definition") from None
+                         f"make the node a valid {node.op_type!s:.40} of its opset "
+                         "(onnx.checker.check_model names the fault)") from None
 
 
 def lower_one_node(low: Lowering, node: onnx.NodeProto, scope: Scope, where: str) -> None:
@@ -112,7 +114,8 @@ def lower_one_node(low: Lowering, node: onnx.NodeProto, scope: Scope, where: str
             raise
         except Exception as exc:  # noqa: BLE001 -- a kernel refusing its attributes
             raise ModelError(where, "onnx/node", f"its reference kernel refuses the node: "
-                             f"{type(exc).__name__}: {exc}", "check the node's attributes") from None
+                             f"{type(exc).__name__}: {exc}", f"give the node the attributes "
+                             f"{node.op_type!s:.40} defines, of the types it defines") from None
     if fn is None:
         body = schema_function(node, scope, domain)
         if body is not None:
@@ -195,7 +198,8 @@ def graph_attribute(node, name: str, where: str, rule: str) -> onnx.GraphProto:
     for a in node.attribute:
         if a.name == name:
             if a.type != AttributeProto.GRAPH:
-                raise ModelError(where, rule, f"attribute {name!r} is not a graph")
+                raise ModelError(where, rule, f"attribute {name!r} is not a graph",
+                                 f"make {name!r} a GRAPH attribute holding the subgraph")
             return a.g
     raise ModelError(where, rule, f"has no {name!r} attribute", f"give the node its {name!r} graph")
 

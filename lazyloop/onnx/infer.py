@@ -42,6 +42,22 @@ def subgraphs(attribute: AttributeProto):
     return []
 
 
+# Data propagation builds per-element vectors of shape values; fed a declared dimension past
+# this (no real shape vector is that long) ONNX's propagation spins, growing memory, and cannot
+# be interrupted. Such graphs are inferred without it (`stream/shape`).
+ABSURD_DIM = 2**31 - 1
+
+
+def has_absurd_dim(graph: onnx.GraphProto) -> bool:
+    """Whether a declared dimension of `graph` or of a subgraph inside it exceeds ABSURD_DIM."""
+    for vi in list(graph.input) + list(graph.output) + list(graph.value_info):
+        shape = vi.type.tensor_type.shape if vi.type.HasField("tensor_type") else None
+        if shape is not None and any(d.HasField("dim_value") and abs(d.dim_value) > ABSURD_DIM
+                                     for d in shape.dim):
+            return True
+    return any(has_absurd_dim(g) for n in graph.node for a in n.attribute for g in subgraphs(a))
+
+
 def infer_types(nodes, inputs: Dict[str, Optional[TypeProto]], outputs: Dict[str, Optional[TypeProto]],
                 value_info: Dict[str, TypeProto], outer_type: Callable[[str], Optional[TypeProto]],
                 opsets: Dict[str, int], functions=(), ir_version: int = 10,
@@ -93,7 +109,7 @@ def infer_types(nodes, inputs: Dict[str, Optional[TypeProto]], outputs: Dict[str
     model.ir_version = max(ir_version, 3)
     try:
         inferred = onnx.shape_inference.infer_shapes(model, check_type=False, strict_mode=False,
-                                                     data_prop=True)
+                                                     data_prop=not has_absurd_dim(graph))
     except Exception:  # noqa: BLE001 -- inference is a help, not a judge: keep what is declared
         return known
     found = {vi.name: vi.type for vi in list(inferred.graph.value_info) + list(inferred.graph.output)}

@@ -157,7 +157,8 @@ def binary_numpy_function(kernel):
 def _failed(where, exc):
     return EvaluationError(where, "onnx/node",
                            f"the reference kernel raised {type(exc).__name__}: {exc}",
-                           "check the node's inputs: their values break the operator's contract")
+                           "give the node input values its operator accepts (the kernel's "
+                           "message says which it refused)")
 
 
 def _bound_binary(fct, where: str) -> Callable:

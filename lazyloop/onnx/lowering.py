@@ -80,7 +80,9 @@ def load_model(model) -> onnx.ModelProto:
                 onnx.load_external_data_for_model(proto, os.path.dirname(path))
             except Exception as exc:  # noqa: BLE001
                 raise ModelError(f"model file {path!r}", "onnx/graph",
-                                 f"external data cannot be loaded: {exc}") from None
+                                 f"external data cannot be loaded: {exc}",
+                                 "keep the external data files beside the model file, at the "
+                                 "paths its initializers name") from None
         return proto
     raise ModelError(f"model {type(model).__name__}", "onnx/graph",
                      "is neither an onnx.ModelProto nor a path", "pass a ModelProto or a path")
@@ -109,7 +111,8 @@ def lower_model(model, readings=None) -> LoweredModel:
         raise
     except Exception as exc:  # noqa: BLE001 -- a malformed model: never a bare exception
         raise ModelError("model", "onnx/graph", f"cannot be lowered: {type(exc).__name__}: "
-                         f"{exc}", "check the model with onnx.checker.check_model") from None
+                         f"{exc}", "repair the model where onnx.checker.check_model(model, "
+                         "full_check=True) reports a fault") from None
 
 
 def lower_graph_of(model: onnx.ModelProto, readings) -> LoweredModel:

@@ -21,7 +21,7 @@ import attrs
 
 from ..core.errors import ModelError, UnsupportedError
 
-DEFAULT_MAX_TRIPS = 10_000_000
+from ..core.fuel import DEFAULT_MAX_TRIPS
 
 
 def _frontend():
@@ -70,7 +70,7 @@ class Run:
 
 
 def evaluate(model, feeds: Mapping, max_trips: int = DEFAULT_MAX_TRIPS,
-             readings: Optional[Mapping[str, str]] = None) -> dict:
+             readings: Optional[Mapping[str, str]] = None, max_seconds=None) -> dict:
     """{output tensor name: numpy array}, one entry per model output in model output order.
     Undefined positions (A3) hold their fill value; `run` says where they are."""
     from ..core.evaluate import evaluate as core_evaluate
@@ -78,12 +78,13 @@ def evaluate(model, feeds: Mapping, max_trips: int = DEFAULT_MAX_TRIPS,
     core_readings, _ = register.split_readings(readings)
     lowered = lower(model, readings)
     out = core_evaluate(lowered.network, lowered.core_feeds(feeds), max_trips=max_trips,
-                        readings=core_readings)
+                        readings=core_readings, max_seconds=max_seconds)
     return lowered.user_outputs(out)
 
 
 def run(model, feeds: Mapping, max_trips: int = DEFAULT_MAX_TRIPS,
-        readings: Optional[Mapping[str, str]] = None, trace: bool = False) -> Run:
+        readings: Optional[Mapping[str, str]] = None, trace: bool = False,
+        max_seconds=None) -> Run:
     """As `evaluate`, also with the `defined` masks and the core's evaluation (its forcing
     trace when `trace`), as `lazyloop.onnx.run` does."""
     from ..core.evaluate import run as core_run
@@ -91,7 +92,7 @@ def run(model, feeds: Mapping, max_trips: int = DEFAULT_MAX_TRIPS,
     core_readings, _ = register.split_readings(readings)
     lowered = lower(model, readings)
     ev = core_run(lowered.network, lowered.core_feeds(feeds), max_trips=max_trips,
-                  readings=core_readings, trace=trace)
+                  readings=core_readings, trace=trace, max_seconds=max_seconds)
     return Run(lowered.user_outputs(ev.outputs), lowered.user_outputs(ev.defined), ev)
 
 

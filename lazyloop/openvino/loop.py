@@ -20,6 +20,16 @@ class LoopLowering:
     """Lowering of loop nodes (a mixin of `lowering.Lowerer`: it uses the lowerer's `net`,
     `readings`, `env`, `value`, `function`, `scalar`, `lower_ops` and the port methods)."""
 
+    def loop_name(self, node):
+        """The core loop takes the model's node name, so fuel and trip messages name it
+        (`openvino/loop5`); a name already taken (a nested body reusing it) gets a suffix."""
+        name, taken = node.get_friendly_name(), {lp.name for lp in self.net.loops[:-1]}
+        k = 1
+        while name in taken:
+            k += 1
+            name = f"{node.get_friendly_name()}#{k}"
+        return name
+
     # -- `openvino/loop5` and `openvino/tensor-iterator` ---------------------------------------
     def lower_loop(self, node, tensor_iterator=False):
         where = describe(node)
@@ -42,6 +52,7 @@ class LoopLowering:
                 return self.lower_as_inferred(node, where)
 
         loop = self.net.add_loop()
+        loop.name = self.loop_name(node)
         counter = None  # an int64 trip index, made when a rule needs one
         back_edges, windows = [], []
         for idx, role in sorted(roles.items()):

@@ -5,6 +5,7 @@ from typing import List, Optional, Sequence
 
 import numpy as np
 
+from .. import checks
 from ..enums import LayerType
 from ..errors import ShapeError, StructureError
 from ..types import OpaqueType, TensorType
@@ -20,6 +21,14 @@ class Tensor:
         self.index = index
         self._name = name
         self._input_type = type_  # only for network inputs
+        self._ready = True
+
+    def __setattr__(self, key, value):
+        """Only `name` changes once the tensor exists (`structure/builder-args`)."""
+        if getattr(self, "_ready", False) and not key.startswith("_") and key != "name":
+            checks.refuse(f"tensor {self._name!r}", f"attribute {key!r} cannot be set",
+                          "tensors are made by add_input and the layers' outputs")
+        object.__setattr__(self, key, value)
 
     @property
     def name(self) -> str:
@@ -27,7 +36,7 @@ class Tensor:
 
     @name.setter
     def name(self, value: str) -> None:
-        self._name = str(value)
+        self._name = checks.name_arg(f"tensor {self._name!r}", "name", value, empty=True)
         self.network._version += 1
 
     @property
@@ -59,18 +68,30 @@ class Tensor:
 
 
 class Layer:
-    """A layer: inputs, parameters, outputs; `type` and member names follow TensorRT."""
+    """A layer: inputs, parameters, outputs; `type` and member names follow TensorRT.
+
+    Its builder surface is TensorRT's (`get_input`, `set_input`, `get_output`, `num_*`,
+    `name` and the settable parameters); the methods in `EVALUATOR_HOOKS` are how the core
+    types and compiles layers, not part of that surface."""
+
+    EVALUATOR_HOOKS = frozenset({"infer", "kernel", "compute_types", "output_types", "input_type",
+                                 "refuse", "axis_list", "check_type", "check_next", "static_length",
+                                 "describe", "op_label", "max_inputs", "inputs", "where"})
 
     type: LayerType = None
     typed_after_add = False  # TensorRT lets some parameters (a concatenation's axis) follow
     any_rank = False  # True: the layer takes inputs whose rank is unknown (relaxed profiles)
+    # attribute -> checker(layer, attribute, value) -> value, run at every assignment
+    # (`structure/builder-args`); other public attributes are fixed once the layer is built
+    settable = {"name": checks.a_name}
+    optional_inputs = ()  # indices of inputs that may be left unset (None) at construction
 
     def __init__(self, network, inputs: Sequence[Optional[Tensor]], num_outputs: int = 1):
         self.network = network
         self.name = network._fresh_layer_name(self.type.value)
         self._inputs: List[Optional[Tensor]] = list(inputs)
-        for t in self._inputs:
-            if t is not None:
+        for i, t in enumerate(self._inputs):
+            if t is not None or (self.optional_inputs != "all" and i not in self.optional_inputs):
                 network._check_owned(t, self)
         self._outputs = [Tensor(network, self, i, self.name if num_outputs == 1 else f"{self.name}:{i}")
                          for i in range(num_outputs)]
@@ -78,11 +99,35 @@ class Layer:
         self._ready = True
 
     def __setattr__(self, key, value):
+        """`structure/builder-args`: a public attribute is checked when it is assigned, and a value the
+        layer's rule refuses is refused now, leaving the layer as it was."""
+        if key.startswith("_"):
+            object.__setattr__(self, key, value)
+            return
+        ready = getattr(self, "_ready", False)
+        check = self.settable.get(key)
+        if check is not None:
+            value = check(self, key, value)
+        elif ready:
+            checks.refuse(self.where(), f"attribute {key!r} cannot be set after the layer is "
+                          "built", f"settable attributes are {sorted(self.settable)}; build a "
+                          "new layer to change anything else")
+        old = self.__dict__.get(key, _UNSET)
         object.__setattr__(self, key, value)
-        if not key.startswith("_") and getattr(self, "_ready", False):
+        if ready:
             self.network._version += 1
             if key != "name":
-                self._changed()
+                try:
+                    self._changed()
+                except Exception:
+                    object.__setattr__(self, key, old)
+                    self._retype()
+                    raise
+
+    def where(self) -> str:
+        """How messages name this layer."""
+        name = self.__dict__.get("name")
+        return f"layer {name!r} ({self.type.value})" if name else f"{type(self).__name__}"
 
     def _changed(self):
         """A parameter or input changed: infer this layer again (refusing a bad change now),
@@ -102,6 +147,15 @@ class Layer:
         for layer in dirty:
             layer.output_types()
 
+    def _retype(self):
+        """After a refused change was undone: infer this layer and its users again."""
+        for layer in [self] + self.network._downstream(self):
+            layer._types = None
+        try:
+            self._changed()
+        except StructureError:
+            pass  # a layer TensorRT lets be typed later (a concatenation's axis) stays so
+
     # -- TensorRT's ILayer surface -------------------------------------------------------
     @property
     def num_inputs(self) -> int:
@@ -112,17 +166,20 @@ class Layer:
         return len(self._outputs)
 
     def get_input(self, index: int) -> Optional[Tensor]:
+        index = checks.index_arg(self.where(), "index", index)
         if not 0 <= index < len(self._inputs):
             return None
         return self._inputs[index]
 
     def get_output(self, index: int) -> Tensor:
+        index = checks.index_arg(self.where(), "index", index)
         if not 0 <= index < len(self._outputs):
             raise StructureError(f"layer {self.name!r}", "stream/shape",
                                  f"has no output {index}", f"it has {len(self._outputs)}")
         return self._outputs[index]
 
     def set_input(self, index: int, tensor: Tensor) -> None:
+        index = checks.index_arg(self.where(), "index", index)
         if not 0 <= index < self.max_inputs():
             raise StructureError(f"layer {self.name!r}", "stream/shape",
                                  f"has no input {index}",
@@ -137,6 +194,7 @@ class Layer:
             self._changed()  # refuse a bad input now
         except Exception:
             self._inputs[index] = old
+            self._retype()
             raise
 
     def max_inputs(self) -> int:
@@ -181,7 +239,8 @@ class Layer:
                         else "stream/shape")
         ty = t.type
         if not isinstance(ty, TensorType):
-            self.refuse(f"input {index} ({t.name}) is not a tensor but {ty!r}")
+            self.refuse(f"input {index} ({t.name}) is not a tensor but {ty!r}",
+                        "only a frontend's own function layers take sequences or optionals")
         if ty.shape is None and not self.any_rank:
             self.refuse(f"input {index} ({t.name}) has no known rank ({ty!r})",
                         "give it a known rank, or compute it with a function layer",
@@ -203,6 +262,9 @@ class Layer:
 
     def __repr__(self) -> str:
         return f"<{self.name} = {self.describe()}>"
+
+
+_UNSET = object()
 
 
 def readonly(value):

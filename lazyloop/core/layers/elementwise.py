@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import checks
 from ..enums import ElementWiseOperation as Op, LayerType
 from ..types import TensorType
 from .base import Layer
@@ -38,7 +39,8 @@ def broadcast_shape(layer: Layer, shapes):
     for dims in zip(*padded):
         known = {d for d in dims if d is not None and d != 1}
         if len(known) > 1:
-            layer.refuse(f"shapes {[tuple(s) for s in shapes]} do not broadcast")
+            layer.refuse(f"shapes {[tuple(s) for s in shapes]} do not broadcast",
+                         "make each dimension equal across the inputs, or 1")
         if known:
             out.append(known.pop())
         elif any(d is None for d in dims):
@@ -50,9 +52,10 @@ def broadcast_shape(layer: Layer, shapes):
 
 class ElementWiseLayer(Layer):
     type = LayerType.ELEMENTWISE
+    settable = {**Layer.settable, "op": checks.a_member(Op)}
 
     def __init__(self, network, a, b, op: Op):
-        self.op = Op(op)
+        self.op = op
         super().__init__(network, [a, b])
 
     def infer(self):
@@ -60,9 +63,11 @@ class ElementWiseLayer(Layer):
         if a.dtype != b.dtype:
             self.refuse(f"input dtypes differ: {a.dtype} and {b.dtype}", "add a cast layer")
         if self.op in LOGICAL and a.dtype != np.bool_:
-            self.refuse(f"{self.op.name} takes bool inputs, got {a.dtype}")
+            self.refuse(f"{self.op.name} takes bool inputs, got {a.dtype}",
+                        "compare first to make bools, or cast to bool")
         if self.op not in LOGICAL and a.dtype == np.bool_ and self.op is not Op.EQUAL:
-            self.refuse(f"{self.op.name} does not take bool inputs")
+            self.refuse(f"{self.op.name} does not take bool inputs",
+                        "cast the inputs to a number type, or use AND/OR/XOR/EQUAL")
         shape = broadcast_shape(self, [a.shape, b.shape])
         dtype = np.dtype(np.bool_) if self.op in COMPARISONS else a.dtype
         return TensorType(dtype, shape)
@@ -83,7 +88,8 @@ class SelectLayer(Layer):
     def infer(self):
         c, t, e = (self.input_type(i) for i in range(3))
         if c.dtype != np.bool_:
-            self.refuse(f"condition must be bool, got {c.dtype}")
+            self.refuse(f"condition must be bool, got {c.dtype}",
+                        "compare to make a bool condition")
         if t.dtype != e.dtype:
             self.refuse(f"branches have dtypes {t.dtype} and {e.dtype}", "add a cast layer")
         return TensorType(t.dtype, broadcast_shape(self, [c.shape, t.shape, e.shape]))

@@ -11,6 +11,7 @@ from .base import Layer
 
 class FunctionLayer(Layer):
     type = LayerType.FUNCTION
+    optional_inputs = "all"  # an absent optional input of a frontend's op
 
     def __init__(self, network, fn, inputs, output_types, op: str = "function"):
         self.fn = fn

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import checks
 from ..enums import LayerType, MatrixOperation as M
 from ..types import TensorType
 from .base import Layer
@@ -11,16 +12,18 @@ from .elementwise import broadcast_shape
 
 class MatrixMultiplyLayer(Layer):
     type = LayerType.MATRIX_MULTIPLY
+    settable = {**Layer.settable, "op0": checks.a_member(M), "op1": checks.a_member(M)}
 
     def __init__(self, network, a, op_a: M, b, op_b: M):
-        self.op0, self.op1 = M(op_a), M(op_b)
+        self.op0, self.op1 = op_a, op_b
         super().__init__(network, [a, b])
 
     def _operand(self, t: TensorType, op: M, left: bool):
         """Batch dims and the (rows, cols) the operand contributes."""
         if op is M.VECTOR:
             if t.rank < 1:
-                self.refuse("a VECTOR operand needs rank >= 1")
+                self.refuse("a VECTOR operand needs rank >= 1",
+                            "reshape the operand to rank 1 with a shuffle layer")
             n = t.shape[-1]
             return t.shape[:-1], ((1, n) if left else (n, 1))
         if t.rank < 2:
@@ -34,11 +37,12 @@ class MatrixMultiplyLayer(Layer):
     def infer(self):
         a, b = self.input_type(0), self.input_type(1)
         if a.dtype != b.dtype:
-            self.refuse(f"input dtypes differ: {a.dtype} and {b.dtype}")
+            self.refuse(f"input dtypes differ: {a.dtype} and {b.dtype}", "add a cast layer")
         batch_a, (m, k) = self._operand(a, self.op0, True)
         batch_b, (k2, n) = self._operand(b, self.op1, False)
         if k is not None and k2 is not None and k != k2:
-            self.refuse(f"inner dimensions differ: {k} and {k2}")
+            self.refuse(f"inner dimensions differ: {k} and {k2}",
+                        "transpose an operand (MatrixOperation.TRANSPOSE) or fix its shape")
         batch = broadcast_shape(self, [batch_a, batch_b]) if (batch_a or batch_b) else ()
         out = batch
         if self.op0 is not M.VECTOR:

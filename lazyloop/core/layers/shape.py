@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import checks
 from ..enums import LayerType
 from ..types import TensorType
 from .base import Layer, readonly
@@ -13,11 +14,14 @@ class ConstantLayer(Layer):
     type = LayerType.CONSTANT
 
     def __init__(self, network, shape, weights):
-        self.shape = tuple(int(d) for d in shape)
-        values = np.asarray(weights)
+        self.shape = checks.dims_arg("add_constant", "shape", shape)
+        # frontends may hold constants of other dtypes (ONNX strings) for their own kernels
+        kinds = "biuf" if network.profile == "tensorrt" else None
+        values = checks.weights_arg("add_constant", weights, kinds)
         if values.size != int(np.prod(self.shape, dtype=np.int64)):
             self.name = "constant"
-            self.refuse(f"{values.size} weights do not fill shape {self.shape}")
+            self.refuse(f"{values.size} weights do not fill shape {self.shape}",
+                        "pass as many weights as the shape's dimensions multiply to")
         self.weights = readonly(values.reshape(self.shape).copy())
         super().__init__(network, [])
 
@@ -48,9 +52,10 @@ class IdentityLayer(Layer):
 
 class CastLayer(Layer):
     type = LayerType.CAST
+    settable = {**Layer.settable, "to_type": checks.a_dtype}
 
     def __init__(self, network, x, to_type):
-        self.to_type = np.dtype(to_type)
+        self.to_type = to_type
         super().__init__(network, [x])
 
     def infer(self):
@@ -66,6 +71,10 @@ class ShuffleLayer(Layer):
     second_transpose."""
 
     type = LayerType.SHUFFLE
+    settable = {**Layer.settable, "first_transpose": checks.some_dims(optional=True),
+                "reshape_dims": checks.some_dims(low=-1, optional=True),
+                "second_transpose": checks.some_dims(optional=True),
+                "zero_is_placeholder": checks.a_bool}
 
     def __init__(self, network, x):
         self.first_transpose = None
@@ -79,7 +88,8 @@ class ShuffleLayer(Layer):
             return shape
         perm = tuple(perm)[:len(shape)]
         if sorted(perm) != list(range(len(shape))):
-            self.refuse(f"{which} {perm} is not a permutation of {len(shape)} axes")
+            self.refuse(f"{which} {perm} is not a permutation of {len(shape)} axes",
+                        f"list each axis 0..{len(shape) - 1} once")
         return tuple(shape[p] for p in perm)
 
     def _reshape(self, shape):
@@ -89,20 +99,24 @@ class ShuffleLayer(Layer):
         for i, d in enumerate(dims):
             if d == 0 and self.zero_is_placeholder:
                 if i >= len(shape):
-                    self.refuse(f"reshape_dims[{i}] = 0 copies a dimension the input lacks")
+                    self.refuse(f"reshape_dims[{i}] = 0 copies a dimension the input lacks",
+                                "give that dimension's size, or set zero_is_placeholder False")
                 dims[i] = shape[i]
         if None in shape:
             return tuple(None if d == -1 else d for d in dims)
         total = int(np.prod(shape, dtype=np.int64))
         if dims.count(-1) > 1:
-            self.refuse("reshape_dims has more than one -1")
+            self.refuse("reshape_dims has more than one -1",
+                        "give every dimension but one its size")
         if -1 in dims:
             known = int(np.prod([d for d in dims if d != -1], dtype=np.int64))
             if known == 0 or total % known:
-                self.refuse(f"cannot reshape {shape} to {tuple(self.reshape_dims)}")
+                self.refuse(f"cannot reshape {shape} to {tuple(self.reshape_dims)}",
+                            "make the known dimensions divide the element count")
             dims[dims.index(-1)] = total // known
         if int(np.prod(dims, dtype=np.int64)) != total:
-            self.refuse(f"cannot reshape {shape} to {tuple(self.reshape_dims)}")
+            self.refuse(f"cannot reshape {shape} to {tuple(self.reshape_dims)}",
+                        "give dimensions whose product is the input's element count")
         return tuple(dims)
 
     def infer(self):
@@ -132,15 +146,18 @@ class ShuffleLayer(Layer):
 
 class SliceLayer(Layer):
     type = LayerType.SLICE
+    settable = {**Layer.settable, "start": checks.some_dims(low=None), "shape": checks.some_dims(),
+                "stride": checks.some_dims(low=None)}
 
     def __init__(self, network, x, start, shape, stride):
-        self.start, self.shape, self.stride = tuple(start), tuple(shape), tuple(stride)
+        self.start, self.shape, self.stride = start, shape, stride
         super().__init__(network, [x])
 
     def infer(self):
         t = self.input_type(0)
         if not len(self.start) == len(self.shape) == len(self.stride) == t.rank:
-            self.refuse(f"start/shape/stride must each have {t.rank} entries")
+            self.refuse(f"start/shape/stride must each have {t.rank} entries",
+                        "give one start, size and stride per input axis")
         for axis, (s, n, k, d) in enumerate(zip(self.start, self.shape, self.stride, t.shape)):
             if n < 0 or (n > 0 and d is not None and not (0 <= s < d and 0 <= s + (n - 1) * k < d)):
                 self.refuse(f"slice on axis {axis} (start {s}, size {n}, stride {k}) leaves "
@@ -161,6 +178,7 @@ class SliceLayer(Layer):
 class ConcatenationLayer(Layer):
     type = LayerType.CONCATENATION
     typed_after_add = True  # `.axis` is set after add_concatenation, as in TensorRT
+    settable = {**Layer.settable, "axis": checks.an_int()}
 
     def __init__(self, network, inputs):
         self.axis = 0
@@ -169,15 +187,17 @@ class ConcatenationLayer(Layer):
     def infer(self):
         types = [self.input_type(i) for i in range(self.num_inputs)]
         if not types:
-            self.refuse("needs at least one input")
+            self.refuse("needs at least one input", "pass a non-empty list of tensors")
         rank = types[0].rank
         axis = self.axis + rank if self.axis < 0 else self.axis
         if not 0 <= axis < rank:
-            self.refuse(f"axis {self.axis} is out of range for rank {rank}")
+            self.refuse(f"axis {self.axis} is out of range for rank {rank}",
+                        f"set axis between {-rank} and {rank - 1}")
         for t in types:
             if t.rank != rank or t.dtype != types[0].dtype or any(
                     a != b for i, (a, b) in enumerate(zip(t.shape, types[0].shape)) if i != axis):
-                self.refuse(f"inputs {types} do not concatenate on axis {axis}")
+                self.refuse(f"inputs {types} do not concatenate on axis {axis}",
+                            "give the inputs one dtype and equal sizes off that axis")
         sizes = [t.shape[axis] for t in types]
         total = None if None in sizes else sum(sizes)
         shape = types[0].shape[:axis] + (total,) + types[0].shape[axis + 1:]
@@ -191,17 +211,20 @@ class ConcatenationLayer(Layer):
 
 class GatherLayer(Layer):
     type = LayerType.GATHER
+    settable = {**Layer.settable, "axis": checks.an_int()}
 
     def __init__(self, network, data, indices, axis: int):
-        self.axis = int(axis)
+        self.axis = axis
         super().__init__(network, [data, indices])
 
     def infer(self):
         d, i = self.input_type(0), self.input_type(1)
         if i.dtype not in (np.int32, np.int64):
-            self.refuse(f"indices must be int32 or int64, got {i.dtype}")
+            self.refuse(f"indices must be int32 or int64, got {i.dtype}",
+                        "cast the indices to int32")
         if not 0 <= self.axis < d.rank:
-            self.refuse(f"axis {self.axis} is out of range for rank {d.rank}")
+            self.refuse(f"axis {self.axis} is out of range for rank {d.rank}",
+                        f"gather along an axis from 0 to {d.rank - 1}")
         return TensorType(d.dtype, d.shape[:self.axis] + i.shape + d.shape[self.axis + 1:])
 
     def kernel(self):

@@ -5,6 +5,7 @@ import math
 
 import numpy as np
 
+from .. import checks
 from ..enums import ActivationType as Act, LayerType, UnaryOperation as U
 from ..types import TensorType
 from .base import Layer
@@ -23,15 +24,17 @@ UNARY = {
 
 class UnaryLayer(Layer):
     type = LayerType.UNARY
+    settable = {**Layer.settable, "op": checks.a_member(U)}
 
     def __init__(self, network, x, op: U):
-        self.op = U(op)
+        self.op = op
         super().__init__(network, [x])
 
     def infer(self):
         t = self.input_type(0)
         if (self.op is U.NOT) != (t.dtype == np.bool_):
-            self.refuse(f"{self.op.name} does not take {t.dtype}")
+            self.refuse(f"{self.op.name} does not take {t.dtype}",
+                        "NOT takes bool, every other operation numbers: cast the input")
         return t
 
     def kernel(self):
@@ -68,9 +71,11 @@ def activation_function(kind: Act, alpha: float, beta: float):
 
 class ActivationLayer(Layer):
     type = LayerType.ACTIVATION
+    settable = {**Layer.settable, "activation_type": checks.a_member(Act),
+                "alpha": checks.a_float, "beta": checks.a_float}
 
     def __init__(self, network, x, kind: Act):
-        self.activation_type = Act(kind)
+        self.activation_type = kind
         self.alpha = 0.0
         self.beta = 0.0
         super().__init__(network, [x])
@@ -78,7 +83,8 @@ class ActivationLayer(Layer):
     def infer(self):
         t = self.input_type(0)
         if not np.issubdtype(t.dtype, np.floating):
-            self.refuse(f"activations take floating point inputs, got {t.dtype}")
+            self.refuse(f"activations take floating point inputs, got {t.dtype}",
+                        "cast the input to float32")
         return t
 
     def kernel(self):
