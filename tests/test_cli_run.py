@@ -96,16 +96,21 @@ def test_a_runaway_loop_ends_at_the_fuel_with_exit_1(tmp_path):
 
 
 def test_run_takes_the_fast_path(tmp_path, monkeypatch, capsys):
-    # the reference evaluator keeps every element; `run` must not call it
+    # the reference evaluator keeps every element; `run` must evaluate on the fast path
     import lazyloop.core.evaluate as core_evaluate
     from lazyloop.cli import main
 
-    def refuse(*args, **kwargs):
-        raise AssertionError("run used the reference evaluator")
-    monkeypatch.setattr(core_evaluate, "run", refuse)
+    made = []
+
+    class Recording(core_evaluate.Machine):
+        def __init__(self, *args, **kwargs):
+            made.append((kwargs.get("fast"), kwargs.get("trace")))
+            super().__init__(*args, **kwargs)
+    monkeypatch.setattr(core_evaluate, "Machine", Recording)
     counter_model(str(tmp_path / "m.onnx"))
     assert main(["run", str(tmp_path / "m.onnx"), "--input", "M=100000"]) == 0
     assert "150000.0" in capsys.readouterr().out  # 1.5 * 100000
+    assert made == [(True, False)]
 
 
 @pytest.fixture(scope="module")

@@ -383,7 +383,7 @@ def stacked_counter(count, with_while=False):
 
 @pytest.mark.parametrize("evaluator", ["evaluate", "run", "run-untraced"])
 def test_a_count_above_the_fuel_is_refused_before_the_first_trip(evaluator):
-    # rule: trip/count -- 2**62 trips kept by CONCATENATE: refused at once (not after 10**6)
+    # rule: trip/count -- 2**62 trips kept by CONCATENATE: refused at once (not after the fuel)
     net = ll.Network(profile="onnx")
     loop = net.add_loop()
     loop.add_trip_limit(const(net, 2**62, np.int64), ll.TripLimit.COUNT)

@@ -18,7 +18,7 @@ import argparse
 import sys
 
 from .common import EXIT_USAGE, Parser, guarded, non_negative_float, positive_int
-from .evaluating import DEFAULT_MAX_TRIPS
+from .evaluating import DEFAULT_MAX_SECONDS, DEFAULT_MAX_TRIPS
 
 
 def _version() -> str:
@@ -38,6 +38,10 @@ def add_model_options(p, name):
     p.add_argument("--max-trips", type=positive_int, default=DEFAULT_MAX_TRIPS, metavar="N",
                    help="fuel: the most trips any one loop run may take before the run stops "
                         "with an error (a runaway loop ends here)")
+    p.add_argument("--max-seconds", type=non_negative_float, default=DEFAULT_MAX_SECONDS,
+                   metavar="SECONDS",
+                   help="wall-time budget of the evaluation; past it the run stops with a "
+                        "fuel error saying how far it got (0: no budget)")
 
 
 def build_parser():

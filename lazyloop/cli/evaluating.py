@@ -1,8 +1,8 @@
 """Where `run` and `explain` meet the evaluators -- the one place to change when the core's
 evaluators change (the reliability work adds a wall-time budget and a memory-lean traced run).
 
-- `outputs_and_masks`: the fast path (the per-trip schedule of `ll.evaluate`, which keeps a
-  fixed window of elements), keeping the masks of defined positions that `ll.evaluate` drops.
+- `outputs_and_masks`: `ll.run` without a trace: the fast path, keeping only what demand
+  needs, with the masks of defined positions that `ll.evaluate` drops.
 - `traced`: the reference evaluator with the forcing trace, for `explain` only.
 - `progress_while`: on a terminal, a progress line while an evaluation runs long.
 """
@@ -16,32 +16,24 @@ import numpy as np
 
 from ..core.evaluate import DEFAULT_MAX_TRIPS  # noqa: F401 -- the fuel default for --help
 
-
-def outputs_and_masks(lowered, user_feeds, max_trips):
-    """{output: value} and {output: defined mask}, by the model's output names, evaluated on
-    the fast path (`stream/order`: elements forced in order, a fixed window kept)."""
-    from ..core.evaluate import Machine, _plain, check_feeds, compile_network
-    from ..core.undefined import split, whole_mask
-    plan = compile_network(lowered.network)
-    machine = Machine(plan, check_feeds(plan, lowered.core_feeds(user_feeds)), max_trips,
-                      fast=True)
-    outputs, masks = {}, {}
-    for name, nid in plan.outputs:
-        element = machine.demand(nid)
-        value, mask = split(element)
-        outputs[name] = _plain(element)
-        if mask is not None and not isinstance(mask, bool):
-            masks[name] = np.broadcast_to(mask, np.shape(value)).copy()
-        else:
-            masks[name] = whole_mask(outputs[name], mask is None or mask)
-    return lowered.user_outputs(outputs), lowered.user_outputs(masks)
+DEFAULT_MAX_SECONDS = 600.0  # the command line's wall-time budget (the library has none)
 
 
-def traced(lowered, user_feeds, max_trips):
-    """The reference evaluator's `Evaluation` with the forcing trace (for `explain`)."""
+def outputs_and_masks(lowered, user_feeds, max_trips, max_seconds=None):
+    """{output: value} and {output: defined mask}, by the model's output names: `ll.run`
+    without a trace, which takes the fast path and keeps only what demand still needs."""
+    from ..core.evaluate import run
+    result = run(lowered.network, lowered.core_feeds(user_feeds), max_trips=max_trips,
+                 trace=False, max_seconds=max_seconds)
+    return lowered.user_outputs(result.outputs), lowered.user_outputs(result.defined)
+
+
+def traced(lowered, user_feeds, max_trips, max_seconds=None):
+    """The reference evaluator's `Evaluation` with the whole forcing trace (for `explain`,
+    which shows a bounded part of it)."""
     from ..core.evaluate import run
     return run(lowered.network, lowered.core_feeds(user_feeds), max_trips=max_trips,
-               trace=True)
+               trace=True, max_seconds=max_seconds)
 
 
 def progress_while(label: str, work, stream=None, after: float = 2.0):

@@ -65,6 +65,7 @@ def cmd_explain(args) -> int:
     lowered = load_model(args.model)
     feeds = parse_inputs(args.input, lowered)
     result = progress_while(f"lazyloop: evaluating {args.model} with its forcing trace",
-                            lambda: traced(lowered, feeds, args.max_trips))
+                            lambda: traced(lowered, feeds, args.max_trips,
+                                           args.max_seconds or None))
     print(explain_table(result, args.max_columns, args.max_events))
     return EXIT_OK

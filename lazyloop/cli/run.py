@@ -32,7 +32,8 @@ def cmd_run(args) -> int:
     lowered = load_model(args.model)
     feeds = parse_inputs(args.input, lowered)
     outputs, masks = progress_while(f"lazyloop: evaluating {args.model}",
-                                    lambda: outputs_and_masks(lowered, feeds, args.max_trips))
+                                    lambda: outputs_and_masks(lowered, feeds, args.max_trips,
+                                                              args.max_seconds or None))
     for name, value in outputs.items():
         show_value(name, value, masks.get(name))
     if args.save:
@@ -75,7 +76,8 @@ def run_case_folder(args) -> int:
     for data in case.data_sets:
         outputs, masks = progress_while(f"lazyloop: evaluating {case.model_path}",
                                         lambda: outputs_and_masks(lowered, data.inputs,
-                                                                  args.max_trips))
+                                                                  args.max_trips,
+                                                                  args.max_seconds or None))
         print(f"\n{data.name}: lazyloop {_version()}")
         for name, value in outputs.items():
             show_value(name, value, masks.get(name))
