@@ -38,6 +38,7 @@ from .evaluators import (bench_counter, bench_lstm, bench_memory, counter_networ
                          numpy_counter, state_network)
 from .measure import FULL, QUICK, Row, best_time, kib, ms, peak_memory, us
 from .onnx_loop import bench_onnx, onnx_case
+from .versus import bench_versus
 
 # ------------------------------------------------------------------------------------------
 # The table and the command
@@ -74,7 +75,7 @@ def machine_load():
 
 
 SECTIONS = {"counter": bench_counter, "lstm": bench_lstm, "memory": bench_memory,
-            "onnx": bench_onnx}
+            "onnx": bench_onnx, "versus": bench_versus}
 
 
 def main(argv=None) -> int:
@@ -117,5 +118,5 @@ def main(argv=None) -> int:
 
 __all__ = ["FULL", "QUICK", "Row", "best_time", "peak_memory", "us", "ms", "kib",
            "counter_network", "numpy_counter", "bench_counter", "bench_lstm", "state_network",
-           "bench_memory", "onnx_case", "bench_onnx", "render",
+           "bench_memory", "onnx_case", "bench_onnx", "bench_versus", "render",
            "machine_load", "SECTIONS", "main"]
