@@ -25,6 +25,7 @@ import numpy as np
 
 from .enums import LoopOutput
 from .errors import FuelExhausted, IteratorOutOfBounds, LazyLoopError, EvaluationError
+from .fixpoint import settle, watch_for
 from .plan import IfOutput, Iterator, LoopOut, Map, Plan, Project, Recurrence, Undefined
 from .types import TensorType
 from .undefined import Partial
@@ -373,9 +374,10 @@ class Schedule:
         collected = list(self.collected.items())
         sweep = max(4 * window, 64)
         deferred = None
+        watch, stop = watch_for(self.d), count  # laziness/fixed-point: may lower the stop
         i = 0
         while True:
-            if count is not None and i >= count:
+            if stop is not None and i >= stop:
                 break
             for memo, step in phase_a:
                 if i not in memo:
@@ -401,13 +403,16 @@ class Schedule:
                     # a loop that never stops reports fuel first, one that stops this error.
                     deferred = error
             i += 1
+            if watch is not None and watch.due(i):
+                stop, watch = settle(watch, self.memo, i, stop)
             if i % sweep == 0:  # forget what no consumer can ask for any more
                 for memo in memos:
                     for old in [k for k in memo if k < i - window]:
                         del memo[old]
         if deferred is not None:
             raise deferred
-        return i
+        self.stopped = i  # the outputs are read here; past a fixed point, equal to trip n's
+        return count if stop != count and i == stop else i
 
     def outputs(self, n):
         """Every output of the loop after it stopped at n trips: last values forced now,
@@ -416,7 +421,7 @@ class Schedule:
         for out_id in self.d.loop.outputs:
             out = self.m.plan.nodes[out_id]
             if out.kind is LoopOutput.LAST_VALUE:
-                result[out_id] = self.get(out.source, n)
+                result[out_id] = self.get(out.source, min(n, self.stopped))
             else:
                 result[out_id] = self.collected[out.source]
         return result
