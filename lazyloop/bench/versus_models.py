@@ -63,12 +63,13 @@ def counter(trips):
 
 
 def ten_ops(trips):
-    """A 10-op body on a carried [8] vector: a chain of Mul, Add, Sub, Max, Min, Abs, Neg,
-    Add, Mul, Tanh (each value stays bounded)."""
+    """A 10-op body on a carried [8] vector that reads the iteration number (so that it
+    never reaches a fixed point): Cast(i), then Mul, Add, Sub, Max, Min, Abs, Neg, Add, Tanh
+    (each value stays bounded)."""
     from onnx import helper
-    ops = [("Mul", "a"), ("Add", "b"), ("Sub", "a"), ("Max", "b"), ("Min", "a"),
-           ("Abs", None), ("Neg", None), ("Add", "b"), ("Mul", "a"), ("Tanh", None)]
-    nodes, prev = [], "y_in"
+    ops = [("Mul", "a"), ("Add", "fi"), ("Sub", "a"), ("Max", "b"), ("Min", "fi"),
+           ("Abs", None), ("Neg", None), ("Add", "b"), ("Tanh", None)]
+    nodes, prev = [helper.make_node("Cast", ["i"], ["fi"], to=FLOAT)], "y_in"
     for k, (op, other) in enumerate(ops):
         out = "y_out" if k == len(ops) - 1 else f"t{k}"
         nodes.append(helper.make_node(op, [prev] + ([other] if other else []), [out]))

@@ -383,7 +383,11 @@ def _compile_layer(layer, nodes, ref, scope, profile):
 
 
 def _first_of(fn, arity):
-    """A function layer with one output: its value, not a 1-tuple."""
+    """A function layer with one output: its value, not a 1-tuple (a kernel that has a
+    one-value form, `fn.single`, is called through it: one frame fewer per element)."""
+    single = getattr(fn, "single", None)
+    if single is not None:
+        return single
     if arity == 1:
         return lambda a: fn(a)[0]
     if arity == 2:

@@ -1,0 +1,118 @@
+"""ONNX kernels bound straight to numpy, where the reference kernel adds nothing but checks.
+
+Rule `onnx/node` says a node is ONNX's reference kernel. For the ops below that kernel is one
+numpy call wrapped in checks (the inputs' dtypes agree, the output has the input's dtype)
+and in a few layers of dispatch (`run`, `_run`, `_check_and_fix_outputs`). Here the same
+numpy call is made directly, the checks are made inline, and anything else -- a dtype the
+checks refuse, an input that is not an array, numpy raising -- is handed to the reference
+kernel's own bound call, so that the value or the error is exactly the reference's
+(DESIGN §7: bind kernels once, re-validate nothing per trip).
+
+Identity returns its input itself instead of the reference's copy: stream elements are
+never written to (`stream/memo`), so sharing one is safe.
+
+Each bound function returns the usual 1-tuple and carries `.single`, the same function
+returning the value alone, which the plan calls for one-output layers (one frame fewer).
+"""
+from __future__ import annotations
+
+from typing import Callable, Optional
+
+import numpy as np
+
+_ndarray = np.ndarray
+
+
+def _sigmoid():
+    from onnx.reference.ops.op_sigmoid import sigmoid
+    return sigmoid
+
+
+def _matmul():
+    from onnx.reference.ops.op_matmul import numpy_matmul
+    return numpy_matmul
+
+
+# op type -> numpy function whose output must keep the input's dtype (OpRunUnaryNum)
+SAME_DTYPE_UNARY = {"Abs": np.absolute, "Neg": np.negative, "Tanh": np.tanh,
+                    "Floor": np.floor, "Ceil": np.ceil, "Sin": np.sin, "Cos": np.cos,
+                    "Sign": np.sign}
+# op type -> numpy function whose output the reference casts back to the input's dtype
+CAST_BACK_UNARY = {"Exp": np.exp, "Relu": lambda x: np.maximum(x, 0)}
+# op type -> binary numpy function, inputs of one dtype, output of that dtype (OpRunBinaryNum)
+SAME_DTYPE_BINARY = {"Max": np.maximum, "Min": np.minimum}
+# op type -> binary numpy function, inputs of one dtype (OpRunBinary, comparisons)
+BOOL_BINARY = {"Equal": np.equal, "Less": np.less, "Greater": np.greater,
+               "LessOrEqual": np.less_equal, "GreaterOrEqual": np.greater_equal,
+               "And": np.logical_and, "Or": np.logical_or, "Xor": np.logical_xor}
+
+
+def with_single(single: Callable, where: str) -> Callable:
+    def call(*args):
+        return (single(*args),)
+    call.single = single
+    call.__qualname__ = single.__qualname__ = f"kernel[{where}]"
+    return call
+
+
+def unary(fct, slow, cast_back: bool):
+    asarray = np.asarray
+
+    def single(x):
+        if type(x) is _ndarray:
+            try:
+                r = fct(x)
+            except Exception:  # noqa: BLE001 -- the reference kernel reports it
+                return slow(x)[0]
+            if type(r) is not _ndarray:
+                r = asarray(r)
+            if cast_back:
+                return r.astype(x.dtype)
+            if r.dtype == x.dtype:
+                return r
+        return slow(x)[0]
+    return single
+
+
+def binary(fct, slow, same_dtype_out: bool):
+    asarray = np.asarray
+
+    def single(a, b):
+        if type(a) is _ndarray and type(b) is _ndarray and a.dtype == b.dtype:
+            try:
+                r = fct(a, b)
+            except Exception:  # noqa: BLE001
+                return slow(a, b)[0]
+            if type(r) is not _ndarray:
+                r = asarray(r)
+            if not same_dtype_out or r.dtype == a.dtype:
+                return r
+        return slow(a, b)[0]
+    return single
+
+
+def identity(slow):
+    def single(a):
+        """Identity: an array element itself (elements are read-only: no copy needed)."""
+        return a if type(a) is _ndarray else slow(a)[0]
+    return single
+
+
+def direct(op_type: str, arity: int, slow: Callable, where: str) -> Optional[Callable]:
+    """The direct binding of a default-domain node with `arity` inputs, or None."""
+    single = None
+    if op_type == "Identity" and arity == 1:
+        single = identity(slow)
+    elif arity == 1 and op_type in SAME_DTYPE_UNARY:
+        single = unary(SAME_DTYPE_UNARY[op_type], slow, False)
+    elif arity == 1 and op_type in CAST_BACK_UNARY:
+        single = unary(CAST_BACK_UNARY[op_type], slow, True)
+    elif arity == 1 and op_type == "Sigmoid":
+        single = unary(_sigmoid(), slow, True)
+    elif arity == 2 and op_type in SAME_DTYPE_BINARY:
+        single = binary(SAME_DTYPE_BINARY[op_type], slow, True)
+    elif arity == 2 and op_type == "MatMul":
+        single = binary(_matmul(), slow, True)
+    elif arity == 2 and op_type in BOOL_BINARY:
+        single = binary(BOOL_BINARY[op_type], slow, False)
+    return None if single is None else with_single(single, where)
