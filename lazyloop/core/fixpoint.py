@@ -82,13 +82,14 @@ def watch_for(demand) -> Optional["FixedPointWatch"]:
 
 
 def settle(watch, memo, trips: int, count):
-    """After `trips` trips: (the trip count to stop at, the watch to keep using). A fixed
-    point seen lowers the stop (or raises `NeverEnds`) and ends the watching."""
+    """After `trips` trips: (the trip count to stop at, the watch to keep using, the trip
+    count to look again after; -1: never). A fixed point seen lowers the stop (or raises
+    `NeverEnds`) and ends the watching."""
     m = watch.settled_at(memo, trips - 1)
     if m is None:
-        return count, watch
+        return count, watch, watch.next_check(trips)
     stop = watch.stop_at(m, count, watch.loop.name, trips)
-    return (count if stop is None else stop), None
+    return (count if stop is None else stop), None, -1
 
 
 class FixedPointWatch:
@@ -117,8 +118,9 @@ class FixedPointWatch:
                       for o in demand.loop.outputs)
         return cls(demand, tracked, demand.window, stacked)
 
-    def due(self, trips: int) -> bool:
-        return trips <= FIRST_CHECKS or trips % CHECK_EVERY == 0
+    @staticmethod
+    def next_check(trips: int) -> int:
+        return trips + 1 if trips < FIRST_CHECKS else trips + CHECK_EVERY
 
     def settled_at(self, memo, last_trip: int) -> Optional[int]:
         """After trip `last_trip` ran: the index m >= 1 whose state equals index m - 1's,

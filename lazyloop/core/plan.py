@@ -389,10 +389,15 @@ def _first_of(fn, arity):
     if single is not None:
         return single
     if arity == 1:
-        return lambda a: fn(a)[0]
-    if arity == 2:
-        return lambda a, b: fn(a, b)[0]
-    return lambda *args: fn(*args)[0]
+        first = lambda a: fn(a)[0]  # noqa: E731
+    elif arity == 2:
+        first = lambda a, b: fn(a, b)[0]  # noqa: E731
+    else:
+        first = lambda *args: fn(*args)[0]  # noqa: E731
+    for said in ("reads_only", "passes_input"):  # what the kernel says of itself (readonly.py)
+        if hasattr(fn, said):
+            setattr(first, said, getattr(fn, said))
+    return first
 
 
 def _compile_loop_output(layer, nodes, ref, scope, nid, out):

@@ -26,6 +26,7 @@ import numpy as np
 from .enums import LoopOutput
 from .errors import FuelExhausted, IteratorOutOfBounds, LazyLoopError, EvaluationError
 from .fixpoint import settle, watch_for
+from .readonly import unmarked_streams
 from .plan import IfOutput, Iterator, LoopOut, Map, Plan, Project, Recurrence, Undefined
 from .types import TensorType
 from .undefined import Partial
@@ -314,6 +315,7 @@ class Schedule:
         record = self.record
         ndarray = np.ndarray
         dtype, shape = (node.type.dtype, node.type.shape) if check else (None, None)
+        mark = nid not in unmarked_streams(self.d)  # stream/memo: only what a kernel could write
         if isinstance(node, Recurrence) and record is None:
             def carry(k, value):  # an element of another stream or an invariant: read-only
                 if check and (value.__class__ is not ndarray or value.dtype != dtype
@@ -327,7 +329,8 @@ class Schedule:
             if value.__class__ is ndarray:
                 if check and (value.dtype != dtype or value.shape != shape):
                     self.check_element(node, value)
-                value.flags.writeable = False
+                if mark:
+                    value.flags.writeable = False
             elif check:
                 self.check_element(node, value)
             memo[k] = value
@@ -375,6 +378,7 @@ class Schedule:
         sweep = max(4 * window, 64)
         deferred = None
         watch, stop = watch_for(self.d), count  # laziness/fixed-point: may lower the stop
+        check_at = 1 if watch is not None else -1
         i = 0
         while True:
             if stop is not None and i >= stop:
@@ -403,8 +407,8 @@ class Schedule:
                     # a loop that never stops reports fuel first, one that stops this error.
                     deferred = error
             i += 1
-            if watch is not None and watch.due(i):
-                stop, watch = settle(watch, self.memo, i, stop)
+            if i == check_at:
+                stop, watch, check_at = settle(watch, self.memo, i, stop)
             if i % sweep == 0:  # forget what no consumer can ask for any more
                 for memo in memos:
                     for old in [k for k in memo if k < i - window]:

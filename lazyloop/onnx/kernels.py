@@ -162,7 +162,7 @@ def _bound_binary(fct, where: str) -> Callable:
             raise _failed(where, exc) from exc
         return r if type(r) is _ndarray else asarray(r)
 
-    return with_single(single, where)
+    return with_single(single, where, reads_only=isinstance(fct, np.ufunc))
 
 
 def _bound_call(run, attributes: dict, where: str) -> Callable:

@@ -47,11 +47,16 @@ BOOL_BINARY = {"Equal": np.equal, "Less": np.less, "Greater": np.greater,
                "And": np.logical_and, "Or": np.logical_or, "Xor": np.logical_xor}
 
 
-def with_single(single: Callable, where: str) -> Callable:
+def with_single(single: Callable, where: str, reads_only=False, passes_input=False):
+    """The kernel as a function layer calls it (a 1-tuple), with its one-value form
+    `.single`; `reads_only`: it never writes its arguments; `passes_input`: it may return
+    one of them itself (see lazyloop.core.readonly)."""
     def call(*args):
         return (single(*args),)
     call.single = single
-    call.__qualname__ = single.__qualname__ = f"kernel[{where}]"
+    for f in (call, single):
+        f.reads_only, f.passes_input = reads_only, passes_input
+        f.__qualname__ = f"kernel[{where}]"
     return call
 
 
@@ -115,4 +120,5 @@ def direct(op_type: str, arity: int, slow: Callable, where: str) -> Optional[Cal
         single = binary(_matmul(), slow, True)
     elif arity == 2 and op_type in BOOL_BINARY:
         single = binary(BOOL_BINARY[op_type], slow, False)
-    return None if single is None else with_single(single, where)
+    return None if single is None else with_single(single, where, reads_only=True,
+                                                    passes_input=op_type == "Identity")
