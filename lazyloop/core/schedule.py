@@ -25,6 +25,7 @@ import numpy as np
 
 from .enums import LoopOutput
 from .errors import FuelExhausted, IteratorOutOfBounds, LazyLoopError, EvaluationError
+from .batch import batch_maps
 from .fixpoint import settle, watch_for
 from .readonly import unmarked_streams
 from .plan import IfOutput, Iterator, LoopOut, Map, Plan, Project, Recurrence, Undefined
@@ -366,6 +367,9 @@ class Schedule:
         count = None
         if loop.count is not None:
             count = self.m.count_value(loop, self.invariant(loop.count))
+        start = 0
+        if count is not None and loop.while_ is None:  # n is known before trip 0
+            start = batch_maps(self, count)  # stream/map: batched streams (batch.py)
         cond = loop.while_
         cond_local = cond is not None and cond in self.memo
         cond_memo = self.memo.get(cond)
@@ -379,7 +383,7 @@ class Schedule:
         deferred = None
         watch, stop = watch_for(self.d), count  # laziness/fixed-point: may lower the stop
         check_at = 1 if watch is not None else -1
-        i = 0
+        i = start  # n when every trip's work was batched
         while True:
             if stop is not None and i >= stop:
                 break

@@ -14,6 +14,7 @@ from typing import Callable, Optional
 import numpy as np
 
 from ..core.errors import EvaluationError, LazyLoopError
+from ..core.batch import elementwise
 from .numpy_kernels import direct, with_single
 
 _ndarray = np.ndarray
@@ -162,7 +163,10 @@ def _bound_binary(fct, where: str) -> Callable:
             raise _failed(where, exc) from exc
         return r if type(r) is _ndarray else asarray(r)
 
-    return with_single(single, where, reads_only=isinstance(fct, np.ufunc))
+    call = with_single(single, where, reads_only=isinstance(fct, np.ufunc))
+    if isinstance(fct, np.ufunc):  # per element it is fct(a, b), so batched it is too
+        call.batched = single.batched = elementwise(fct)
+    return call
 
 
 def _bound_call(run, attributes: dict, where: str) -> Callable:

@@ -20,6 +20,8 @@ from typing import Callable, Optional
 
 import numpy as np
 
+from ..core.batch import NotBatchable, elementwise
+
 _ndarray = np.ndarray
 
 
@@ -58,6 +60,37 @@ def with_single(single: Callable, where: str, reads_only=False, passes_input=Fal
         f.reads_only, f.passes_input = reads_only, passes_input
         f.__qualname__ = f"kernel[{where}]"
     return call
+
+
+def same_dtype(result, first):
+    if result.dtype != first.dtype:
+        raise NotBatchable("the reference kernel refuses a change of dtype")
+    return result
+
+
+def cast_back(result, first):
+    return result.astype(first.dtype)
+
+
+def one_dtype(batched):
+    """A binary kernel's batched form, for arguments of one dtype (the reference checks)."""
+    def call(args, flags):
+        if any(a.dtype != args[0].dtype for a in args):
+            raise NotBatchable("arguments of different dtypes")
+        return batched(args, flags)
+    return call
+
+
+def matmul_batched(matmul):
+    """MatMul of stacked vectors by one matrix, as a stack of vector-matrix products (what
+    the kernel computes per element, summed in the same order); nothing else batches."""
+    def batched(args, flags):
+        a, b = args
+        if flags != (True, False) or a.ndim != 2 or b.ndim != 2 or a.dtype != b.dtype:
+            raise NotBatchable("MatMul batches only a stacked vector by a matrix")
+        result = np.matmul(a[:, None, :], b)[:, 0, :]
+        return result if result.dtype == a.dtype else result.astype(a.dtype)
+    return batched
 
 
 def unary(fct, slow, cast_back: bool):
@@ -104,21 +137,29 @@ def identity(slow):
 
 
 def direct(op_type: str, arity: int, slow: Callable, where: str) -> Optional[Callable]:
-    """The direct binding of a default-domain node with `arity` inputs, or None."""
-    single = None
+    """The direct binding of a default-domain node with `arity` inputs, or None; with its
+    batched form (lazyloop.core.batch) where one gives the same values."""
+    single = batched = None
     if op_type == "Identity" and arity == 1:
-        single = identity(slow)
+        single, batched = identity(slow), elementwise(lambda x: x)
     elif arity == 1 and op_type in SAME_DTYPE_UNARY:
-        single = unary(SAME_DTYPE_UNARY[op_type], slow, False)
+        fct = SAME_DTYPE_UNARY[op_type]
+        single, batched = unary(fct, slow, False), elementwise(fct, same_dtype)
     elif arity == 1 and op_type in CAST_BACK_UNARY:
-        single = unary(CAST_BACK_UNARY[op_type], slow, True)
+        fct = CAST_BACK_UNARY[op_type]
+        single, batched = unary(fct, slow, True), elementwise(fct, cast_back)
     elif arity == 1 and op_type == "Sigmoid":
-        single = unary(_sigmoid(), slow, True)
+        single, batched = unary(_sigmoid(), slow, True), elementwise(_sigmoid(), cast_back)
     elif arity == 2 and op_type in SAME_DTYPE_BINARY:
-        single = binary(SAME_DTYPE_BINARY[op_type], slow, True)
+        fct = SAME_DTYPE_BINARY[op_type]
+        single, batched = binary(fct, slow, True), one_dtype(elementwise(fct, same_dtype))
     elif arity == 2 and op_type == "MatMul":
-        single = binary(_matmul(), slow, True)
+        single, batched = binary(_matmul(), slow, True), matmul_batched(_matmul())
     elif arity == 2 and op_type in BOOL_BINARY:
-        single = binary(BOOL_BINARY[op_type], slow, False)
-    return None if single is None else with_single(single, where, reads_only=True,
-                                                    passes_input=op_type == "Identity")
+        fct = BOOL_BINARY[op_type]
+        single, batched = binary(fct, slow, False), one_dtype(elementwise(fct))
+    if single is None:
+        return None
+    call = with_single(single, where, reads_only=True, passes_input=op_type == "Identity")
+    call.batched = single.batched = batched
+    return call
