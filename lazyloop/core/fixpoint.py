@@ -36,9 +36,11 @@ RULE = "laziness/fixed-point"
 # Kernels that do not give the same value for the same inputs (ONNX's random generators).
 NONDETERMINISTIC = ("Random", "Bernoulli", "Multinomial")
 
-# The state is compared after each of the first trips, then every CHECK_EVERY trips: a
-# fixed point reached at m is seen by trip m + CHECK_EVERY at the latest.
-FIRST_CHECKS, CHECK_EVERY = 64, 64
+# With no COUNT, the state is compared after each of the first trips, then every
+# CHECK_EVERY trips: a fixed point reached at m is seen by trip m + CHECK_EVERY at the
+# latest. With a COUNT (which only a long loop makes worth cutting short), after trip
+# FIRST_COUNTED, then each time the trips have doubled: by trip 2m at the latest.
+FIRST_CHECKS, CHECK_EVERY, FIRST_COUNTED = 64, 64, 16
 
 # With a COUNT, the schedule stops early only when that saves more than this many trips:
 # a short loop simply runs (and forces exactly what the reference evaluator forces).
@@ -81,13 +83,22 @@ def watch_for(demand) -> Optional["FixedPointWatch"]:
     return derived[key]
 
 
+def first_check(watch, count) -> int:
+    """The trip count after which the schedule first compares states; -1: never."""
+    if watch is None or watch.stacked and count is not None:
+        return -1
+    if count is None:
+        return 1
+    return FIRST_COUNTED if count > 2 * WORTH_SKIPPING else -1
+
+
 def settle(watch, memo, trips: int, count):
     """After `trips` trips: (the trip count to stop at, the watch to keep using, the trip
     count to look again after; -1: never). A fixed point seen lowers the stop (or raises
     `NeverEnds`) and ends the watching."""
     m = watch.settled_at(memo, trips - 1)
     if m is None:
-        return count, watch, watch.next_check(trips)
+        return count, watch, watch.next_check(trips, count)
     stop = watch.stop_at(m, count, watch.loop.name, trips)
     return (count if stop is None else stop), None, -1
 
@@ -119,7 +130,9 @@ class FixedPointWatch:
         return cls(demand, tracked, demand.window, stacked)
 
     @staticmethod
-    def next_check(trips: int) -> int:
+    def next_check(trips: int, count) -> int:
+        if count is not None:
+            return 2 * trips
         return trips + 1 if trips < FIRST_CHECKS else trips + CHECK_EVERY
 
     def settled_at(self, memo, last_trip: int) -> Optional[int]:

@@ -181,8 +181,8 @@ class Machine(ElementRules):
         from .schedule import Demand, NotStatic
         if loop not in self._demands:
             demand = None
-            if self.readings["A10"] == "lazy" and self.readings["A2"] == "guide" and all(
-                    o in self.statically_needed() for o in self.plan.loops[loop].outputs):
+            if self.readings["A10"] == "lazy" and self.readings["A2"] == "guide" and (
+                    self.all_outputs_needed(loop)):
                 key = ("demand", loop)
                 if key not in self.plan.derived:
                     try:
@@ -192,6 +192,16 @@ class Machine(ElementRules):
                 demand = self.plan.derived[key]
             self._demands[loop] = demand
         return self._demands[loop]
+
+    def all_outputs_needed(self, loop):
+        """The schedule computes all of a loop's outputs at once: that is exact when every
+        evaluation needs them all -- a loop outside loops whose outputs the network's
+        outputs need whatever the values, or a nested loop with one output, whose run for
+        an outer element is made only when that output's element is needed."""
+        outputs = self.plan.loops[loop].outputs
+        if self.plan.loops[loop].parent is not None:
+            return len(outputs) == 1
+        return all(o in self.statically_needed() for o in outputs)
 
     def statically_needed(self):
         """Root nodes every evaluation of the outputs forces, whatever the values."""
@@ -215,7 +225,10 @@ class Machine(ElementRules):
         demand = self.static_demand(node.loop)
         if demand is None:
             return None
-        schedule = Schedule(demand, self, act, i, record=self.fast_record)
+        record = self.fast_record
+        if record is not None and act.loop is not None:  # tests: say which outer element
+            record = NestedRecord(record, self.activation(node.loop, act, i).path)
+        schedule = Schedule(demand, self, act, i, record=record)
         try:
             n = schedule.run()
             values = schedule.outputs(n)
@@ -239,3 +252,17 @@ class Machine(ElementRules):
             else:
                 self.store(out_id, act, i, value)
         return result
+
+
+class NestedRecord:
+    """`fast_record` for a nested loop's schedule: (stream, index, outer indices), the
+    outer indices as a reference trace's `activation` holds them."""
+
+    def __init__(self, record, path):
+        self.record, self.outer = record, tuple(ix for _, ix in path)
+
+    def append(self, pair):
+        self.record.append(pair + (self.outer,))
+
+    def extend(self, pairs):
+        self.record.extend(pair + (self.outer,) for pair in pairs)

@@ -26,7 +26,7 @@ import numpy as np
 from .enums import LoopOutput
 from .errors import FuelExhausted, IteratorOutOfBounds, LazyLoopError, EvaluationError
 from .batch import batch_maps
-from .fixpoint import settle, watch_for
+from .fixpoint import first_check, settle, watch_for
 from .readonly import unmarked_streams
 from .plan import IfOutput, Iterator, LoopOut, Map, Plan, Project, Recurrence, Undefined
 from .types import TensorType
@@ -382,7 +382,7 @@ class Schedule:
         sweep = max(4 * window, 64)
         deferred = None
         watch, stop = watch_for(self.d), count  # laziness/fixed-point: may lower the stop
-        check_at = 1 if watch is not None else -1
+        check_at = first_check(watch, count)
         i = start  # n when every trip's work was batched
         while True:
             if stop is not None and i >= stop:
