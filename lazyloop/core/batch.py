@@ -123,11 +123,14 @@ def make_batches(schedule, streams, n):
         else:
             if not all(a in batches or a not in d.members for a in node.args):
                 continue
-            batch = map_batch(schedule, node, batches, length)
+            try:
+                batch = map_batch(schedule, node, batches, length)
+            except NotBatchable:  # this stream (and what reads it) runs element by element
+                continue
         if batch is None:
             continue
         if batch.nbytes > MAX_BATCH_BYTES:
-            raise NotBatchable(f"{nid}: {batch.nbytes} bytes")
+            continue
         batch.flags.writeable = False
         ty = node.type
         if schedule.check and isinstance(ty, TensorType):

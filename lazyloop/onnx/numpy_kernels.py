@@ -82,13 +82,15 @@ def one_dtype(batched):
 
 
 def matmul_batched(matmul):
-    """MatMul of stacked vectors by one matrix, as a stack of vector-matrix products (what
-    the kernel computes per element, summed in the same order); nothing else batches."""
+    """MatMul of stacked vectors or matrices by one matrix, as a stack of products, each
+    made as the kernel makes it per element (numpy's matmul runs one BLAS product per
+    stacked item; one product of the stacked rows would sum in another order); nothing else
+    batches."""
     def batched(args, flags):
         a, b = args
-        if flags != (True, False) or a.ndim != 2 or b.ndim != 2 or a.dtype != b.dtype:
-            raise NotBatchable("MatMul batches only a stacked vector by a matrix")
-        result = np.matmul(a[:, None, :], b)[:, 0, :]
+        if flags != (True, False) or a.ndim not in (2, 3) or b.ndim != 2 or a.dtype != b.dtype:
+            raise NotBatchable("MatMul batches only stacked vectors or matrices by a matrix")
+        result = np.matmul(a[:, None, :], b)[:, 0, :] if a.ndim == 2 else np.matmul(a, b)
         return result if result.dtype == a.dtype else result.astype(a.dtype)
     return batched
 
