@@ -261,3 +261,17 @@ def test_generated_map_programs_do_batch(installs):
     with np.errstate(all="ignore"):
         run()
     assert sum(any(not k.startswith("iterator") for k in b) for b in installs) >= 10
+
+
+def test_an_lstm_like_scan_batches_its_input_products_exactly(installs):
+    # rule: onnx/scan9, stream/map -- x_t @ Wx ([4, 32] elements by a matrix) is batched as
+    # stacked products; the recurrent part runs trip by trip; bit for bit the reference's
+    pytest.importorskip("onnx")
+    import lazyloop.onnx as lo
+    from lazyloop.bench.versus_models import lstm_like
+    model, feeds = lstm_like(12)
+    got = lo.evaluate(model, feeds)
+    ref = lo.run(model, feeds).outputs
+    assert any(len(b) >= 2 for b in installs)  # the iterator and the product at least
+    for name, want in ref.items():
+        assert np.asarray(got[name]).tobytes() == want.tobytes(), name
