@@ -33,6 +33,9 @@ from .types import TensorType
 from .undefined import Partial
 
 
+_MISSING = object()
+
+
 class NotStatic(Exception):
     """The loop's demand depends on values; the reference evaluator runs it."""
 
@@ -245,13 +248,11 @@ class Schedule:
         memo = self.memo.get(ref)
         if memo is None:
             return self.invariant_reader(ref)
-        steps = self.steps
+        steps, get, missing = self.steps, memo.get, _MISSING
 
         def read(k):
-            try:
-                return memo[k]
-            except KeyError:
-                return steps[ref](k)
+            value = get(k, missing)  # a miss is common (what the WHILE input reads a trip
+            return steps[ref](k) if value is missing else value  # back): no exception
         return read
 
     def invariant_reader(self, ref):
