@@ -74,3 +74,14 @@ def test_nested_onnx_loops_match_the_reference_evaluator():
     model, feeds = nested(4, 5)
     got = lo.evaluate(model, feeds)["y"]
     assert float(got) == 20.0 == float(ReferenceEvaluator(model).run(None, feeds)[0])
+
+
+def test_a_long_chain_of_inner_runs_does_not_recurse():
+    # rule: stream/order -- each inner run reads the last one's output (through the outer
+    # carried value): 3000 outer trips of an inner loop of 2 trips, y + 1 each: 6000, with
+    # no Python recursion per outer trip
+    pytest.importorskip("onnx")
+    import lazyloop.onnx as lo
+    from lazyloop.bench.versus_models import nested
+    model, feeds = nested(3000, 2)
+    assert float(lo.evaluate(model, feeds)["y"]) == 6000.0

@@ -202,7 +202,7 @@ class ElementRules:
     def rule_loop_output(self, node, act, i):
         """`output/last`, `output/concat`, `output/reverse`."""
         if self.fast:  # a loop nested in another gets a schedule per outer element
-            done = self.run_schedule(node, act, i)
+            done = yield from self.scheduled(node, act, i)
             if done is not None:
                 return done
         run = self.activation(node.loop, act, i)

@@ -219,6 +219,30 @@ class Machine(ElementRules):
             self._needed = needed
         return self._needed
 
+    def fetch(self, nid, act, i):
+        """A value outside a schedule's loop. A loop outside loops reads it through `demand`;
+        a nested loop's schedule runs inside one step of the driver, so it only reads values
+        already computed and asks the driver for the others (`NeedsValue`): a chain of outer
+        elements each needing the last never becomes a chain of Python calls (`stream/order`)."""
+        if act.loop is None:
+            return self.demand(nid, act, i)
+        from .schedule import NeedsValue
+        where, k = self.locate(nid, act, i)
+        memo = where.memo.get(nid)
+        if memo is None or k not in memo:
+            raise NeedsValue(nid)
+        return memo[k]
+
+    def scheduled(self, node, act, i):
+        """`run_schedule` as a step of the driver: the values a nested schedule needs are
+        yielded to the driver, then the schedule runs again (None: not scheduled)."""
+        from .schedule import NeedsValue
+        while True:
+            try:
+                return self.run_schedule(node, act, i)
+            except NeedsValue as need:
+                yield (need.ref, act, i)
+
     def run_schedule(self, node, act, i):
         """Run the whole loop with its per-trip schedule and store every output of it."""
         from .schedule import Fallback, Schedule
@@ -227,13 +251,15 @@ class Machine(ElementRules):
             return None
         record = self.fast_record
         if record is not None and act.loop is not None:  # tests: say which outer element
-            record = NestedRecord(record, self.activation(node.loop, act, i).path)
+            record = NestedRecord(self.activation(node.loop, act, i).path)
         schedule = Schedule(demand, self, act, i, record=record)
         try:
             n = schedule.run()
             values = schedule.outputs(n)
         except Fallback:
             return None
+        if isinstance(record, NestedRecord):  # kept only from the run that completed
+            self.fast_record.extend(record.entries)
         self.ran(node.loop, act.path, n)
         result = None
         for out_id, value in values.items():
@@ -256,13 +282,14 @@ class Machine(ElementRules):
 
 class NestedRecord:
     """`fast_record` for a nested loop's schedule: (stream, index, outer indices), the
-    outer indices as a reference trace's `activation` holds them."""
+    outer indices as a reference trace's `activation` holds them; held until the run
+    completes (a run interrupted by `NeedsValue` is run again)."""
 
-    def __init__(self, record, path):
-        self.record, self.outer = record, tuple(ix for _, ix in path)
+    def __init__(self, path):
+        self.entries, self.outer = [], tuple(ix for _, ix in path)
 
     def append(self, pair):
-        self.record.append(pair + (self.outer,))
+        self.entries.append(pair + (self.outer,))
 
     def extend(self, pairs):
-        self.record.extend(pair + (self.outer,) for pair in pairs)
+        self.entries.extend(pair + (self.outer,) for pair in pairs)
