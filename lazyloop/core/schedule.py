@@ -18,6 +18,7 @@ tests check both claims against the reference.
 """
 from __future__ import annotations
 
+import functools
 from collections import deque
 from typing import Dict, Optional
 
@@ -192,10 +193,19 @@ class Demand:
                         stack.append((ref, False))
         return out
 
-    @property
+    @functools.cached_property
     def window(self):
         deepest = max([-q for qs in self.points.values() for q in qs] + [0])
         return deepest + 3
+
+    @functools.cached_property
+    def phases(self):
+        """The schedule's two phases, derived once: A, once trip i may run, the WHILE
+        input's cone at i (what it reads one trip back is forced on demand); B, once trip i
+        runs, what the outputs need."""
+        members = self.members
+        return (self.order([k for k in members if (self.prefix[k] or -1) >= 1], self.prefix),
+                self.order([k for k in members if self.certain[k] is not None], self.certain))
 
 
 class Schedule:
@@ -213,14 +223,8 @@ class Schedule:
         self.first_shape = {}
         self.collected = {machine.plan.nodes[o].source: [] for o in demand.loop.outputs
                           if machine.plan.nodes[o].kind is not LoopOutput.LAST_VALUE}
-        members = demand.members
         self.build_steps()
-        # phase A, once trip i may run: the WHILE input's cone at i (what it reads one trip
-        # back is forced on demand); phase B, once trip i runs: what the outputs need
-        self.phase_a = demand.order([k for k in members if (demand.prefix[k] or -1) >= 1],
-                                    demand.prefix)
-        self.phase_b = demand.order([k for k in members if demand.certain[k] is not None],
-                                    demand.certain)
+        self.phase_a, self.phase_b = demand.phases  # see Demand.phases
 
     # -- values ---------------------------------------------------------------------------
     def invariant(self, ref):
