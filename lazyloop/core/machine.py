@@ -226,7 +226,6 @@ class Machine(ElementRules):
         elements each needing the last never becomes a chain of Python calls (`stream/order`)."""
         if act.loop is None:
             return self.demand(nid, act, i)
-        from .schedule import NeedsValue
         where, k = self.locate(nid, act, i)
         memo = where.memo.get(nid)
         if memo is None or k not in memo:
@@ -236,7 +235,6 @@ class Machine(ElementRules):
     def scheduled(self, node, act, i):
         """`run_schedule` as a step of the driver: the values a nested schedule needs are
         yielded to the driver, then the schedule runs again (None: not scheduled)."""
-        from .schedule import NeedsValue
         while True:
             try:
                 return self.run_schedule(node, act, i)
@@ -278,6 +276,16 @@ class Machine(ElementRules):
             else:
                 self.store(out_id, act, i, value)
         return result
+
+
+class NeedsValue(BaseException):
+    """A nested loop's schedule reads a value not computed yet: the driver computes it
+    (iteratively, `stream/order`) and runs the schedule again. Internal control flow, caught
+    by `Machine.scheduled`; a BaseException so that no kernel guard converts it."""
+
+    def __init__(self, ref):
+        super().__init__(ref)
+        self.ref = ref
 
 
 class NestedRecord:

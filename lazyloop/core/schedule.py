@@ -41,16 +41,6 @@ class NotStatic(Exception):
     """The loop's demand depends on values; the reference evaluator runs it."""
 
 
-class NeedsValue(BaseException):
-    """A nested loop's schedule reads a value not computed yet: the machine's driver computes
-    it (iteratively, `stream/order`) and runs the schedule again. Internal control flow,
-    caught by `Machine.scheduled`; a BaseException so that no kernel guard converts it."""
-
-    def __init__(self, ref):
-        super().__init__(ref)
-        self.ref = ref
-
-
 class Fallback(Exception):
     """A value the schedule does not handle (an undefined position) reached the loop."""
 
