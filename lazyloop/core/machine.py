@@ -234,7 +234,16 @@ class Machine(ElementRules):
 
     def scheduled(self, node, act, i):
         """`run_schedule` as a step of the driver: the values a nested schedule needs are
-        yielded to the driver, then the schedule runs again (None: not scheduled)."""
+        yielded to the driver, then the schedule runs again (None: not scheduled). What
+        every run forces from outside -- the COUNT, the initial values of the recurrences
+        needed from index 0 whatever n is -- is asked for first, which spares most reruns."""
+        demand = self.static_demand(node.loop) if act.loop is not None else None
+        if demand is not None:
+            loop = self.plan.loops[node.loop]
+            for ref in ([loop.count] if loop.count else []) + [
+                    n.init for k, n in demand.members.items()
+                    if isinstance(n, Recurrence) and (demand.certain[k] or 0) >= 1]:
+                yield (ref, act, i)
         while True:
             try:
                 return self.run_schedule(node, act, i)
