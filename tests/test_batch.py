@@ -275,3 +275,12 @@ def test_an_lstm_like_scan_batches_its_input_products_exactly(installs):
     assert any(len(b) >= 2 for b in installs)  # the iterator and the product at least
     for name, want in ref.items():
         assert np.asarray(got[name]).tobytes() == want.tobytes(), name
+
+
+def test_a_batch_over_the_memory_bound_is_not_made(installs, monkeypatch):
+    # rule: stream/map -- with the bound at 64 bytes, 5 elements of 4 x 3 float32 (48 bytes
+    # each) are computed one by one; the iterator (a view, no memory) still batches
+    monkeypatch.setattr(batch, "MAX_BATCH_BYTES", 64)
+    x = rng.standard_normal((5, 4, 3)).astype(np.float32)
+    agree(map_loop(x.shape), {"x": x})
+    assert installs and all(k.startswith("iterator") for b in installs for k in b)

@@ -167,8 +167,10 @@ def map_batch(schedule, node, batches, length):
             args.append(value)
             flags.append(False)
             firsts.append(value)
-    result = np.asarray(batched_form(node.fn)(args, tuple(flags)))
     one = np.asarray(node.fn(*firsts))
+    if length * one.nbytes > MAX_BATCH_BYTES:  # decided before the batch is made
+        raise NotBatchable(f"{node.id}: {length} elements of {one.nbytes} bytes")
+    result = np.asarray(batched_form(node.fn)(args, tuple(flags)))
     if (result.shape[:1] != (length,) or result.dtype != one.dtype
             or result.shape[1:] != one.shape or result[0, ...].tobytes() != one.tobytes()):
         raise NotBatchable(f"{node.id}: the batched form differs from the kernel")
