@@ -129,8 +129,6 @@ def make_batches(schedule, streams, n):
                 continue
         if batch is None:
             continue
-        if batch.nbytes > MAX_BATCH_BYTES:
-            continue
         batch.flags.writeable = False
         ty = node.type
         if schedule.check and isinstance(ty, TensorType):
