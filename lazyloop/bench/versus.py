@@ -1,8 +1,9 @@
 """Benchmark section (v): lazyloop side by side with onnxruntime and onnx's ReferenceEvaluator,
 in one run, on the loops of `versus_models` -- a scalar counter, a 10-op body, a cumulative
 sum Scan, a map-like Scan (per row Tanh(MatMul(x_t, W))), an elementwise map over an
-iterator, nested Loops, an LSTM-like Scan, and a Loop of M = 2^63-1 that reaches a fixed
-point (`laziness/fixed-point`).
+iterator, nested Loops, an LSTM-like Scan, a Loop of M = 2^63-1 that reaches a fixed
+point (`laziness/fixed-point`), and generated core programs evaluated per second (the work a
+differential campaign asks of its oracle).
 
 Each model is lowered once (as an onnxruntime session is built once) and then evaluated;
 lazyloop and onnxruntime (one thread) are timed interleaved, and the figure is the median of
@@ -109,7 +110,47 @@ def bench_versus(cfg) -> List[Row]:
                         values=dict(lazyloop_s=t_ll, onnxruntime_s=t_ort, reference_s=t_ref,
                                     trips=trips, agree=bool(agree))))
     rows.append(bench_fixed_point())
+    rows.append(bench_programs(cfg.get("versus_programs", 100)))
     return rows
+
+
+def bench_programs(count: int) -> Row:
+    """Generated core programs (the campaigns' oracle work) evaluated per second: the fast
+    path against the reference evaluator, on the same `count` programs."""
+    try:
+        from hypothesis import HealthCheck, given, settings
+
+        from ..strategies import networks
+    except ImportError:
+        return Row("v9", "generated programs per second", "skipped", "hypothesis is not installed")
+    from ..core.errors import LazyLoopError
+    from ..core.evaluate import evaluate, run
+    programs = []
+
+    @settings(max_examples=count, database=None, derandomize=True, deadline=None,
+              suppress_health_check=list(HealthCheck))
+    @given(networks())
+    def collect(program):
+        programs.append(program)
+
+    collect()
+
+    def through(fn):
+        start = time.perf_counter()
+        for program in programs:
+            try:
+                fn(program.net, program.feeds)
+            except LazyLoopError:
+                pass
+        return time.perf_counter() - start
+
+    t_ref = through(lambda net, feeds: run(net, feeds, trace=False))
+    t_fast = through(evaluate)
+    n = len(programs)
+    return Row("v9", f"{n} generated core programs (campaign oracle work)",
+               f"{n / t_fast:,.0f} programs/s", f"{n / t_ref:,.0f} programs/s ll.run (no trace)",
+               t_ref / t_fast, None, higher=True,
+               values=dict(programs=n, evaluate_s=t_fast, run_s=t_ref))
 
 
 def bench_fixed_point() -> Row:
