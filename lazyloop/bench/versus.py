@@ -20,7 +20,7 @@ from typing import List
 import numpy as np
 
 from . import versus_models as vm
-from .measure import Row, ms, us
+from .measure import Row, best_time, ms, us
 
 # (key, case, builder of (model, feeds) from the config, trips per run, target over ORT)
 def cases(cfg):
@@ -136,13 +136,13 @@ def bench_programs(count: int) -> Row:
     collect()
 
     def through(fn):
-        start = time.perf_counter()
-        for program in programs:
-            try:
-                fn(program.net, program.feeds)
-            except LazyLoopError:
-                pass
-        return time.perf_counter() - start
+        def all_programs():
+            for program in programs:
+                try:
+                    fn(program.net, program.feeds)
+                except LazyLoopError:
+                    pass
+        return best_time(all_programs, 3)  # garbage collection off, as for every timing
 
     through(evaluate)  # compiles every plan once (cached on the network), for both sides
     t_ref = through(lambda net, feeds: run(net, feeds, trace=False))
