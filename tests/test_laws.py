@@ -517,10 +517,11 @@ def test_fast_path_equals_the_reference(program):
     for name, value in reference.outputs.items():
         np.testing.assert_array_equal(fast[name], value, err_msg=name)
         np.testing.assert_array_equal(values[name], value, err_msg=name)
-    for loop in ran:
-        forced = [(s, k) for s, k in record if plan.nodes[s].scope == loop]
+    for loop in ran:  # a nested loop's schedule also says which outer element it ran for
+        forced = [r if len(r) == 3 else r + ((),) for r in record if plan.nodes[r[0]].scope == loop]
         assert len(forced) == len(set(forced))  # rule: stream/memo
-        assert set(forced) == {(e.stream, e.index) for e in reference.trace if e.loop == loop}
+        assert set(forced) == {(e.stream, e.index, e.activation) for e in reference.trace
+                               if e.loop == loop}
 
 
 def test_the_fast_path_law_is_not_vacuous():

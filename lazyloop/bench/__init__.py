@@ -13,7 +13,13 @@ ratio, since absolute times drift on shared machines (DESIGN §7):
     of elements, so its peak does not grow with the trip count; the reference evaluator
     keeps every element (shown for contrast);
 (d) an ONNX Loop through `lazyloop.onnx.evaluate`, onnx's ReferenceEvaluator and
-    onnxruntime, when those are available.
+    onnxruntime, when those are available;
+(v) lazyloop side by side with onnxruntime (one thread) and the ReferenceEvaluator on seven
+    ONNX loops -- a scalar counter, a 10-op body, a cumulative-sum Scan, a map-like Scan
+    (per row tanh(x_t W)), an elementwise map over an iterator, nested 100 x 100 Loops, an
+    LSTM-like Scan -- and a Loop of M = 2^63-1 that reaches a fixed point. Targets (the
+    speed issue's): map-like Scans and elementwise maps faster than onnxruntime, the scalar
+    Loop and nested Loops within 3x of it, the fixed point answered in milliseconds.
 
 Options: --quick (small sizes, for tests), --json FILE (the rows as JSON), --only SECTION.
 Nothing here asserts a timing; the table says which targets were met. The LSTM ratio depends
@@ -22,7 +28,8 @@ on how the BLAS library threads its matrix products, and swings widely on a busy
 setting of DESIGN §7).
 
 The sections live in submodules (`measure`: sizes, rows and measuring helpers; `evaluators`:
-sections a-c; `onnx_loop`: section d); this module holds the table and the command.
+sections a-c; `onnx_loop`: section d; `versus` and `versus_models`: section v); this module
+holds the table and the command.
 """
 from __future__ import annotations
 
@@ -37,6 +44,7 @@ from .evaluators import (bench_counter, bench_lstm, bench_memory, counter_networ
                          numpy_counter, state_network)
 from .measure import FULL, QUICK, Row, best_time, kib, ms, peak_memory, us
 from .onnx_loop import bench_onnx, onnx_case
+from .versus import bench_versus
 
 # ------------------------------------------------------------------------------------------
 # The table and the command
@@ -73,7 +81,7 @@ def machine_load():
 
 
 SECTIONS = {"counter": bench_counter, "lstm": bench_lstm, "memory": bench_memory,
-            "onnx": bench_onnx}
+            "onnx": bench_onnx, "versus": bench_versus}
 
 
 def main(argv=None) -> int:
@@ -117,5 +125,5 @@ def main(argv=None) -> int:
 
 __all__ = ["FULL", "QUICK", "Row", "best_time", "peak_memory", "us", "ms", "kib",
            "counter_network", "numpy_counter", "bench_counter", "bench_lstm", "state_network",
-           "bench_memory", "onnx_case", "bench_onnx", "render",
+           "bench_memory", "onnx_case", "bench_onnx", "bench_versus", "render",
            "machine_load", "SECTIONS", "main"]

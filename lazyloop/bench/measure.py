@@ -12,11 +12,15 @@ import attrs
 FULL = dict(counter_trips=100_000, counter_repeats=5, reference_trips=100_000,
             lstm_hidden=256, lstm_batch=16, lstm_steps=256, lstm_repeats=5,
             state_elements=16_384, memory_trips=(100_000, 10_000), reference_memory_trips=10_000,
-            onnx_trips=10_000, onnx_repeats=3, big_state_elements=4 * 2**20, big_state_trips=200)
+            onnx_trips=10_000, onnx_repeats=3, big_state_elements=4 * 2**20, big_state_trips=200,
+            versus_trips=10_000, versus_nested=(100, 100), versus_lstm_steps=1_000,
+            versus_repeats=5, versus_reference_repeats=1, versus_programs=200)
 QUICK = dict(counter_trips=2_000, counter_repeats=1, reference_trips=2_000,
              lstm_hidden=16, lstm_batch=2, lstm_steps=8, lstm_repeats=1,
              state_elements=1_024, memory_trips=(2_000, 200), reference_memory_trips=200,
-             onnx_trips=200, onnx_repeats=1, big_state_elements=2**18, big_state_trips=20)
+             onnx_trips=200, onnx_repeats=1, big_state_elements=2**18, big_state_trips=20,
+             versus_trips=100, versus_nested=(6, 6), versus_lstm_steps=10,
+             versus_repeats=1, versus_reference_repeats=1, versus_programs=10)
 
 
 @attrs.define

@@ -204,8 +204,8 @@ class ElementRules:
 
     def rule_loop_output(self, node, act, i):
         """`output/last`, `output/concat`, `output/reverse`."""
-        if self.fast and act.loop is None:
-            done = self.run_schedule(node, act, i)
+        if self.fast:  # a loop nested in another gets a schedule per outer element
+            done = yield from self.scheduled(node, act, i)
             if done is not None:
                 return done
         run = self.activation(node.loop, act, i)
@@ -232,17 +232,20 @@ class ElementRules:
             elem_shape = (0,) * node.axis
         else:
             elem_shape = tuple(ty.shape[:node.axis] + ty.shape[node.axis + 1:])
-        if elements:
+        if len(elements):
             elem_shape = np.shape(split(elements[0])[0])
         elem_shape = tuple(0 if d is None else d for d in elem_shape)
         dtype = ty.dtype if isinstance(ty, TensorType) else np.float32
-        values = [np.asarray(split(e)[0]) for e in elements]
-        masks = [split(e)[1] for e in elements]
+        if isinstance(elements, np.ndarray):  # a batch of defined elements (core/batch.py)
+            values, masks = elements, ()
+        else:
+            values = [np.asarray(split(e)[0]) for e in elements]
+            masks = [split(e)[1] for e in elements]
         n = len(values)
         out = filled((length,) + elem_shape, dtype)
         mask = np.zeros((length,) + elem_shape, bool)
         if n:
-            out[:n] = np.stack(values)
+            out[:n] = values if isinstance(values, np.ndarray) else np.stack(values)
             mask[:n] = True
             for j, m in enumerate(masks):
                 if m is not None:

@@ -44,6 +44,11 @@ class FuelExhausted(EvaluationError):
     """A loop ran past `max_trips` trips."""
 
 
+class NeverEnds(FuelExhausted):
+    """A loop provably never ends: its state is a fixed point and its WHILE input is true
+    (laziness/fixed-point); reported at once instead of after the fuel."""
+
+
 class NegativeTripCount(EvaluationError):
     """A COUNT limit was negative under a reading that refuses it (A4)."""
 

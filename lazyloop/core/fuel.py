@@ -66,9 +66,12 @@ class Fuel:
         self.max_seconds = check_max_seconds(max_seconds)
         self.deadline = None if self.max_seconds is None else time.monotonic() + self.max_seconds
 
-    def before_first_trip(self, loop, count) -> None:
-        """`trip/count`: a COUNT alone above the fuel is refused before anything is stepped."""
-        if count is not None and count > self.max_trips and loop.while_ is None:
+    def before_first_trip(self, loop, count, may_settle=False) -> None:
+        """`trip/count`: a COUNT alone above the fuel is refused before anything is stepped,
+        unless the loop may reach a fixed point (`laziness/fixed-point`: only the fast path
+        looks for one, and only for loops without stacked outputs, which keep every trip)."""
+        if count is not None and count > self.max_trips and loop.while_ is None \
+                and not may_settle:
             raise FuelExhausted(loop.name, "trip/count",
                                 f"its COUNT limit is {count} trips, more than "
                                 f"max_trips={self.max_trips}",

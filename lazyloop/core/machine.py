@@ -189,8 +189,8 @@ class Machine(ElementRules):
         from .schedule import Demand, NotStatic
         if loop not in self._demands:
             demand = None
-            if self.readings["A10"] == "lazy" and self.readings["A2"] == "guide" and all(
-                    o in self.statically_needed() for o in self.plan.loops[loop].outputs):
+            if self.readings["A10"] == "lazy" and self.readings["A2"] == "guide" and (
+                    self.all_outputs_needed(loop)):
                 key = ("demand", loop)
                 if key not in self.plan.derived:
                     try:
@@ -200,6 +200,16 @@ class Machine(ElementRules):
                 demand = self.plan.derived[key]
             self._demands[loop] = demand
         return self._demands[loop]
+
+    def all_outputs_needed(self, loop):
+        """The schedule computes all of a loop's outputs at once: that is exact when every
+        evaluation needs them all -- a loop outside loops whose outputs the network's
+        outputs need whatever the values, or a nested loop with one output, whose run for
+        an outer element is made only when that output's element is needed."""
+        outputs = self.plan.loops[loop].outputs
+        if self.plan.loops[loop].parent is not None:
+            return len(outputs) == 1
+        return all(o in self.statically_needed() for o in outputs)
 
     def statically_needed(self):
         """Root nodes every evaluation of the outputs forces, whatever the values."""
@@ -217,13 +227,47 @@ class Machine(ElementRules):
             self._needed = needed
         return self._needed
 
+    def fetch(self, nid, act, i):
+        """A value outside a schedule's loop. A loop outside loops reads it through `demand`;
+        a nested loop's schedule runs inside one step of the driver, so it only reads values
+        already computed and asks the driver for the others (`NeedsValue`): a chain of outer
+        elements each needing the last never becomes a chain of Python calls (`stream/order`)."""
+        if act.loop is None:
+            return self.demand(nid, act, i)
+        where, k = self.locate(nid, act, i)
+        memo = where.memo.get(nid)
+        if memo is None or k not in memo:
+            raise NeedsValue(nid)
+        return memo[k]
+
+    def scheduled(self, node, act, i):
+        """`run_schedule` as a step of the driver: the values a nested schedule needs are
+        yielded to the driver, then the schedule runs again (None: not scheduled). What
+        every run forces from outside -- the COUNT, the initial values of the recurrences
+        needed from index 0 whatever n is -- is asked for first, which spares most reruns."""
+        demand = self.static_demand(node.loop) if act.loop is not None else None
+        if demand is not None:
+            loop = self.plan.loops[node.loop]
+            for ref in ([loop.count] if loop.count else []) + [
+                    n.init for k, n in demand.members.items()
+                    if isinstance(n, Recurrence) and (demand.certain[k] or 0) >= 1]:
+                yield (ref, act, i)
+        while True:
+            try:
+                return self.run_schedule(node, act, i)
+            except NeedsValue as need:
+                yield (need.ref, act, i)
+
     def run_schedule(self, node, act, i):
         """Run the whole loop with its per-trip schedule and store every output of it."""
         from .schedule import Fallback, Schedule
         demand = self.static_demand(node.loop)
         if demand is None:
             return None
-        schedule = Schedule(demand, self, act, i, record=self.fast_record)
+        record = self.fast_record
+        if record is not None and act.loop is not None:  # tests: say which outer element
+            record = NestedRecord(self.activation(node.loop, act, i).path)
+        schedule = Schedule(demand, self, act, i, record=record)
         try:
             n = schedule.run()
             values = schedule.outputs(n)
@@ -231,6 +275,8 @@ class Machine(ElementRules):
             return None
         finally:
             schedule.release()
+        if isinstance(record, NestedRecord):  # kept only from the run that completed
+            self.fast_record.extend(record.entries)
         self.ran(node.loop, act.path, n)
         result = None
         for out_id, value in values.items():
@@ -249,3 +295,28 @@ class Machine(ElementRules):
             else:
                 self.store(out_id, act, i, value)
         return result
+
+
+class NeedsValue(BaseException):
+    """A nested loop's schedule reads a value not computed yet: the driver computes it
+    (iteratively, `stream/order`) and runs the schedule again. Internal control flow, caught
+    by `Machine.scheduled`; a BaseException so that no kernel guard converts it."""
+
+    def __init__(self, ref):
+        super().__init__(ref)
+        self.ref = ref
+
+
+class NestedRecord:
+    """`fast_record` for a nested loop's schedule: (stream, index, outer indices), the
+    outer indices as a reference trace's `activation` holds them; held until the run
+    completes (a run interrupted by `NeedsValue` is run again)."""
+
+    def __init__(self, path):
+        self.entries, self.outer = [], tuple(ix for _, ix in path)
+
+    def append(self, pair):
+        self.entries.append(pair + (self.outer,))
+
+    def extend(self, pairs):
+        self.entries.extend(pair + (self.outer,) for pair in pairs)

@@ -383,12 +383,21 @@ def _compile_layer(layer, nodes, ref, scope, profile):
 
 
 def _first_of(fn, arity):
-    """A function layer with one output: its value, not a 1-tuple."""
+    """A function layer with one output: its value, not a 1-tuple (a kernel that has a
+    one-value form, `fn.single`, is called through it: one frame fewer per element)."""
+    single = getattr(fn, "single", None)
+    if single is not None:
+        return single
     if arity == 1:
-        return lambda a: fn(a)[0]
-    if arity == 2:
-        return lambda a, b: fn(a, b)[0]
-    return lambda *args: fn(*args)[0]
+        first = lambda a: fn(a)[0]  # noqa: E731
+    elif arity == 2:
+        first = lambda a, b: fn(a, b)[0]  # noqa: E731
+    else:
+        first = lambda *args: fn(*args)[0]  # noqa: E731
+    for said in ("reads_only", "passes_input"):  # what the kernel says of itself (readonly.py)
+        if hasattr(fn, said):
+            setattr(first, said, getattr(fn, said))
+    return first
 
 
 def _compile_loop_output(layer, nodes, ref, scope, nid, out):

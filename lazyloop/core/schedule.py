@@ -18,179 +18,22 @@ tests check both claims against the reference.
 """
 from __future__ import annotations
 
-from collections import deque
-from typing import Dict, Optional
-
 import numpy as np
 
 from .element_rules import axis_extent
 from .enums import LoopOutput
 from .errors import IteratorOutOfBounds, LazyLoopError, EvaluationError
+from .batch import batch_maps
+from .fixpoint import first_check, settle, watch_for
 from .fuel import CLOCK_EVERY
-from .plan import IfOutput, Iterator, LoopOut, Map, Plan, Project, Recurrence, Undefined
+from .readonly import unmarked_streams
+from .demand import Demand, Fallback, NotStatic  # noqa: F401 -- Demand re-exported
+from .plan import Iterator, Map, Project, Recurrence
 from .types import TensorType
 from .undefined import Partial
 
 
-class NotStatic(Exception):
-    """The loop's demand depends on values; the reference evaluator runs it."""
-
-
-class Fallback(Exception):
-    """A value the schedule does not handle (an undefined position) reached the loop."""
-
-
-def same_trip_inputs(node):
-    """(input id, index offset) pairs a node's element reads inside its own loop."""
-    if isinstance(node, Map):
-        return [(a, 0) for a in node.args if a is not None]
-    if isinstance(node, Project):
-        return [(node.call, 0)]
-    if isinstance(node, Recurrence):
-        return [(node.next, -1)]
-    return []
-
-
-class Demand:
-    """The static demand analysis of one loop.
-
-    `certain[k]`: stream k is needed at every index below n + certain[k], however the loop
-    stops. `prefix[k]`: the same with the WHILE input's demand added (`trip/both`: when a COUNT
-    stops the loop, X_n of the WHILE input is not forced, so neither is what only it reads).
-    `points[k]`: offsets q of single indices n + q needed (LAST_VALUE reads n)."""
-
-    def __init__(self, plan: Plan, loop: str):
-        self.plan = plan
-        self.loop = plan.loops[loop]
-        self.members = {k: n for k, n in plan.nodes.items() if n.scope == loop}
-        for node in self.members.values():
-            if isinstance(node, (IfOutput, LoopOut)):
-                raise NotStatic(f"{loop} contains {node!r}")
-            if isinstance(node, Recurrence) and isinstance(plan.nodes.get(node.init), Undefined):
-                raise NotStatic(f"{loop} carries an undefined start")
-        if self.loop.count is None and self.loop.while_ is None:
-            raise NotStatic(f"{loop} has no trip limit")
-        self.edges = {k: [(r, o) for r, o in same_trip_inputs(n) if r in self.members]
-                      for k, n in self.members.items()}
-        prefix, points = self.output_roots()
-        self.certain, self.points = self.solve(prefix, points)
-        cond = self.loop.while_
-        if cond is not None and self.local(cond):
-            prefix[cond] = 1
-        self.prefix, _ = self.solve(prefix, points)
-
-    def local(self, ref):
-        return ref in self.members
-
-    def output_roots(self):
-        """CONCATENATE and REVERSE read indices 0..n-1 of their input; LAST_VALUE reads n."""
-        prefix, points = {}, {}
-        for out_id in self.loop.outputs:
-            out = self.plan.nodes[out_id]
-            if not self.local(out.source):
-                continue
-            if out.kind is LoopOutput.LAST_VALUE:
-                points.setdefault(out.source, set()).add(0)
-            else:
-                prefix[out.source] = 0
-        return prefix, points
-
-    def solve(self, roots_prefix, roots_points):
-        """Propagate demands to a fixed point: element k of a map needs element k of its
-        inputs, element k of a recurrence element k-1 of its next value. Point demands that run
-        down a recurrence cycle become prefix demands."""
-        # a point demand goes one index down only through a recurrence: deeper than twice
-        # the number of recurrences, its chain has gone round a recurrence cycle
-        depth = 2 * sum(isinstance(n, Recurrence) for n in self.members.values()) + 4
-        found: Dict[str, Optional[int]] = dict(roots_prefix)
-        for _ in range(4 * len(self.members) + 8):
-            prefix = {k: found.get(k) for k in self.members}
-            points = {k: set(roots_points.get(k, ())) for k in self.members}
-            self.propagate(prefix, points, depth)
-            deep = False
-            for k, qs in points.items():
-                if qs and min(qs) <= -depth + 1:
-                    top = self.contiguous_top(qs, depth)
-                    if top is None:
-                        raise NotStatic(f"stream {k} is demanded at a pattern of indices "
-                                        "the schedule does not model")
-                    if found.get(k) is None or top + 1 > found[k]:
-                        found[k] = top + 1
-                        deep = True
-            if not deep:
-                return prefix, {k: {q for q in qs if prefix[k] is None or q >= prefix[k]}
-                                for k, qs in points.items()}
-        raise NotStatic("the demand analysis did not settle")
-
-    def propagate(self, prefix, points, depth):
-        """A worklist: only a stream whose demand grew passes on what grew."""
-        fresh = {k: set(qs) for k, qs in points.items() if qs}
-        work = deque(k for k in self.members if prefix[k] is not None or k in fresh)
-        queued = set(work)
-        while work:
-            k = work.popleft()
-            queued.discard(k)
-            p, qs = prefix[k], fresh.pop(k, ())
-            for ref, off in self.edges[k]:
-                grew = False
-                if p is not None and (prefix[ref] is None or p + off > prefix[ref]):
-                    prefix[ref] = p + off
-                    grew = True
-                new = {q + off for q in qs if q + off >= -depth} - points[ref]
-                if new:
-                    points[ref] |= new
-                    fresh.setdefault(ref, set()).update(new)
-                    grew = True
-                if grew and ref not in queued:
-                    work.append(ref)
-                    queued.add(ref)
-
-    @staticmethod
-    def contiguous_top(qs, depth):
-        """When a point set reaches the depth bound through a run of consecutive offsets,
-        every index below the top of that run is demanded: the top, else None."""
-        q = -depth + 1
-        if q not in qs and q - 1 not in qs:
-            return None
-        q = max(x for x in (q, q - 1) if x in qs)
-        run = 0
-        while q + 1 in qs:
-            q += 1
-            run += 1
-        return q if run >= depth // 2 else None
-
-    def order(self, group, prefix):
-        """Members of one phase, each after the same-step elements it reads."""
-        done, out = set(), []
-        for start in group:
-            stack = [(start, False)]
-            while stack:
-                k, expanded = stack.pop()
-                if k in done:
-                    continue
-                if expanded:
-                    done.add(k)
-                    out.append(k)
-                    continue
-                stack.append((k, True))
-                for ref, off in same_trip_inputs(self.members[k]):
-                    if ref in group and ref not in done and prefix[ref] == prefix[k] + off:
-                        stack.append((ref, False))
-        return out
-
-    @property
-    def window(self):
-        """How many indices below the current trip a stream's elements are kept: as deep as
-        any scheduled reader reads. A stream is computed at index i + f on trip i (f = 0 in
-        the WHILE cone, else its `certain` offset) and reads its inputs at that index plus the
-        edge's offset; the outputs read n + q after the loop, and what those need one below."""
-        deepest = max([-q for qs in self.points.values() for q in qs] + [0])
-        lowest = -1  # the WHILE cone reads one trip back on demand
-        for k in self.members:
-            f = 0 if (self.prefix[k] or -1) >= 1 else self.certain[k]
-            if f is not None:
-                lowest = min([lowest] + [f + off for _, off in self.edges[k]])
-        return max(deepest + 1, -lowest)
+_MISSING = object()
 
 
 class Schedule:
@@ -208,19 +51,13 @@ class Schedule:
         self.first_shape = {}
         self.collected = {machine.plan.nodes[o].source: [] for o in demand.loop.outputs
                           if machine.plan.nodes[o].kind is not LoopOutput.LAST_VALUE}
-        members = demand.members
         self.build_steps()
-        # phase A, once trip i may run: the WHILE input's cone at i (what it reads one trip
-        # back is forced on demand); phase B, once trip i runs: what the outputs need
-        self.phase_a = demand.order([k for k in members if (demand.prefix[k] or -1) >= 1],
-                                    demand.prefix)
-        self.phase_b = demand.order([k for k in members if demand.certain[k] is not None],
-                                    demand.certain)
+        self.phase_a, self.phase_b = demand.phases  # see Demand.phases
 
     # -- values ---------------------------------------------------------------------------
     def invariant(self, ref):
         if ref not in self.invariants:
-            value = self.m.demand(ref, self.act, self.index) if ref is not None else None
+            value = self.m.fetch(ref, self.act, self.index) if ref is not None else None
             if type(value) is Partial:
                 raise Fallback(ref)
             self.invariants[ref] = value
@@ -253,13 +90,11 @@ class Schedule:
         memo = self.memo.get(ref)
         if memo is None:
             return self.invariant_reader(ref)
-        steps = self.steps
+        steps, get, missing = self.steps, memo.get, _MISSING
 
         def read(k):
-            try:
-                return memo[k]
-            except KeyError:
-                return steps[ref](k)
+            value = get(k, missing)  # a miss is common (what the WHILE input reads a trip
+            return steps[ref](k) if value is missing else value  # back): no exception
         return read
 
     def invariant_reader(self, ref):
@@ -326,6 +161,7 @@ class Schedule:
         record = self.record
         ndarray = np.ndarray
         dtype, shape = (node.type.dtype, node.type.shape) if check else (None, None)
+        mark = nid not in unmarked_streams(self.d)  # stream/memo: only what a kernel could write
         if isinstance(node, Recurrence) and record is None:
             def carry(k, value):  # an element of another stream or an invariant: read-only
                 if check and (value.__class__ is not ndarray or value.dtype != dtype
@@ -339,7 +175,8 @@ class Schedule:
             if value.__class__ is ndarray:
                 if check and (value.dtype != dtype or value.shape != shape):
                     self.check_element(node, value)
-                value.flags.writeable = False
+                if mark:
+                    value.flags.writeable = False
             elif check:
                 self.check_element(node, value)
             memo[k] = value
@@ -376,7 +213,11 @@ class Schedule:
         if loop.count is not None:
             count = self.m.count_value(loop, self.invariant(loop.count))
         fuel = self.m.fuel
-        fuel.before_first_trip(loop, count)
+        watch = watch_for(self.d)  # laziness/fixed-point: may end the loop early
+        fuel.before_first_trip(loop, count, may_settle=watch is not None and not watch.stacked)
+        start = 0
+        if count is not None and loop.while_ is None:  # n is known before trip 0
+            start = batch_maps(self, count)  # stream/map: batched streams (batch.py)
         cond = loop.while_
         cond_local = cond is not None and cond in self.memo
         cond_memo = self.memo.get(cond)
@@ -387,9 +228,11 @@ class Schedule:
         memos = list(self.memo.values())
         collected = list(self.collected.items())
         deferred = None
-        i = 0
+        stop = count  # laziness/fixed-point may lower it
+        check_at = first_check(watch, count)
+        i = start  # n when every trip's work was batched
         while True:
-            if count is not None and i >= count:
+            if stop is not None and i >= stop:
                 break
             for memo, step in phase_a:
                 if i not in memo:
@@ -413,6 +256,8 @@ class Schedule:
                     # a loop that never stops reports fuel first, one that stops this error.
                     deferred = error
             i += 1
+            if i == check_at:
+                stop, watch, check_at = settle(watch, self.memo, i, stop)
             gone = i - window - 1  # no scheduled reader asks for this index any more: free it
             for memo in memos:
                 memo.pop(gone, None)
@@ -423,7 +268,8 @@ class Schedule:
                 fuel.check_clock(loop, count, i)
         if deferred is not None:
             raise deferred
-        return i
+        self.stopped = i  # the outputs are read here; past a fixed point, equal to trip n's
+        return count if stop != count and i == stop else i
 
     def release(self):
         """Drop the elements still held (the closures make the schedule a reference cycle,
@@ -439,7 +285,7 @@ class Schedule:
         for out_id in self.d.loop.outputs:
             out = self.m.plan.nodes[out_id]
             if out.kind is LoopOutput.LAST_VALUE:
-                result[out_id] = self.get(out.source, n)
+                result[out_id] = self.get(out.source, min(n, self.stopped))
             else:
                 result[out_id] = self.collected[out.source]
         return result

@@ -17,6 +17,7 @@ import numpy as np
 from ..core.evaluate import DEFAULT_MAX_TRIPS, feed_dict
 from ..core.evaluate import evaluate as _core_evaluate
 from ..core.evaluate import run as _core_run
+from . import reuse
 from .lowering import LoweredModel, load_model, lower_model
 
 
@@ -58,7 +59,7 @@ def evaluate(model, feeds: Dict[str, object], max_trips: int = DEFAULT_MAX_TRIPS
 def _lowered(model, readings):
     if isinstance(model, Lowered):
         return model, (model._lowered.lowering.readings_given if readings is None else readings)
-    return lower(model, readings), readings
+    return reuse.lowered(model, readings, lower), readings  # lowered once, kept for reuse
 
 
 @attrs.frozen

@@ -14,6 +14,8 @@ from typing import Callable, Optional
 import numpy as np
 
 from ..core.errors import EvaluationError, LazyLoopError
+from ..core.batch import elementwise
+from .numpy_kernels import direct, with_single
 
 _ndarray = np.ndarray
 
@@ -115,6 +117,14 @@ def bind(node, opsets: dict, where: str) -> Optional[Callable]:
     kernel = cls(node, run_params)
     if getattr(kernel, "has_linked_attribute", False) or kernel.need_context():
         return None  # the caller resolves function attributes / subgraphs before binding
+    slow = _bound_reference(kernel, where)
+    if domain in ("", "ai.onnx"):
+        return direct(node.op_type, len(node.input), slow, where) or slow
+    return slow
+
+
+def _bound_reference(kernel, where: str) -> Callable:
+    """The reference kernel's call, through the fewest of its layers that keep its meaning."""
     runner = public_run_of(kernel)
     if runner.__module__ not in ("onnx.reference.op_run", "onnx.reference.ops._op"):
         return _bound_call(kernel.run, {}, where)
@@ -164,14 +174,16 @@ def _failed(where, exc):
 def _bound_binary(fct, where: str) -> Callable:
     asarray = np.asarray
 
-    def call(a, b):
+    def single(a, b):
         try:
             r = fct(a, b)
         except Exception as exc:  # noqa: BLE001 -- reported as a typed error naming the node
             raise _failed(where, exc) from exc
-        return (r if type(r) is _ndarray else asarray(r),)
+        return r if type(r) is _ndarray else asarray(r)
 
-    call.__qualname__ = f"kernel[{where}]"
+    call = with_single(single, where, reads_only=isinstance(fct, np.ufunc))
+    if isinstance(fct, np.ufunc):  # per element it is fct(a, b), so batched it is too
+        call.batched = single.batched = elementwise(fct)
     return call
 
 

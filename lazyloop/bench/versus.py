@@ -1,0 +1,172 @@
+"""Benchmark section (v): lazyloop side by side with onnxruntime and onnx's ReferenceEvaluator,
+in one run, on the loops of `versus_models` -- a scalar counter, a 10-op body, a cumulative
+sum Scan, a map-like Scan (per row Tanh(MatMul(x_t, W))), an elementwise map over an
+iterator, nested Loops, an LSTM-like Scan, a Loop of M = 2^63-1 that reaches a fixed
+point (`laziness/fixed-point`), and generated core programs evaluated per second (the work a
+differential campaign asks of its oracle).
+
+Each model is lowered once (as an onnxruntime session is built once) and then evaluated;
+lazyloop and onnxruntime (one thread) are timed interleaved, and the figure is the median of
+the repeats; the reference evaluator, which is slow, runs fewer times. Every result is
+checked against onnxruntime's before a row is written. The targets are the issue's; they
+are printed, never asserted.
+"""
+from __future__ import annotations
+
+import statistics
+import time
+from typing import List
+
+import numpy as np
+
+from . import versus_models as vm
+from .measure import Row, best_time, ms, us
+
+# (key, case, builder of (model, feeds) from the config, trips per run, target over ORT)
+def cases(cfg):
+    t, (o, i), steps = cfg["versus_trips"], cfg["versus_nested"], cfg["versus_lstm_steps"]
+    return [
+        ("v1", f"scalar counter Loop, {t:,} trips", lambda: vm.counter(t), t, 3.0),
+        ("v2", f"10-op body Loop, {t:,} trips", lambda: vm.ten_ops(t), t, None),
+        ("v3", f"cumulative-sum Scan, {t:,} rows", lambda: vm.cumsum(t), t, None),
+        ("v4", f"map-like Scan tanh(x_t W), {t:,} rows", lambda: vm.map_like(t), t, 1.0),
+        ("v5", f"elementwise map over an iterator, {t:,} rows", lambda: vm.elementwise_map(t),
+         t, 1.0),
+        ("v6", f"nested Loops {o} x {i}", lambda: vm.nested(o, i), o * i, 3.0),
+        ("v7", f"LSTM-like Scan, {steps:,} steps", lambda: vm.lstm_like(steps), steps, None),
+    ]
+
+
+def _timed(fn):
+    start = time.perf_counter()
+    value = fn()
+    return time.perf_counter() - start, value
+
+
+def _agree(a, b):
+    return all(np.allclose(np.asarray(x), np.asarray(y), rtol=1e-4, atol=1e-5)
+               for x, y in zip(a, b))
+
+
+def _session(model):
+    try:
+        import onnxruntime as ort
+    except ImportError:
+        return None
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = 1
+    options.inter_op_num_threads = 1
+    return ort.InferenceSession(model.SerializeToString(), options,
+                                providers=["CPUExecutionProvider"])
+
+
+def measure_case(model, feeds, repeats, reference_repeats):
+    """Median seconds of lazyloop, onnxruntime (None if absent) and the reference evaluator,
+    and whether their results agree."""
+    from onnx.reference import ReferenceEvaluator
+
+    from .. import onnx as ll_onnx
+    lowered = ll_onnx.lower(model)
+    session = _session(model)
+    t_ll, t_ort = [], []
+    got = want = None
+    for _ in range(repeats):
+        dt, out = _timed(lambda: ll_onnx.evaluate(lowered, feeds))
+        t_ll.append(dt)
+        got = list(out.values())
+        if session is not None:
+            dt, want = _timed(lambda: session.run(None, feeds))
+            t_ort.append(dt)
+    reference = ReferenceEvaluator(model)
+    t_ref = []
+    for _ in range(reference_repeats):
+        dt, ref_out = _timed(lambda: reference.run(None, feeds))
+        t_ref.append(dt)
+    agree = _agree(got, ref_out) and (want is None or _agree(got, want))
+    med = statistics.median
+    return med(t_ll), (med(t_ort) if t_ort else None), med(t_ref), agree
+
+
+def bench_versus(cfg) -> List[Row]:
+    try:
+        import onnx  # noqa: F401
+    except ImportError:
+        return [Row("v", "lazyloop vs onnxruntime", "skipped", "onnx is not installed")]
+    rows = []
+    for key, case, build, trips, target in cases(cfg):
+        model, feeds = build()
+        t_ll, t_ort, t_ref, agree = measure_case(model, feeds, cfg["versus_repeats"],
+                                                 cfg["versus_reference_repeats"])
+        note = ("" if agree else "RESULTS DIFFER; ") + (
+            f"{t_ref / t_ll:.1f}x faster than the ReferenceEvaluator "
+            f"({us(t_ref / trips)}/trip)")
+        if t_ort is None:
+            rows.append(Row(key, case, f"{us(t_ll / trips)}/trip",
+                            f"{us(t_ref / trips)}/trip ReferenceEvaluator", t_ll / t_ref, None,
+                            note="onnxruntime is not installed"))
+            continue
+        rows.append(Row(key, case, f"{us(t_ll / trips)}/trip",
+                        f"{us(t_ort / trips)}/trip onnxruntime", t_ll / t_ort, target, note=note,
+                        values=dict(lazyloop_s=t_ll, onnxruntime_s=t_ort, reference_s=t_ref,
+                                    trips=trips, agree=bool(agree))))
+    rows.append(bench_fixed_point())
+    rows.append(bench_programs(cfg.get("versus_programs", 100)))
+    return rows
+
+
+def bench_programs(count: int) -> Row:
+    """Generated core programs (the campaigns' oracle work) evaluated per second: the fast
+    path against the reference evaluator, on the same `count` programs."""
+    try:
+        from hypothesis import HealthCheck, given, settings
+
+        from ..strategies import networks
+    except ImportError:
+        return Row("v9", "generated programs per second", "skipped", "hypothesis is not installed")
+    from ..core.errors import LazyLoopError
+    from ..core.evaluate import evaluate, run
+    programs = []
+
+    @settings(max_examples=count, database=None, derandomize=True, deadline=None,
+              suppress_health_check=list(HealthCheck))
+    @given(networks())
+    def collect(program):
+        programs.append(program)
+
+    collect()
+
+    def through(fn):
+        def all_programs():
+            for program in programs:
+                try:
+                    fn(program.net, program.feeds)
+                except LazyLoopError:
+                    pass
+        return best_time(all_programs, 3)  # garbage collection off, as for every timing
+
+    through(evaluate)  # compiles every plan once (cached on the network), for both sides
+    t_ref = through(lambda net, feeds: run(net, feeds, trace=False))
+    t_fast = through(evaluate)
+    n = len(programs)
+    return Row("v9", f"{n} generated core programs (campaign oracle work)",
+               f"{n / t_fast:,.0f} programs/s", f"{n / t_ref:,.0f} programs/s ll.run (no trace)",
+               t_ref / t_fast, None, higher=True,
+               values=dict(programs=n, evaluate_s=t_fast, run_s=t_ref))
+
+
+def bench_fixed_point() -> Row:
+    """A Loop of M = 2^63-1 trips whose carried value is a fixed point after ten trips:
+    answered at once (`laziness/fixed-point`); no trip-by-trip runtime can run it."""
+    from .. import onnx as ll_onnx
+    model, feeds = vm.fixed_point()
+    lowered = ll_onnx.lower(model)
+    times = []
+    for _ in range(3):
+        dt, out = _timed(lambda: ll_onnx.evaluate(lowered, feeds))
+        times.append(dt)
+    t = statistics.median(times)
+    value = float(np.asarray(list(out.values())[0]))
+    return Row("v8", "Loop M=2^63-1 reaching a fixed point", ms(t), "1.0 ms", t / 1e-3, 10.0,
+               note=f"y = {value:g} (expected 10); onnxruntime and the ReferenceEvaluator "
+                    "would run 2^63-1 trips (not run)",
+               values=dict(lazyloop_s=t, y=value))

@@ -1,0 +1,185 @@
+"""The static demand analysis behind the fast path (`laziness/dead`, `stream/order`).
+
+For a loop whose demand does not depend on values, which elements are needed is known before
+it runs, as a function of the trip count n: *prefix* demands (every index below n + p) and
+*point* demands (the index n + q); a recurrence that feeds itself turns a point demand into a
+prefix one. `Demand` works this out once per loop of a plan; `lazyloop.core.schedule` runs it.
+"""
+from __future__ import annotations
+
+import functools
+from collections import deque
+from typing import Dict, Optional
+
+from .enums import LoopOutput
+from .plan import IfOutput, LoopOut, Map, Plan, Project, Recurrence, Undefined
+
+
+class NotStatic(Exception):
+    """The loop's demand depends on values; the reference evaluator runs it."""
+
+
+class Fallback(Exception):
+    """A value the schedule does not handle (an undefined position) reached the loop."""
+
+
+def same_trip_inputs(node):
+    """(input id, index offset) pairs a node's element reads inside its own loop."""
+    if isinstance(node, Map):
+        return [(a, 0) for a in node.args if a is not None]
+    if isinstance(node, Project):
+        return [(node.call, 0)]
+    if isinstance(node, Recurrence):
+        return [(node.next, -1)]
+    return []
+
+
+class Demand:
+    """The static demand analysis of one loop.
+
+    `certain[k]`: stream k is needed at every index below n + certain[k], however the loop
+    stops. `prefix[k]`: the same with the WHILE input's demand added (`trip/both`: when a COUNT
+    stops the loop, X_n of the WHILE input is not forced, so neither is what only it reads).
+    `points[k]`: offsets q of single indices n + q needed (LAST_VALUE reads n)."""
+
+    def __init__(self, plan: Plan, loop: str):
+        self.plan = plan
+        self.loop = plan.loops[loop]
+        self.members = {k: n for k, n in plan.nodes.items() if n.scope == loop}
+        for node in self.members.values():
+            if isinstance(node, (IfOutput, LoopOut)):
+                raise NotStatic(f"{loop} contains {node!r}")
+            if isinstance(node, Recurrence) and isinstance(plan.nodes.get(node.init), Undefined):
+                raise NotStatic(f"{loop} carries an undefined start")
+        if self.loop.count is None and self.loop.while_ is None:
+            raise NotStatic(f"{loop} has no trip limit")
+        self.edges = {k: [(r, o) for r, o in same_trip_inputs(n) if r in self.members]
+                      for k, n in self.members.items()}
+        prefix, points = self.output_roots()
+        self.certain, self.points = self.solve(prefix, points)
+        cond = self.loop.while_
+        if cond is not None and self.local(cond):
+            prefix[cond] = 1
+        self.prefix, _ = self.solve(prefix, points)
+
+    def local(self, ref):
+        return ref in self.members
+
+    def output_roots(self):
+        """CONCATENATE and REVERSE read indices 0..n-1 of their input; LAST_VALUE reads n."""
+        prefix, points = {}, {}
+        for out_id in self.loop.outputs:
+            out = self.plan.nodes[out_id]
+            if not self.local(out.source):
+                continue
+            if out.kind is LoopOutput.LAST_VALUE:
+                points.setdefault(out.source, set()).add(0)
+            else:
+                prefix[out.source] = 0
+        return prefix, points
+
+    def solve(self, roots_prefix, roots_points):
+        """Propagate demands to a fixed point: element k of a map needs element k of its
+        inputs, element k of a recurrence element k-1 of its next value. Point demands that run
+        down a recurrence cycle become prefix demands."""
+        # a point demand goes one index down only through a recurrence: deeper than twice
+        # the number of recurrences, its chain has gone round a recurrence cycle
+        depth = 2 * sum(isinstance(n, Recurrence) for n in self.members.values()) + 4
+        found: Dict[str, Optional[int]] = dict(roots_prefix)
+        for _ in range(4 * len(self.members) + 8):
+            prefix = {k: found.get(k) for k in self.members}
+            points = {k: set(roots_points.get(k, ())) for k in self.members}
+            self.propagate(prefix, points, depth)
+            deep = False
+            for k, qs in points.items():
+                if qs and min(qs) <= -depth + 1:
+                    top = self.contiguous_top(qs, depth)
+                    if top is None:
+                        raise NotStatic(f"stream {k} is demanded at a pattern of indices "
+                                        "the schedule does not model")
+                    if found.get(k) is None or top + 1 > found[k]:
+                        found[k] = top + 1
+                        deep = True
+            if not deep:
+                return prefix, {k: {q for q in qs if prefix[k] is None or q >= prefix[k]}
+                                for k, qs in points.items()}
+        raise NotStatic("the demand analysis did not settle")
+
+    def propagate(self, prefix, points, depth):
+        """A worklist: only a stream whose demand grew passes on what grew."""
+        fresh = {k: set(qs) for k, qs in points.items() if qs}
+        work = deque(k for k in self.members if prefix[k] is not None or k in fresh)
+        queued = set(work)
+        while work:
+            k = work.popleft()
+            queued.discard(k)
+            p, qs = prefix[k], fresh.pop(k, ())
+            for ref, off in self.edges[k]:
+                grew = False
+                if p is not None and (prefix[ref] is None or p + off > prefix[ref]):
+                    prefix[ref] = p + off
+                    grew = True
+                new = {q + off for q in qs if q + off >= -depth} - points[ref]
+                if new:
+                    points[ref] |= new
+                    fresh.setdefault(ref, set()).update(new)
+                    grew = True
+                if grew and ref not in queued:
+                    work.append(ref)
+                    queued.add(ref)
+
+    @staticmethod
+    def contiguous_top(qs, depth):
+        """When a point set reaches the depth bound through a run of consecutive offsets,
+        every index below the top of that run is demanded: the top, else None."""
+        q = -depth + 1
+        if q not in qs and q - 1 not in qs:
+            return None
+        q = max(x for x in (q, q - 1) if x in qs)
+        run = 0
+        while q + 1 in qs:
+            q += 1
+            run += 1
+        return q if run >= depth // 2 else None
+
+    def order(self, group, prefix):
+        """Members of one phase, each after the same-step elements it reads."""
+        done, out = set(), []
+        for start in group:
+            stack = [(start, False)]
+            while stack:
+                k, expanded = stack.pop()
+                if k in done:
+                    continue
+                if expanded:
+                    done.add(k)
+                    out.append(k)
+                    continue
+                stack.append((k, True))
+                for ref, off in same_trip_inputs(self.members[k]):
+                    if ref in group and ref not in done and prefix[ref] == prefix[k] + off:
+                        stack.append((ref, False))
+        return out
+
+    @functools.cached_property
+    def window(self):
+        """How many indices below the current trip a stream's elements are kept: as deep as
+        any scheduled reader reads. A stream is computed at index i + f on trip i (f = 0 in
+        the WHILE cone, else its `certain` offset) and reads its inputs at that index plus the
+        edge's offset; the outputs read n + q after the loop, and what those need one below."""
+        deepest = max([-q for qs in self.points.values() for q in qs] + [0])
+        lowest = -1  # the WHILE cone reads one trip back on demand
+        for k in self.members:
+            f = 0 if (self.prefix[k] or -1) >= 1 else self.certain[k]
+            if f is not None:
+                lowest = min([lowest] + [f + off for _, off in self.edges[k]])
+        return max(deepest + 1, -lowest)
+
+    @functools.cached_property
+    def phases(self):
+        """The schedule's two phases, derived once: A, once trip i may run, the WHILE
+        input's cone at i (what it reads one trip back is forced on demand); B, once trip i
+        runs, what the outputs need."""
+        members = self.members
+        return (self.order([k for k in members if (self.prefix[k] or -1) >= 1], self.prefix),
+                self.order([k for k in members if self.certain[k] is not None], self.certain))

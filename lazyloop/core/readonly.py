@@ -1,0 +1,68 @@
+"""`stream/memo` on the fast path: which elements must be marked read-only.
+
+A memoised element is never written to. The reference machine marks every array element
+read-only when it stores it (`flags.writeable = False`), so that no kernel can corrupt a
+value another stream will read. Marking costs about as much as a small numpy call, so the
+schedule marks only the elements that can reach a kernel that might write to its inputs.
+
+An element reaches the kernels of the streams that read it; through a recurrence (whose
+elements are its next value's elements, the same objects) and through a kernel that returns
+its input itself (ONNX Identity), it also reaches their readers. A kernel *reads only* when it
+is a numpy ufunc (which writes only to an `out=` it is not given) or says so
+(`fn.reads_only`, set by frontends on kernels bound straight to numpy). Loop outputs need no
+marking here: the machine marks a LAST_VALUE element when it stores it, and CONCATENATE
+stacks copies. Every other element -- one read by any other kernel -- is marked, as before.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .plan import Map, Recurrence
+
+
+def reads_only(fn) -> bool:
+    """The kernel never writes to its arguments."""
+    return isinstance(fn, np.ufunc) or getattr(fn, "reads_only", False)
+
+
+def passes_input(fn) -> bool:
+    """The kernel may return one of its arguments itself (not a copy)."""
+    return getattr(fn, "passes_input", False)
+
+
+def unmarked_streams(demand) -> frozenset:
+    """The loop's streams whose elements no possibly-writing kernel reads (derived once)."""
+    key = ("unmarked", demand.loop.name)
+    derived = demand.plan.derived
+    if key not in derived:
+        derived[key] = _unmarked(demand.members)
+    return derived[key]
+
+
+def _unmarked(members) -> frozenset:
+    readers = {k: [] for k in members}
+    for nid, node in members.items():
+        if isinstance(node, Map):
+            for arg in node.args:
+                if arg in readers:
+                    readers[arg].append(nid)
+        elif isinstance(node, Recurrence) and node.next in readers:
+            readers[node.next].append(nid)
+
+    def writes(reader):
+        node = members[reader]
+        return isinstance(node, Map) and not reads_only(node.fn)
+
+    def carries(reader):
+        node = members[reader]
+        return isinstance(node, Recurrence) or (isinstance(node, Map) and passes_input(node.fn))
+
+    marked = {k for k in members if any(writes(r) for r in readers[k])}
+    changed = True
+    while changed:  # what reaches a marked stream unchanged is marked too
+        changed = False
+        for k in members:
+            if k not in marked and any(carries(r) and r in marked for r in readers[k]):
+                marked.add(k)
+                changed = True
+    return frozenset(k for k in members if k not in marked)

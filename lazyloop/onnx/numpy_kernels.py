@@ -1,0 +1,167 @@
+"""ONNX kernels bound straight to numpy, where the reference kernel adds nothing but checks.
+
+Rule `onnx/node` says a node is ONNX's reference kernel. For the ops below that kernel is one
+numpy call wrapped in checks (the inputs' dtypes agree, the output has the input's dtype)
+and in a few layers of dispatch (`run`, `_run`, `_check_and_fix_outputs`). Here the same
+numpy call is made directly, the checks are made inline, and anything else -- a dtype the
+checks refuse, an input that is not an array, numpy raising -- is handed to the reference
+kernel's own bound call, so that the value or the error is exactly the reference's
+(DESIGN §7: bind kernels once, re-validate nothing per trip).
+
+Identity returns its input itself instead of the reference's copy: stream elements are
+never written to (`stream/memo`), so sharing one is safe.
+
+Each bound function returns the usual 1-tuple and carries `.single`, the same function
+returning the value alone, which the plan calls for one-output layers (one frame fewer).
+"""
+from __future__ import annotations
+
+from typing import Callable, Optional
+
+import numpy as np
+
+from ..core.batch import NotBatchable, elementwise
+
+_ndarray = np.ndarray
+
+
+def _sigmoid():
+    from onnx.reference.ops.op_sigmoid import sigmoid
+    return sigmoid
+
+
+def _matmul():
+    from onnx.reference.ops.op_matmul import numpy_matmul
+    return numpy_matmul
+
+
+# op type -> numpy function whose output must keep the input's dtype (OpRunUnaryNum)
+SAME_DTYPE_UNARY = {"Abs": np.absolute, "Neg": np.negative, "Tanh": np.tanh,
+                    "Floor": np.floor, "Ceil": np.ceil, "Sin": np.sin, "Cos": np.cos,
+                    "Sign": np.sign}
+# op type -> numpy function whose output the reference casts back to the input's dtype
+CAST_BACK_UNARY = {"Exp": np.exp, "Relu": lambda x: np.maximum(x, 0)}
+# op type -> binary numpy function, inputs of one dtype, output of that dtype (OpRunBinaryNum)
+SAME_DTYPE_BINARY = {"Max": np.maximum, "Min": np.minimum}
+# op type -> binary numpy function, inputs of one dtype (OpRunBinary, comparisons)
+BOOL_BINARY = {"Equal": np.equal, "Less": np.less, "Greater": np.greater,
+               "LessOrEqual": np.less_equal, "GreaterOrEqual": np.greater_equal,
+               "And": np.logical_and, "Or": np.logical_or, "Xor": np.logical_xor}
+
+
+def with_single(single: Callable, where: str, reads_only=False, passes_input=False):
+    """The kernel as a function layer calls it (a 1-tuple), with its one-value form
+    `.single`; `reads_only`: it never writes its arguments; `passes_input`: it may return
+    one of them itself (see lazyloop.core.readonly)."""
+    def call(*args):
+        return (single(*args),)
+    call.single = single
+    for f in (call, single):
+        f.reads_only, f.passes_input = reads_only, passes_input
+        f.__qualname__ = f"kernel[{where}]"
+    return call
+
+
+def same_dtype(result, first):
+    if result.dtype != first.dtype:
+        raise NotBatchable("the reference kernel refuses a change of dtype")
+    return result
+
+
+def cast_back(result, first):
+    return result.astype(first.dtype)
+
+
+def one_dtype(batched):
+    """A binary kernel's batched form, for arguments of one dtype (the reference checks)."""
+    def call(args, flags):
+        if any(a.dtype != args[0].dtype for a in args):
+            raise NotBatchable("arguments of different dtypes")
+        return batched(args, flags)
+    return call
+
+
+def matmul_batched(matmul):
+    """MatMul of stacked vectors or matrices by one matrix, as a stack of products, each
+    made as the kernel makes it per element (numpy's matmul runs one BLAS product per
+    stacked item; one product of the stacked rows would sum in another order); nothing else
+    batches."""
+    def batched(args, flags):
+        a, b = args
+        if flags != (True, False) or a.ndim not in (2, 3) or b.ndim != 2 or a.dtype != b.dtype:
+            raise NotBatchable("MatMul batches only stacked vectors or matrices by a matrix")
+        result = np.matmul(a[:, None, :], b)[:, 0, :] if a.ndim == 2 else np.matmul(a, b)
+        return result if result.dtype == a.dtype else result.astype(a.dtype)
+    return batched
+
+
+def unary(fct, slow, cast_back: bool):
+    asarray = np.asarray
+
+    def single(x):
+        if type(x) is _ndarray:
+            try:
+                r = fct(x)
+            except Exception:  # noqa: BLE001 -- the reference kernel reports it
+                return slow(x)[0]
+            if type(r) is not _ndarray:
+                r = asarray(r)
+            if cast_back:
+                return r.astype(x.dtype)
+            if r.dtype == x.dtype:
+                return r
+        return slow(x)[0]
+    return single
+
+
+def binary(fct, slow, same_dtype_out: bool):
+    asarray = np.asarray
+
+    def single(a, b):
+        if type(a) is _ndarray and type(b) is _ndarray and a.dtype == b.dtype:
+            try:
+                r = fct(a, b)
+            except Exception:  # noqa: BLE001
+                return slow(a, b)[0]
+            if type(r) is not _ndarray:
+                r = asarray(r)
+            if not same_dtype_out or r.dtype == a.dtype:
+                return r
+        return slow(a, b)[0]
+    return single
+
+
+def identity(slow):
+    def single(a):
+        """Identity: an array element itself (elements are read-only: no copy needed)."""
+        return a if type(a) is _ndarray else slow(a)[0]
+    return single
+
+
+def direct(op_type: str, arity: int, slow: Callable, where: str) -> Optional[Callable]:
+    """The direct binding of a default-domain node with `arity` inputs, or None; with its
+    batched form (lazyloop.core.batch) where one gives the same values."""
+    single = batched = None
+    if op_type == "Identity" and arity == 1:
+        single, batched = identity(slow), elementwise(lambda x: x)
+    elif arity == 1 and op_type in SAME_DTYPE_UNARY:
+        fct = SAME_DTYPE_UNARY[op_type]
+        single, batched = unary(fct, slow, False), elementwise(fct, same_dtype)
+    elif arity == 1 and op_type in CAST_BACK_UNARY:
+        fct = CAST_BACK_UNARY[op_type]
+        single, batched = unary(fct, slow, True), elementwise(fct, cast_back)
+    elif arity == 1 and op_type == "Sigmoid":
+        single, batched = unary(_sigmoid(), slow, True), elementwise(_sigmoid(), cast_back)
+    elif arity == 2 and op_type in SAME_DTYPE_BINARY:
+        fct = SAME_DTYPE_BINARY[op_type]
+        single, batched = binary(fct, slow, True), one_dtype(elementwise(fct, same_dtype))
+    elif arity == 2 and op_type == "MatMul":
+        single, batched = binary(_matmul(), slow, True), matmul_batched(_matmul())
+    elif arity == 2 and op_type in BOOL_BINARY:
+        fct = BOOL_BINARY[op_type]
+        single, batched = binary(fct, slow, False), one_dtype(elementwise(fct))
+    if single is None:
+        return None
+    call = with_single(single, where, reads_only=True, passes_input=op_type == "Identity")
+    call.batched = single.batched = batched
+    return call

@@ -1,0 +1,286 @@
+"""Batched map streams (lazyloop/core/batch.py): the fast path computes the demanded elements
+of iterator-only streams in one kernel call, and still returns the reference evaluator's
+values bit for bit, forces exactly its elements, and reports its errors (rules: stream/map,
+iterator/forward, iterator/bounds, laziness/dead)."""
+import numpy as np
+import pytest
+from hypothesis import given, settings
+
+import lazyloop as ll
+from lazyloop.core import batch
+from lazyloop.core.evaluate import Machine, check_feeds
+from lazyloop.core.plan import compile_network
+from lazyloop.core.undefined import split
+from lazyloop.strategies import networks
+from nets import SUM, concat, const, last
+
+PROD, MAX = ll.ElementWiseOperation.PROD, ll.ElementWiseOperation.MAX
+
+
+@pytest.fixture
+def installs(monkeypatch):
+    """How many runs of a loop were batched."""
+    count = []
+    real = batch.install
+
+    def spy(schedule, batches):
+        count.append(sorted(batches))
+        return real(schedule, batches)
+    monkeypatch.setattr(batch, "install", spy)
+    return count
+
+
+def both(net, feeds):
+    """(reference Evaluation, fast values, the (stream, index) pairs the schedule forced,
+    {loop: its demand analysis} for the loops the schedule ran)."""
+    plan = compile_network(net)
+    reference = ll.run(plan, feeds)
+    machine = Machine(plan, check_feeds(plan, feeds), fast=True)
+    machine.fast_record = []
+    values = {name: split(machine.demand(nid))[0] for name, nid in plan.outputs}
+    ran = {loop: d for loop, d in machine._demands.items() if d is not None}
+    return reference, values, machine.fast_record, ran
+
+
+def agree(net, feeds):
+    reference, values, record, ran = both(net, feeds)
+    for name, want in reference.outputs.items():
+        got = np.asarray(values[name])
+        assert got.dtype == want.dtype and got.tobytes() == np.ascontiguousarray(want).tobytes()
+    assert len(record) == len(set(record))  # stream/memo
+    for loop in ran:  # the loops the schedule ran (nested ones: per outer element)
+        forced = {r if len(r) == 3 else r + ((),) for r in record if r[0] in ran[loop].members}
+        assert forced == {(e.stream, e.index, e.activation) for e in reference.trace
+                          if e.loop == loop}
+    return reference
+
+
+def map_loop(x_shape, axis=0, reverse=False, trips=None, kind=ll.LoopOutput.CONCATENATE,
+             pad=0, invariant=None):
+    """y_t = max(x_t * w, x_t + w) over an iterator of x; CONCATENATE (or REVERSE) of y."""
+    net = ll.Network("onnx")  # numpy broadcasting between ranks
+    x = net.add_input("x", ll.float32, x_shape)
+    extent = x_shape[axis]
+    trips = extent if trips is None else trips
+    loop = net.add_loop()
+    loop.add_trip_limit(const(net, trips, np.int32), ll.TripLimit.COUNT)
+    e = loop.add_iterator(x, axis=axis, reverse=reverse).get_output(0)
+    w = const(net, np.float32(1.5) if invariant is None else invariant)
+    a = net.add_elementwise(e, w, PROD).get_output(0)
+    b = net.add_elementwise(e, w, SUM).get_output(0)
+    y = net.add_elementwise(a, b, MAX).get_output(0)
+    net.mark_output(concat(net, loop, y, trips + pad, kind=kind))
+    return net
+
+
+rng = np.random.default_rng(0)
+
+
+@pytest.mark.parametrize("axis,reverse,kind,pad", [
+    (0, False, ll.LoopOutput.CONCATENATE, 0), (1, False, ll.LoopOutput.CONCATENATE, 2),
+    (0, True, ll.LoopOutput.REVERSE, 1), (2, True, ll.LoopOutput.CONCATENATE, 0)])
+def test_batched_maps_equal_the_reference(installs, axis, reverse, kind, pad):
+    # rule: stream/map, iterator/forward, iterator/reverse, output/concat, output/reverse
+    x = rng.standard_normal((5, 4, 3)).astype(np.float32)
+    net = map_loop(x.shape, axis, reverse, kind=kind, pad=pad)
+    reference = agree(net, {"x": x})
+    assert installs, "the loop was not batched"
+    # by hand, for the defined part: y_t = max(1.5 x_t, x_t + 1.5), stacked on a new axis 0
+    rows = np.flip(x, axis) if reverse else x
+    want = np.stack([np.maximum(r * 1.5, r + 1.5) for r in np.moveaxis(rows, axis, 0)])
+    if kind is ll.LoopOutput.REVERSE:
+        want = want[::-1]
+    got = list(reference.outputs.values())[0]
+    np.testing.assert_array_equal(got[:len(want)], want)
+
+
+def test_invariants_of_higher_rank_broadcast_as_one_by_one(installs):
+    # rule: stream/map -- scalar elements against a [3] invariant give [3] elements
+    x = rng.standard_normal(6).astype(np.float32)
+    net = map_loop(x.shape, invariant=np.array([1.0, -2.0, 0.5], np.float32))
+    reference = agree(net, {"x": x})
+    assert installs
+    w = np.array([1.0, -2.0, 0.5], np.float32)
+    want = np.stack([np.maximum(v * w, v + w) for v in x])  # by hand
+    np.testing.assert_array_equal(list(reference.outputs.values())[0], want)
+
+
+def test_out_of_bounds_demand_is_not_batched_and_reported(installs):
+    # rule: iterator/bounds -- 6 trips over 5 rows: element 5 fails, as in the reference
+    net = map_loop((5, 2), trips=6)
+    x = {"x": np.zeros((5, 2), np.float32)}
+    for evaluate in (ll.evaluate, ll.run):
+        with pytest.raises(ll.IteratorOutOfBounds):
+            evaluate(net, x)
+
+
+def test_a_failing_kernel_is_reported_as_the_reference_reports_it(installs):
+    # rule: stream/map -- a kernel that refuses element 2 fails both paths alike
+    def picky(v):
+        if float(v[0]) == 2.0:
+            raise ValueError("two")
+        return (v * 2,)
+    picky.batched = batch.elementwise(lambda v: v * 2)  # its batched form cannot see it
+    net = ll.Network("onnx")
+    x = net.add_input("x", ll.float32, (4, 1))
+    loop = net.add_loop()
+    loop.add_trip_limit(const(net, 4, np.int32), ll.TripLimit.COUNT)
+    e = loop.add_iterator(x).get_output(0)
+    y = net.add_function(picky, [e], [ll.TensorType(ll.float32, (1,))], op="Picky")
+    net.mark_output(concat(net, loop, y.get_output(0), 4))
+    for evaluate in (ll.evaluate, ll.run):
+        with pytest.raises(ll.EvaluationError) as info:
+            evaluate(net, {"x": np.arange(4, dtype=np.float32).reshape(4, 1)})
+        assert info.value.rule == "stream/map"
+
+
+def test_matmul_batches_as_vector_products():
+    # rule: onnx/node, stream/map -- per row tanh(x_t W) as a Scan, batched and not
+    pytest.importorskip("onnx")
+    import lazyloop.onnx as lo
+    from lazyloop.bench.versus_models import map_like
+    model, feeds = map_like(50)
+    got = lo.evaluate(model, feeds)["y"]
+    ref = lo.run(model, feeds).outputs["y"]
+    assert got.tobytes() == ref.tobytes()
+    w = np.asarray([t for t in model.graph.initializer if t.name == "W"][0].float_data or
+                   np.frombuffer(model.graph.initializer[0].raw_data, np.float32)).reshape(16, 16)
+    np.testing.assert_allclose(got, np.tanh(feeds["x"] @ w), rtol=1e-5, atol=1e-6)
+
+
+@given(networks())
+def test_fast_path_with_batches_equals_the_reference(program):
+    # rule: stream/map, laziness/dead -- on generated programs (batched where they can be)
+    agree(program.net, program.feeds)
+
+
+def test_batched_onnx_scans_equal_the_reference():
+    # rule: onnx/scan9, stream/map -- generated ONNX Scans, fast path against reference
+    pytest.importorskip("onnx")
+    import lazyloop.onnx as lo
+    from lazyloop.strategies.onnx_scan import onnx_scans
+
+    @settings(max_examples=25, database=None, deadline=None)
+    @given(onnx_scans())
+    def check(program):
+        try:
+            ref = lo.run(program.model, program.feeds)
+        except ll.LazyLoopError as error:
+            with pytest.raises(type(error)):
+                lo.evaluate(program.model, program.feeds)
+            return
+        got = lo.evaluate(program.model, program.feeds)
+        for name, want in ref.outputs.items():
+            value = np.asarray(got[name])
+            assert value.dtype == want.dtype and value.shape == want.shape
+            assert np.array_equal(value, want, equal_nan=True), name
+
+    check()
+
+
+# -- generated map programs: chains of elementwise and unary layers over iterators -----------
+
+from hypothesis import strategies as st  # noqa: E402
+from hypothesis.extra import numpy as hnp  # noqa: E402
+
+BINARY = [ll.ElementWiseOperation.SUM, ll.ElementWiseOperation.SUB, PROD, MAX,
+          ll.ElementWiseOperation.MIN, ll.ElementWiseOperation.DIV, ll.ElementWiseOperation.LESS]
+UNARY = [ll.UnaryOperation.ABS, ll.UnaryOperation.NEG, ll.UnaryOperation.EXP,
+         ll.UnaryOperation.SIN, ll.UnaryOperation.FLOOR]
+
+
+@st.composite
+def map_programs(draw):
+    """A COUNT loop over 1-2 iterators of float32 inputs, a chain of 1-5 elementwise/unary
+    layers mixing them with invariants, some streams stacked, one read as LAST_VALUE of a
+    recurrence (so that some loops batch wholly and some only in part)."""
+    shape = draw(hnp.array_shapes(min_dims=1, max_dims=3, min_side=1, max_side=4))
+    axis = draw(st.integers(0, len(shape) - 1))
+    extent = shape[axis]
+    trips = draw(st.integers(0, extent + 1))  # one past the extent: iterator/bounds
+    net = ll.Network()
+    elem = tuple(d for k, d in enumerate(shape) if k != axis)
+    floats = st.floats(-3, 3, width=32)
+    feeds, streams = {}, []
+    loop = net.add_loop()
+    loop.add_trip_limit(const(net, trips, np.int32), ll.TripLimit.COUNT)
+    for j in range(draw(st.integers(1, 2))):
+        x = net.add_input(f"x{j}", ll.float32, shape)
+        feeds[f"x{j}"] = draw(hnp.arrays(np.float32, shape, elements=floats))
+        streams.append(loop.add_iterator(x, axis=axis, reverse=draw(st.booleans())).get_output(0))
+    for _ in range(draw(st.integers(1, 5))):
+        a = draw(st.sampled_from(streams))
+        if draw(st.booleans()):
+            b = draw(st.sampled_from(streams + [None]))
+            if b is None:
+                b = const(net, draw(hnp.arrays(np.float32, elem, elements=floats)))
+            op = draw(st.sampled_from(BINARY))
+            if op is ll.ElementWiseOperation.LESS:
+                continue  # bool elements: kept out of the chain
+            t = net.add_elementwise(a, b, op).get_output(0)
+        else:
+            t = net.add_unary(a, draw(st.sampled_from(UNARY))).get_output(0)
+        streams.append(t)
+    for t in draw(st.lists(st.sampled_from(streams), min_size=1, max_size=2, unique=True)):
+        net.mark_output(concat(net, loop, t, trips + draw(st.integers(0, 1)),
+                               kind=draw(st.sampled_from(list(ll.LoopOutput)[1:]))))
+    if draw(st.booleans()):
+        rec = loop.add_recurrence(const(net, np.zeros(elem, np.float32)))
+        rec.set_input(1, net.add_elementwise(rec.get_output(0), streams[-1], SUM).get_output(0))
+        net.mark_output(last(loop, rec.get_output(0)))
+    return net, feeds
+
+
+@given(map_programs())
+def test_generated_map_programs_batch_exactly(program):
+    # rule: stream/map, iterator/forward, iterator/reverse, iterator/bounds, laziness/dead --
+    # same values bit for bit, same forced elements, same errors as the reference evaluator
+    net, feeds = program
+    try:
+        ll.run(net, feeds)
+    except ll.LazyLoopError as error:
+        with pytest.raises(type(error)):
+            ll.evaluate(net, feeds)
+        return
+    with np.errstate(all="ignore"):
+        agree(net, feeds)
+
+
+def test_generated_map_programs_do_batch(installs):
+    # rule: stream/map -- the law above is not vacuous: most of these programs batch
+
+    @settings(max_examples=40, database=None, derandomize=True, deadline=None)
+    @given(map_programs())
+    def run(program):
+        net, feeds = program
+        try:
+            ll.evaluate(net, feeds)
+        except ll.LazyLoopError:
+            pass
+
+    with np.errstate(all="ignore"):
+        run()
+    assert sum(any(not k.startswith("iterator") for k in b) for b in installs) >= 10
+
+
+def test_an_lstm_like_scan_batches_its_input_products_exactly(installs):
+    # rule: onnx/scan9, stream/map -- x_t @ Wx ([4, 32] elements by a matrix) is batched as
+    # stacked products; the recurrent part runs trip by trip; bit for bit the reference's
+    pytest.importorskip("onnx")
+    import lazyloop.onnx as lo
+    from lazyloop.bench.versus_models import lstm_like
+    model, feeds = lstm_like(12)
+    got = lo.evaluate(model, feeds)
+    ref = lo.run(model, feeds).outputs
+    assert any(len(b) >= 2 for b in installs)  # the iterator and the product at least
+    for name, want in ref.items():
+        assert np.asarray(got[name]).tobytes() == want.tobytes(), name
+
+
+def test_a_batch_over_the_memory_bound_is_not_made(installs, monkeypatch):
+    # rule: stream/map -- with the bound at 64 bytes, 5 elements of 4 x 3 float32 (48 bytes
+    # each) are computed one by one; the iterator (a view, no memory) still batches
+    monkeypatch.setattr(batch, "MAX_BATCH_BYTES", 64)
+    x = rng.standard_normal((5, 4, 3)).astype(np.float32)
+    agree(map_loop(x.shape), {"x": x})
+    assert installs and all(k.startswith("iterator") for b in installs for k in b)
