@@ -42,20 +42,22 @@ def subgraphs(attribute: AttributeProto):
     return []
 
 
-# Data propagation builds per-element vectors of shape values; fed a declared dimension past
-# this (no real shape vector is that long) ONNX's propagation spins, growing memory, and cannot
-# be interrupted. Such graphs are inferred without it (`stream/shape`).
-ABSURD_DIM = 2**31 - 1
+# Data propagation tracks the values of shape tensors, vectors as long as a rank. Fed a large
+# declared dimension, ONNX's propagation grows with it: a 4M-element carried state costs about
+# a second per graph, and 2**62 makes it spin, growing memory, uninterruptible. A graph with a
+# dimension past BIG_DIM (no shape vector is that long) is inferred without it (`stream/shape`);
+# the declared types still hold, and the kernels see the actual values.
+BIG_DIM = 2**20
 
 
-def has_absurd_dim(graph: onnx.GraphProto) -> bool:
-    """Whether a declared dimension of `graph` or of a subgraph inside it exceeds ABSURD_DIM."""
+def has_big_dim(graph: onnx.GraphProto) -> bool:
+    """Whether a declared dimension of `graph` or of a subgraph inside it exceeds BIG_DIM."""
     for vi in list(graph.input) + list(graph.output) + list(graph.value_info):
         shape = vi.type.tensor_type.shape if vi.type.HasField("tensor_type") else None
-        if shape is not None and any(d.HasField("dim_value") and abs(d.dim_value) > ABSURD_DIM
+        if shape is not None and any(d.HasField("dim_value") and abs(d.dim_value) > BIG_DIM
                                      for d in shape.dim):
             return True
-    return any(has_absurd_dim(g) for n in graph.node for a in n.attribute for g in subgraphs(a))
+    return any(has_big_dim(g) for n in graph.node for a in n.attribute for g in subgraphs(a))
 
 
 def infer_types(nodes, inputs: Dict[str, Optional[TypeProto]], outputs: Dict[str, Optional[TypeProto]],
@@ -109,7 +111,7 @@ def infer_types(nodes, inputs: Dict[str, Optional[TypeProto]], outputs: Dict[str
     model.ir_version = max(ir_version, 3)
     try:
         inferred = onnx.shape_inference.infer_shapes(model, check_type=False, strict_mode=False,
-                                                     data_prop=not has_absurd_dim(graph))
+                                                     data_prop=not has_big_dim(graph))
     except Exception:  # noqa: BLE001 -- inference is a help, not a judge: keep what is declared
         return known
     found = {vi.name: vi.type for vi in list(inferred.graph.value_info) + list(inferred.graph.output)}
