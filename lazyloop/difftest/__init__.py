@@ -33,14 +33,16 @@ child process), `comparing`, `subject` (what is generated), `report`, `checking`
 from __future__ import annotations
 
 # every public name of the former single module stays importable from the package, and so do
-# the two private ones used outside it (_worker_main, _error_key); __all__ is unchanged
-from .backends import (BACKENDS, LazyloopBackend, OnnxReferenceBackend, OnnxRuntimeBackend,
-                       OpenVinoBackend, TripCountPlusOne, Unsupported, backend, formats_of)
+# the private one used outside it (_error_key); __all__ is unchanged
+from .backends import (BACKENDS, LazyloopBackend, LoadFailed, OnnxReferenceBackend,
+                       OnnxRuntimeBackend, OpenVinoBackend, TractBackend, TripCountPlusOne,
+                       Unsupported, backend, formats_of, says_unsupported)
 from .cases import case_readme, write_case
 from .checking import REFUSING_READINGS, Checker, alternative_readings, check, throughput
 from .cli import EXIT_INTERNAL, cli_check
 from .comparing import DEFAULT_TOLERANCE, FLOAT_TOLERANCE, Difference, compare, tolerance
-from .isolation import BackendCrashed, Isolated, _worker_main
+from .isolation import BackendCrashed, BackendStartFailed, Isolated, resident_mb
+from .plugins import ENTRY_POINT_GROUP, BackendSpecError, make_backend
 from .report import (EVERY_PROGRAM_RULES, Disagreement, Outcome, Refusal, Report, _error_key,
                      summary_table)
 from .subject import (Invalid, NotExported, Refused, Subject, onnx_export_options,

@@ -67,6 +67,8 @@ class Disagreement:
     found_after: int = 0       # examples generated before the first instance
     occurrences: int = 1       # instances in the generation phase
     shrunk: bool = False
+    root_cause: tuple = ()     # grouping.root_cause of the minimal program
+    also_seen_as: tuple = ()   # other signatures with the same root cause
 
     @property
     def kind(self) -> str:
@@ -111,6 +113,11 @@ class Report:
     by_kind: Counter = attrs.Factory(Counter)
 
     @property
+    def ran(self) -> int:
+        """Programs the backend actually ran (not refused): agreements and disagreements."""
+        return self.agreements + self.instances
+
+    @property
     def unsupported_count(self) -> int:
         return sum(r.count for r in self.unsupported)
 
@@ -127,10 +134,11 @@ EVERY_PROGRAM_RULES = frozenset({"stream/shape", "stream/map", "stream/memo",
 def summary_table(report: Report) -> str:
     rows = [("backend", report.backend), ("seed", report.seed),
             ("programs generated", report.generated),
-            ("examples (run on the backend)", report.examples),
+            ("examples (given to the backend)", report.examples),
+            ("  ran (not refused)", report.ran),
             ("agreements", report.agreements),
             ("disagreeing examples", report.instances),
-            ("distinct disagreements", len(report.disagreements)),
+            ("distinct disagreements (root causes)", len(report.disagreements)),
             ("  explained by an ambiguity", sum(1 for d in report.disagreements if d.ambiguity)),
             ("unsupported (refused to load/compile)", report.unsupported_count),
             ("invalid for lazyloop (skipped)", report.invalid),
