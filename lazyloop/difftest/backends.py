@@ -186,7 +186,7 @@ class TractBackend:
     def run(self, model, feeds):
         inputs, outputs, runnable = self.load(model, feeds)
         try:
-            values = runnable.run([np.ascontiguousarray(feeds[n]) for n in inputs])
+            values = runnable.run([np.array(feeds[n], order="C") for n in inputs])
         except Exception as exc:
             raise _without_backtrace(exc) from None
         return {n: v.to_numpy() for n, v in zip(outputs, values)}

@@ -54,10 +54,8 @@ class Isolated:
     # -- the child's life -------------------------------------------------------------------
     def _start(self):
         import multiprocessing
-        ctx = multiprocessing.get_context("fork")
-        parent, child = ctx.Pipe()
-        self._proc = ctx.Process(target=_child_main, args=(child, self._factory), daemon=True)
-        self._proc.start()
+        parent, child = multiprocessing.Pipe()
+        self._proc = _Child.fork(_child_main, child, self._factory)
         child.close()
         self._conn = parent
         try:
@@ -150,6 +148,53 @@ class Isolated:
         code = proc.exitcode
         self._kill()
         return f"the backend's process died ({_describe_exit(code)})"
+
+
+class _Child:
+    """A forked child process (os.fork: works inside daemonic processes such as Dask's
+    workers, where multiprocessing refuses to start children)."""
+
+    def __init__(self, pid: int):
+        self.pid, self.exitcode = pid, None
+
+    @classmethod
+    def fork(cls, target, *args) -> "_Child":
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover -- the child
+            code = 0
+            try:
+                target(*args)
+            except BaseException:
+                code = 1
+            finally:
+                os._exit(code)
+        return cls(pid)
+
+    def _reap(self, flags: int) -> None:
+        if self.exitcode is not None:
+            return
+        try:
+            pid, status = os.waitpid(self.pid, flags)
+        except ChildProcessError:
+            self.exitcode = -1
+            return
+        if pid:
+            self.exitcode = os.waitstatus_to_exitcode(status)
+
+    def is_alive(self) -> bool:
+        self._reap(os.WNOHANG)
+        return self.exitcode is None
+
+    def join(self, timeout=None) -> None:
+        deadline = time.monotonic() + (timeout if timeout is not None else 1e9)
+        while self.is_alive() and time.monotonic() < deadline:
+            time.sleep(0.01)
+
+    def kill(self) -> None:
+        import signal
+        if self.is_alive():
+            os.kill(self.pid, signal.SIGKILL)
+            self._reap(0)
 
 
 def resident_mb(pid: int):
