@@ -7,14 +7,16 @@ import os
 import numpy as np
 
 from .backends import _onnx_bytes
-from .report import Disagreement
+from .report import EVERY_PROGRAM_RULES, Disagreement
+from .repro import spec_text, versions, write_repro
 
 
-def write_case(directory: str, name: str, d: Disagreement) -> str:
+def write_case(directory: str, name: str, d: Disagreement, report=None) -> str:
     """One disagreement as an ONNX backend-test case: <name>/model.onnx (or model.xml/.bin
     for OpenVINO models), test_data_set_0/input_N.pb and output_N.pb (lazyloop's expected
     values; undefined positions hold lazyloop's fill and are listed in README.md), and a
-    README.md saying what differs."""
+    README.md saying what differs; with the campaign's `report`, also repro.py (repro.py)
+    and the facts an upstream issue needs."""
     from onnx import numpy_helper
     case = os.path.join(directory, name)
     data = os.path.join(case, "test_data_set_0")
@@ -37,7 +39,28 @@ def write_case(directory: str, name: str, d: Disagreement) -> str:
                       numpy_helper)
     with open(os.path.join(case, "README.md"), "w", encoding="utf-8") as f:
         f.write(case_readme(name, d))
+        if report is not None:
+            f.write(upstream_section(report, d))
+    if report is not None:
+        write_repro(case, report.backend, d)
     return case
+
+
+def upstream_section(report, d: Disagreement) -> str:
+    """Backend and versions, seed, root cause, rules with their spec text, how to rerun."""
+    lines = ["## For an upstream issue", "",
+             f"- backend: `{report.backend}`; versions: " + ", ".join(
+                 f"{k} {v}" for k, v in versions(report.backend).items()),
+             f"- found by `lazyloop check --backend {report.backend} --seed {report.seed}` "
+             f"(program {d.found_after})",
+             f"- root cause key: `{d.root_cause!r}`",
+             "- reproduce without lazyloop: `python repro.py` (numpy, onnx and the backend's "
+             "package)", ""]
+    for rule in sorted(r for r in d.rules if r not in EVERY_PROGRAM_RULES):
+        text = spec_text(rule)
+        if text:
+            lines += [f"From lazyloop's specification (spec/):", "", text, ""]
+    return "\n".join(lines) + "\n"
 
 
 def _write_tensor(path, value, name, numpy_helper):
