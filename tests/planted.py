@@ -25,3 +25,77 @@ class AbortsOnScan:
         if any(n.op_type == "Scan" for n in model.graph.node):
             os.abort()
         return self.inner.run(model, feeds)
+
+
+class ZeroScans:
+    """Two planted faults in one backend: every Loop runs one trip too many, and every
+    Scan's outputs come back as zeros."""
+
+    name = "two-faults"
+    format = "onnx"
+    formats = ("onnx",)
+
+    def __init__(self):
+        self.loops = dt.TripCountPlusOne(dt.backend("lazyloop"))
+
+    def run(self, model, feeds):
+        import numpy as np
+        out = self.loops.run(model, feeds)
+        if any(n.op_type == "Scan" for n in model.graph.node):
+            out = {k: np.zeros_like(v) for k, v in out.items()}
+        return out
+
+
+class Hungry:
+    """Allocates `mib` MiB and holds it on every model (a backend that runs out of memory)."""
+
+    name = "hungry"
+    format = "onnx"
+    formats = ("onnx",)
+
+    def __init__(self, mib):
+        self.mib = mib
+
+    def run(self, model, feeds):
+        import time
+
+        import numpy as np
+        block = np.ones(self.mib * 2**20, np.uint8)  # touched: resident
+        time.sleep(60)
+        return {"never": block[:1]}
+
+
+class SlowStart:
+    """Takes `seconds` to start (like an import of a big runtime), then is correct."""
+
+    name = "slow-start"
+    format = "onnx"
+    formats = ("onnx",)
+
+    def __init__(self, seconds=2.0):
+        import time
+        time.sleep(seconds)
+        self.inner = dt.backend("lazyloop")
+
+    def run(self, model, feeds):
+        return self.inner.run(model, feeds)
+
+
+class RefusesAll:
+    name = "refuses-all"
+    format = "onnx"
+    formats = ("onnx",)
+
+    def run(self, model, feeds):
+        raise dt.Unsupported("NOT_IMPLEMENTED: no loops here")
+
+
+class FailsToCompile:
+    """Fails while loading every model with an internal error (not a refusal)."""
+
+    name = "fails-to-compile"
+    format = "onnx"
+    formats = ("onnx",)
+
+    def run(self, model, feeds):
+        raise dt.backends.refusal_or_failure(RuntimeError("Assertion `rank >= 0` failed"))

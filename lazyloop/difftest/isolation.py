@@ -264,8 +264,11 @@ def _unpack_model(payload):
 
 
 def _child_main(conn, factory):  # pragma: no cover -- runs in the child process
-    import sys
-    sys.stdout = sys.stderr
+    import faulthandler
+    faulthandler.disable()  # a crash is reported by the parent, not dumped here
+    quiet = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(quiet, 1)  # what the backend prints goes nowhere (errors come through the pipe)
+    os.dup2(quiet, 2)
     try:
         b = factory()
         conn.send(("ready", getattr(b, "name", type(b).__name__), getattr(b, "format", "onnx"),
