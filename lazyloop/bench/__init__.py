@@ -13,7 +13,9 @@ ratio, since absolute times drift on shared machines (DESIGN §7):
     of elements, so its peak does not grow with the trip count; the reference evaluator
     keeps every element (shown for contrast);
 (d) an ONNX Loop through `lazyloop.onnx.evaluate`, onnx's ReferenceEvaluator and
-    onnxruntime, when those are available.
+    onnxruntime, when those are available;
+(e) the differential tester's throughput: programs checked per second on each installed
+    backend, in one process and with 2 Dask workers (`throughput`).
 
 Options: --quick (small sizes, for tests), --json FILE (the rows as JSON), --only SECTION.
 Nothing here asserts a timing; the table says which targets were met. The LSTM ratio depends
@@ -22,7 +24,7 @@ on how the BLAS library threads its matrix products, and swings widely on a busy
 setting of DESIGN §7).
 
 The sections live in submodules (`measure`: sizes, rows and measuring helpers; `evaluators`:
-sections a-c; `onnx_loop`: section d); this module holds the table and the command.
+sections a-c; `onnx_loop`: section d; `throughput`: section e); this module holds the table and the command.
 """
 from __future__ import annotations
 
@@ -38,6 +40,7 @@ from .evaluators import (bench_counter, bench_lstm, bench_memory, counter_networ
                          numpy_counter, state_network)
 from .measure import FULL, QUICK, Row, best_time, kib, ms, peak_memory, us
 from .onnx_loop import bench_onnx, counter_onnx_model, onnx_case
+from .throughput import bench_throughput
 
 # ------------------------------------------------------------------------------------------
 # The table and the command
@@ -74,7 +77,7 @@ def machine_load():
 
 
 SECTIONS = {"counter": bench_counter, "lstm": bench_lstm, "memory": bench_memory,
-            "onnx": bench_onnx}
+            "onnx": bench_onnx, "throughput": bench_throughput}
 
 
 def main(argv=None) -> int:

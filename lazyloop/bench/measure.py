@@ -12,11 +12,14 @@ import attrs
 FULL = dict(counter_trips=100_000, counter_repeats=5, reference_trips=100_000,
             lstm_hidden=256, lstm_batch=16, lstm_steps=256, lstm_repeats=5,
             state_elements=16_384, memory_trips=(100_000, 10_000), reference_memory_trips=10_000,
-            onnx_trips=10_000, onnx_repeats=3)
+            onnx_trips=10_000, onnx_repeats=3, throughput_programs=100,
+            throughput_backends=("lazyloop", "onnxruntime", "onnx-reference", "openvino",
+                                 "tract"), throughput_workers=2)
 QUICK = dict(counter_trips=2_000, counter_repeats=1, reference_trips=2_000,
              lstm_hidden=16, lstm_batch=2, lstm_steps=8, lstm_repeats=1,
              state_elements=1_024, memory_trips=(2_000, 200), reference_memory_trips=200,
-             onnx_trips=200, onnx_repeats=1)
+             onnx_trips=200, onnx_repeats=1, throughput_programs=6,
+             throughput_backends=("lazyloop",), throughput_workers=0)
 
 
 @attrs.define
