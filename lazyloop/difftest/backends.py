@@ -156,7 +156,7 @@ class TractBackend:
     name = "tract"
     format = "onnx"
     formats = ("onnx",)
-    kinds = ("onnx-scan9",)   # what tract runs: no Loop (see _tract_refusals)
+    kinds = ("onnx-scan9", "onnx-if", "onnx-scan-if")  # what tract runs: no Loop
 
     def __init__(self):
         import tract
