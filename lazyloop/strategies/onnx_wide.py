@@ -11,16 +11,11 @@ import attrs
 import numpy as np
 from hypothesis import strategies as st
 
-from .recipes import DialectProgram, _const, _model, _onnx, values
+from .recipes import DialectProgram, _const, _model, _onnx, newest_opset, values
 
 NARROW_DTYPES = ("int8", "int16", "uint8", "float16")
 # element types of If branches: Add/Mul take them all from opset 14 on
 IF_DTYPES = ("float32", "int32", "int8", "int16", "uint8", "int64", "float16", "float64")
-
-
-def newest_opset() -> int:
-    import onnx.defs
-    return onnx.defs.onnx_opset_version()
 
 
 def _tp(TP, dtype: str):
