@@ -99,3 +99,32 @@ class FailsToCompile:
 
     def run(self, model, feeds):
         raise dt.backends.refusal_or_failure(RuntimeError("Assertion `rank >= 0` failed"))
+
+
+class CounterInInt8:
+    """A runtime that keeps a Loop's trip count in 8 bits: M is cast to int8 and back, so a
+    300-trip loop runs 44 trips and a 1000-trip loop none."""
+
+    name = "counter-in-int8"
+    format = "onnx"
+    formats = ("onnx",)
+
+    def __init__(self):
+        self.inner = dt.backend("lazyloop")
+
+    def run(self, model, feeds):
+        import onnx
+        from onnx import TensorProto, helper
+        model = onnx.ModelProto.FromString(model.SerializeToString())
+        nodes = []
+        for k, node in enumerate(model.graph.node):
+            if node.op_type == "Loop" and node.input[0]:
+                narrow, wide = f"__m8_{k}", f"__m64_{k}"
+                nodes.append(helper.make_node("Cast", [node.input[0]], [narrow],
+                                              to=TensorProto.INT8))
+                nodes.append(helper.make_node("Cast", [narrow], [wide], to=TensorProto.INT64))
+                node.input[0] = wide
+            nodes.append(node)
+        del model.graph.node[:]
+        model.graph.node.extend(nodes)
+        return self.inner.run(model, feeds)

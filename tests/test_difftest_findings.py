@@ -96,3 +96,27 @@ def test_tract_runs_scan_and_refuses_loop():
                           scans=(("iter", 0),), seed=0).program()
     with pytest.raises(dt.Unsupported):
         b.run(loop.model, loop.feeds)
+
+
+def test_long_loops_wrap_narrow_counters_as_numpy_does():
+    # rule: onnx/loop -- 300 trips of an int8 counter from 5 by 1, accumulating the counter
+    from lazyloop.strategies.dialects import OnnxLongLoopRecipe
+    p = OnnxLongLoopRecipe(dtype="int8", count=300, start=5, step=1, scan_state=True).program()
+    expected, _, _ = dt.Subject("onnx-long-loop", "onnx", p).expectation()
+    counter, acc, stacked = np.int8(5), np.int8(0), []
+    with np.errstate(over="ignore"):
+        for _ in range(300):
+            counter = np.int8(counter + np.int8(1))
+            acc = np.int8(acc + counter)
+            stacked.append(counter)
+    assert expected["counter_final"] == counter == 49  # 305 - 256, by hand
+    assert expected["acc_final"] == acc
+    assert np.array_equal(expected["counter_stacked"], stacked)
+    assert expected["counter_stacked"].dtype == np.int8
+
+
+def test_a_trip_count_kept_in_eight_bits_is_caught_in_the_default_mix():
+    # rule: trip/count -- caught within 200 programs of the default mix, not a narrowed one
+    report = dt.check(planted.CounterInInt8(), max_examples=200, seed=0, shrink=False)
+    assert any(d.subject.kind == "onnx-long-loop" for d in report.disagreements), \
+        report.summary()
