@@ -98,8 +98,8 @@ class Isolated:
     def run_subject(self, subject, feeds):
         """Run a subject whose model the child builds itself from its recipe: an OpenVINO
         model then never goes through IR files (whose reader refuses some models OpenVINO's
-        own writer produces, spec/50-findings.md)."""
-        if subject.format != "openvino":
+        own writer produces, spec/50-findings.md); a "core" program travels as its steps."""
+        if subject.format == "onnx":
             return self.run(subject.model(), feeds)
         return self._ask((("subject", subject.portable()), _plain(feeds)))
 
