@@ -5,6 +5,7 @@ A backend takes a model in one of its formats and feeds, and answers with its ou
 """
 from __future__ import annotations
 
+import contextlib
 import re
 
 import numpy as np
@@ -33,6 +34,18 @@ def says_unsupported(exc: BaseException) -> bool:
     or a crash (then it is a finding)."""
     return (isinstance(exc, NotImplementedError) or type(exc).__name__ == "NotImplemented"
             or bool(_REFUSAL.search(f"{type(exc).__name__}: {exc}")))
+
+
+@contextlib.contextmanager
+def refusals_while_running():
+    """A built-in backend that says, while running, that it does not implement something
+    (onnx's ReferenceEvaluator: "Scan is not implemented for ...") refuses the model."""
+    try:
+        yield
+    except Exception as exc:
+        if says_unsupported(exc):
+            raise Unsupported(f"{type(exc).__name__}: {exc}") from None
+        raise
 
 
 def refusal_or_failure(exc: BaseException) -> Exception:
@@ -76,7 +89,8 @@ class OnnxRuntimeBackend:
         session = self.load(model)
         names = [o.name for o in session.get_outputs()]
         wanted = {i.name for i in session.get_inputs()}
-        values = session.run(None, {k: v for k, v in feeds.items() if k in wanted})
+        with refusals_while_running():
+            values = session.run(None, {k: v for k, v in feeds.items() if k in wanted})
         return dict(zip(names, values))
 
 
@@ -97,7 +111,8 @@ class OnnxReferenceBackend:
     def run(self, model, feeds):
         ev = self.load(model)
         wanted = set(ev.input_names)
-        values = ev.run(None, {k: v for k, v in feeds.items() if k in wanted})
+        with refusals_while_running():
+            values = ev.run(None, {k: v for k, v in feeds.items() if k in wanted})
         return dict(zip(ev.output_names, values))
 
 
