@@ -178,6 +178,8 @@ def onnx_loop_recipes(draw):
                                 max_size=3)))
     if not carried and not scans:
         scans = (("iter", 0),)
+    if opset < 11 and not carried:  # Loop-1 takes at least one carried value
+        carried = (((), "half"),)
     return OnnxLoopRecipe(
         opset=opset, mode=mode, count=count,
         cond_init=draw(st.sampled_from((True, False))) or mode == ",1",
