@@ -9,8 +9,8 @@ A disagreement is shrunk from the choices that drew it: hypothesis's shrinker pr
 smaller choice sequences; each is drawn into a program and checked, and it counts when it
 disagrees with the same signature. The budget is a number of *steps* (programs run on the
 backend that were not run before), not seconds, so shrinking gives the same minimal program
-on any machine; past the budget only programs already known to fail still count, so the
-shrinker stops.
+on any machine; past the budget only programs already known to fail still count, and after
+`CANDIDATES_PER_STEP` x steps proposals in all the shrinker is stopped with what it reached.
 """
 from __future__ import annotations
 
@@ -43,6 +43,14 @@ class _SameFault(Exception):
     """hypothesis's tag for 'disagrees with the signature being shrunk'."""
 
 
+class _Budget(Exception):
+    """The shrinker proposed more candidates than its budget allows."""
+
+
+# candidates (new or remembered) the shrinker may propose per step of the budget
+CANDIDATES_PER_STEP = 10
+
+
 def shrink(strategy, checker, sig, choices, steps: int = DEFAULT_SHRINK_STEPS):
     """(minimal subject, its outcome, shrunk?) for the disagreement of signature `sig` drawn
     by `choices`; at most `steps` new programs are run on the backend."""
@@ -52,10 +60,13 @@ def shrink(strategy, checker, sig, choices, steps: int = DEFAULT_SHRINK_STEPS):
     from hypothesis.internal.escalation import InterestingOrigin
 
     origin = InterestingOrigin.from_exception(_SameFault())
-    spent = [0]
+    spent, calls = [0], [0]
     best = {}
 
     def test(data):
+        calls[0] += 1
+        if calls[0] > CANDIDATES_PER_STEP * steps:
+            raise _Budget()  # ends the shrinker; what it reached so far is kept
         candidate = _draw(data, strategy)
         key = candidate.key()
         if key not in checker.memo:
@@ -77,7 +88,7 @@ def shrink(strategy, checker, sig, choices, steps: int = DEFAULT_SHRINK_STEPS):
     original = replay_program(strategy, choices).key()
     try:
         runner.shrink_interesting_examples()
-    except Exception:  # pragma: no cover -- keep what the shrinker reached
+    except _Budget:
         pass
     result = runner.interesting_examples.get(origin) or first
     subject = replay_program(strategy, result.choices)
