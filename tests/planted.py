@@ -128,3 +128,34 @@ class CounterInInt8:
         del model.graph.node[:]
         model.graph.node.extend(nodes)
         return self.inner.run(model, feeds)
+
+
+class SwappedIf:
+    """A runtime that takes an If's else branch when the condition holds and its then branch
+    when it does not (in every graph, bodies too)."""
+
+    name = "swapped-if"
+    format = "onnx"
+    formats = ("onnx",)
+
+    def __init__(self):
+        self.inner = dt.backend("lazyloop")
+
+    def run(self, model, feeds):
+        import onnx
+        model = onnx.ModelProto.FromString(model.SerializeToString())
+
+        def swap(graph):
+            for node in graph.node:
+                branches = {a.name: a for a in node.attribute}
+                for a in node.attribute:
+                    if a.type == onnx.AttributeProto.GRAPH:
+                        swap(a.g)
+                if node.op_type == "If":
+                    then, other = branches["then_branch"], branches["else_branch"]
+                    g = onnx.GraphProto()
+                    g.CopyFrom(then.g)
+                    then.g.CopyFrom(other.g)
+                    other.g.CopyFrom(g)
+        swap(model.graph)
+        return self.inner.run(model, feeds)

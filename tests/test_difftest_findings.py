@@ -120,3 +120,10 @@ def test_a_trip_count_kept_in_eight_bits_is_caught_in_the_default_mix():
     report = dt.check(planted.CounterInInt8(), max_examples=200, seed=0, shrink=False)
     assert any(d.subject.kind == "onnx-long-loop" for d in report.disagreements), \
         report.summary()
+
+
+def test_an_if_that_takes_the_wrong_branch_is_caught_in_the_default_mix():
+    # rule: onnx/if -- caught within 200 programs of the default mix, in If-only programs
+    report = dt.check(planted.SwappedIf(), max_examples=200, seed=0, shrink=False)
+    kinds = {d.subject.kind for d in report.disagreements}
+    assert kinds & {"onnx-if", "onnx-scan-if"}, report.summary()
