@@ -56,7 +56,7 @@ def shrink(strategy, checker, sig, choices, steps: int = DEFAULT_SHRINK_STEPS):
     by `choices`; at most `steps` new programs are run on the backend."""
     from hypothesis import HealthCheck, Phase, settings
     from hypothesis.internal.conjecture.data import Status
-    from hypothesis.internal.conjecture.engine import ConjectureRunner
+    from hypothesis.internal.conjecture.engine import ConjectureRunner, RunIsComplete
     from hypothesis.internal.escalation import InterestingOrigin
 
     origin = InterestingOrigin.from_exception(_SameFault())
@@ -80,7 +80,10 @@ def shrink(strategy, checker, sig, choices, steps: int = DEFAULT_SHRINK_STEPS):
 
     config = settings(database=None, deadline=None, phases=[Phase.shrink],
                       suppress_health_check=list(HealthCheck), report_multiple_bugs=False)
-    runner = ConjectureRunner(test, settings=config, random=random.Random(0))
+    # ignore_limits: no wall-clock limit on shrinking (hypothesis's five minutes); the budget
+    # in steps and hypothesis's cap on successful shrinks bound it instead
+    runner = ConjectureRunner(test, settings=config, random=random.Random(0),
+                              ignore_limits=True)
     first = runner.cached_test_function(choices)
     if first.status != Status.INTERESTING:  # pragma: no cover -- a flaky backend
         subject = replay_program(strategy, choices)
@@ -88,7 +91,7 @@ def shrink(strategy, checker, sig, choices, steps: int = DEFAULT_SHRINK_STEPS):
     original = replay_program(strategy, choices).key()
     try:
         runner.shrink_interesting_examples()
-    except _Budget:
+    except (_Budget, RunIsComplete):  # out of budget, or hypothesis's cap on shrinks
         pass
     result = runner.interesting_examples.get(origin) or first
     subject = replay_program(strategy, result.choices)
