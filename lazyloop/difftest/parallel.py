@@ -30,11 +30,20 @@ def shards(max_examples: int, size: int = SHARD_SIZE) -> list:
 
 def explore_shard(spec, indices, seed, formats, kinds, isolate, timeout, memory_mb,
                   tolerance=(None, None)) -> Tally:
-    """Run on a worker: programs `indices` against a backend made there."""
+    """Run on a worker: programs `indices` against a backend made there (hypothesis keeps
+    its files in a temporary folder, not in the worker's current folder)."""
+    import tempfile
+
+    from hypothesis.configuration import set_hypothesis_home_dir
     runner, owned = runner_for(spec, isolate, timeout, memory_mb)
     try:
-        _, strategy = campaign_strategy(runner, formats, kinds)
-        return explore(Checker(runner, tolerance=tolerance), strategy, seed, indices)
+        with tempfile.TemporaryDirectory(prefix="lazyloop-hypothesis-") as home:
+            set_hypothesis_home_dir(home)
+            try:
+                _, strategy = campaign_strategy(runner, formats, kinds)
+                return explore(Checker(runner, tolerance=tolerance), strategy, seed, indices)
+            finally:
+                set_hypothesis_home_dir(None)
     finally:
         if owned:
             runner.close()
