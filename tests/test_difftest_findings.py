@@ -127,3 +127,12 @@ def test_an_if_that_takes_the_wrong_branch_is_caught_in_the_default_mix():
     report = dt.check(planted.SwappedIf(), max_examples=200, seed=0, shrink=False)
     kinds = {d.subject.kind for d in report.disagreements}
     assert kinds & {"onnx-if", "onnx-scan-if"}, report.summary()
+
+
+def test_shrinking_stops_at_its_step_budget_and_keeps_what_it_reached():
+    # rule: onnx/loop -- a budget of 1 step: the shrinker stops at once, the campaign goes on
+    report = dt.check(planted.loop_plus_one(), max_examples=60, seed=1, kinds=["onnx-loop"],
+                      shrink_steps=1)
+    assert report.disagreements
+    d = report.disagreements[0]
+    assert d.subject.expectation() and d.error is None and d.actual is not None

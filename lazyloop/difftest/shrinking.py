@@ -64,10 +64,10 @@ def shrink(strategy, checker, sig, choices, steps: int = DEFAULT_SHRINK_STEPS):
     best = {}
 
     def test(data):
+        candidate = _draw(data, strategy)  # drawn first: hypothesis checks draws replay
         calls[0] += 1
         if calls[0] > CANDIDATES_PER_STEP * steps:
             raise _Budget()  # ends the shrinker; what it reached so far is kept
-        candidate = _draw(data, strategy)
         key = candidate.key()
         if key not in checker.memo:
             if spent[0] >= steps:
@@ -92,6 +92,8 @@ def shrink(strategy, checker, sig, choices, steps: int = DEFAULT_SHRINK_STEPS):
     try:
         runner.shrink_interesting_examples()
     except (_Budget, RunIsComplete):  # out of budget, or hypothesis's cap on shrinks
+        pass
+    except Exception:  # pragma: no cover -- hypothesis gave up: keep what it reached
         pass
     result = runner.interesting_examples.get(origin) or first
     subject = replay_program(strategy, result.choices)
