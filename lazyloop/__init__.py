@@ -13,8 +13,8 @@ from .core.errors import (EvaluationError, FuelExhausted, InputError, IteratorOu
 from .core.evaluate import Evaluation, ForceEvent, evaluate, run
 from .core.network import Network
 from .core.plan import compile_network
-from .core.types import (OpaqueType, TensorType, bool, float16, float32, float64, int8, int32,
-                    int64, uint8)
+from .core.types import (OpaqueType, TensorType, bool, float16, float32, float64, int8, int16,
+                         int32, int64, uint8)
 
 __version__ = "0.2.0"
 
@@ -25,5 +25,5 @@ __all__ = [
     "ModelError", "NegativeTripCount", "ShapeError", "StreamShapeChanged", "StructureError",
     "UnsupportedError", "Evaluation", "ForceEvent", "evaluate", "run", "Network",
     "compile_network", "OpaqueType", "TensorType", "bool", "float16", "float32", "float64",
-    "int8", "int32", "int64", "uint8",
+    "int8", "int16", "int32", "int64", "uint8",
 ]

@@ -15,6 +15,7 @@ def test_quick_bench_prints_the_table(capsys, tmp_path):
     for key in ("a1", "a2", "b1", "c1", "c2"):  # counter, reference, LSTM, memory
         assert any(line.startswith(key + " ") for line in text.splitlines()), key
     assert "d" in {line[:1] for line in text.splitlines()}  # the ONNX row, run or skipped
+    assert any(line.startswith("e") and "prog/s" in line for line in text.splitlines())
     report = json.loads(out_file.read_text())
     assert report["mode"] == "quick"
     keys = [row["key"] for row in report["rows"]]

@@ -56,7 +56,7 @@ def test_planted_fault_is_caught_within_200_examples():
 def test_planted_fault_shrinks_to_a_small_program():
     planted = dt.TripCountPlusOne(dt.backend("lazyloop"))
     report = dt.check(planted, max_examples=60, seed=1, kinds=["onnx-loop"],
-                      shrink_seconds=20)
+                      shrink_steps=200)
     assert report.disagreements
     d = report.disagreements[0]
     recipe = d.subject.program.recipe

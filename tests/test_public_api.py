@@ -16,7 +16,7 @@ HELD = {
         "StructureError", "UnsupportedError", "TensorType", "OpaqueType", "AMBIGUITIES",
         "ActivationType", "ElementWiseOperation", "LayerType", "LoopOutput", "MatrixOperation",
         "ReduceOperation", "TripLimit", "UnaryOperation",
-        "bool", "float16", "float32", "float64", "int8", "int32", "int64", "uint8",
+        "bool", "float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8",
     ],
     "lazyloop.onnx": ["evaluate", "run", "lower", "Lowered", "load_model"],
     "lazyloop.onnx.export": ["export", "loop_forms", "ir_version_for"],

@@ -14,6 +14,8 @@ ratio, since absolute times drift on shared machines (DESIGN §7):
     keeps every element (shown for contrast);
 (d) an ONNX Loop through `lazyloop.onnx.evaluate`, onnx's ReferenceEvaluator and
     onnxruntime, when those are available;
+(e) the differential tester's throughput: programs checked per second on each installed
+    backend, in one process and with 2 Dask workers (`throughput`);
 (v) lazyloop side by side with onnxruntime (one thread) and the ReferenceEvaluator on seven
     ONNX loops -- a scalar counter, a 10-op body, a cumulative-sum Scan, a map-like Scan
     (per row tanh(x_t W)), an elementwise map over an iterator, nested 100 x 100 Loops, an
@@ -28,8 +30,8 @@ on how the BLAS library threads its matrix products, and swings widely on a busy
 setting of DESIGN §7).
 
 The sections live in submodules (`measure`: sizes, rows and measuring helpers; `evaluators`:
-sections a-c; `onnx_loop`: section d; `versus` and `versus_models`: section v); this module
-holds the table and the command.
+sections a-c; `onnx_loop`: section d; `throughput`: section e; `versus` and `versus_models`:
+section v); this module holds the table and the command.
 """
 from __future__ import annotations
 
@@ -44,6 +46,7 @@ from .evaluators import (bench_counter, bench_lstm, bench_memory, counter_networ
                          numpy_counter, state_network)
 from .measure import FULL, QUICK, Row, best_time, kib, ms, peak_memory, us
 from .onnx_loop import bench_onnx, onnx_case
+from .throughput import bench_throughput
 from .versus import bench_versus
 
 # ------------------------------------------------------------------------------------------
@@ -81,7 +84,7 @@ def machine_load():
 
 
 SECTIONS = {"counter": bench_counter, "lstm": bench_lstm, "memory": bench_memory,
-            "onnx": bench_onnx, "versus": bench_versus}
+            "onnx": bench_onnx, "throughput": bench_throughput, "versus": bench_versus}
 
 
 def main(argv=None) -> int:
@@ -125,5 +128,6 @@ def main(argv=None) -> int:
 
 __all__ = ["FULL", "QUICK", "Row", "best_time", "peak_memory", "us", "ms", "kib",
            "counter_network", "numpy_counter", "bench_counter", "bench_lstm", "state_network",
-           "bench_memory", "onnx_case", "bench_onnx", "bench_versus", "render",
+           "bench_memory", "onnx_case", "bench_onnx", "bench_throughput", "bench_versus",
+           "render",
            "machine_load", "SECTIONS", "main"]

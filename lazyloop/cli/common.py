@@ -99,7 +99,7 @@ def _number(text, kind):
 EXTRA_OF_MODULE = {"onnx": "onnx", "onnxruntime": "onnx", "ml_dtypes": "onnx",
                    "hypothesis": "onnx", "openvino": "openvino", "tract": "tract",
                    "matplotlib": "notebooks", "networkx": "notebooks", "nbclient": "notebooks",
-                   "nbformat": "notebooks"}
+                   "nbformat": "notebooks", "dask": "workers", "distributed": "workers"}
 
 
 def missing_extra(exc: ImportError) -> str:

@@ -6,41 +6,56 @@
     print(report.summary())
 
 A *backend* is any object with `name`, optionally `format` ("onnx", the default, or
-"openvino") or `formats` (every format it takes), and `run(model, feeds) -> {output name:
-value}`. To say "I refuse this model" (it does not load or compile) its `run` raises
-`Unsupported`; any other exception is a failure while running an accepted model.
+"openvino") or `formats` (every format it takes) and `kinds` (the subject kinds it runs), and
+`run(model, feeds) -> {output name: value}`. To say "I do not support this" (an op, a type,
+an attribute) its `run` raises `Unsupported`; any other exception, also while loading or
+compiling a valid model (`LoadFailed`), is a finding. `check` also takes a factory or a name:
+built-in, registered in the entry-point group ``lazyloop.backends``, or ``module:factory``.
 
-What is generated (hypothesis, seeded): core programs (`lazyloop.strategies.networks`)
-exported to the backend's format (`lazyloop.onnx.export`, `lazyloop.openvino.export`, with drawn export options), and programs
-written in the dialects themselves (`lazyloop.strategies.dialects`: ONNX Loop in every mode,
-Scan 8 and 9+, OpenVINO Loop-5 with every port kind). The expected values come from lazyloop:
-`ll.run` for core programs, the frontends' `run` for dialect programs, with the masks of
-defined positions.
+`check` runs the backend in a forked child process (`Isolated`; `isolate=False` to debug): a
+crash (with its signal), a hang past `timeout` or a resident size past `memory_mb` is a
+finding and a fresh child takes the next program; start-up has its own time limit.
+
+What is generated (hypothesis strategies; program i is a pure function of (seed, i)): core
+programs (`lazyloop.strategies.networks`) exported to the backend's format
+(`lazyloop.onnx.export`, `lazyloop.openvino.export`, with drawn export options), and
+programs written in the dialects themselves (`lazyloop.strategies.dialects`: ONNX Loop in
+every mode, long Loops with narrow-typed counters, If alone and inside Scan, Scan 8 and 9+,
+OpenVINO Loop-5 with every port kind). The expected values come from lazyloop: `ll.run` for
+core programs, the frontends' `run` for dialect programs, with the masks of defined
+positions.
 
 Comparison (`compare`): every expected output must be present; dtype and shape are compared
 exactly; values only where lazyloop says they are defined (CONCATENATE padding, A3 values are
 ignored), floats with ``rtol=1e-4, atol=1e-5`` (float16: 1e-2), everything else exactly.
 
-Each disagreement is shrunk by hypothesis to a minimal program of the same *signature*
-(subject kind, kind of difference, ambiguity); a difference that an alternative reading of
-the ambiguity register explains (lazyloop evaluated under that reading agrees with the
-backend) is reported with that register ID in `ambiguity`.
+Each disagreement is shrunk by hypothesis (at most `shrink_steps` new programs) to a minimal
+program of the same *signature* (subject kind, kind of difference); minimal programs are
+grouped by root cause (`grouping`); a difference that an alternative reading of the
+ambiguity register explains (lazyloop evaluated under that reading agrees with the backend)
+is reported with that register ID in `ambiguity`. `workers=N` spreads the programs over Dask
+workers (`parallel`) with the same findings.
 
-The package is split by job: `backends` (the built-in backends), `isolation` (a backend in a
-child process), `comparing`, `subject` (what is generated), `report`, `checking` (`check`),
-`shrinking`, `cases` (backend-test case folders) and `cli` (`lazyloop check`).
+The package is split by job: `backends` (the built-in backends), `plugins` (naming a
+backend), `isolation` (a backend in a child process), `comparing`, `subject` (what is
+generated), `report`, `checking` (`Checker`, `check`), `campaign` (exploring and finishing),
+`shrinking` (drawing program i, shrinking), `grouping` (root causes), `parallel` (Dask),
+`cases` (backend-test case folders), `repro` (standalone repro.py) and `cli`
+(`lazyloop check`).
 """
 from __future__ import annotations
 
 # every public name of the former single module stays importable from the package, and so do
-# the two private ones used outside it (_worker_main, _error_key); __all__ is unchanged
-from .backends import (BACKENDS, LazyloopBackend, OnnxReferenceBackend, OnnxRuntimeBackend,
-                       OpenVinoBackend, TripCountPlusOne, Unsupported, backend, formats_of)
+# the private one used outside it (_error_key); __all__ is unchanged
+from .backends import (BACKENDS, LazyloopBackend, LoadFailed, OnnxReferenceBackend,
+                       OnnxRuntimeBackend, OpenVinoBackend, TractBackend, TripCountPlusOne,
+                       Unsupported, backend, formats_of, says_unsupported)
 from .cases import case_readme, write_case
 from .checking import REFUSING_READINGS, Checker, alternative_readings, check, throughput
 from .cli import EXIT_INTERNAL, cli_check
 from .comparing import DEFAULT_TOLERANCE, FLOAT_TOLERANCE, Difference, compare, tolerance
-from .isolation import BackendCrashed, Isolated, _worker_main
+from .isolation import BackendCrashed, BackendStartFailed, Isolated, resident_mb
+from .plugins import ENTRY_POINT_GROUP, BackendSpecError, make_backend
 from .report import (EVERY_PROGRAM_RULES, Disagreement, Outcome, Refusal, Report, _error_key,
                      summary_table)
 from .subject import (Invalid, NotExported, Refused, Subject, onnx_export_options,
@@ -49,4 +64,6 @@ from .subject import (Invalid, NotExported, Refused, Subject, onnx_export_option
 __all__ = ["Unsupported", "BackendCrashed", "Isolated", "backend", "BACKENDS", "OnnxRuntimeBackend", "OnnxReferenceBackend",
            "OpenVinoBackend", "LazyloopBackend", "TripCountPlusOne", "compare", "Difference",
            "Subject", "subjects", "check", "Report", "Disagreement", "Refusal", "throughput",
-           "cli_check", "write_case", "summary_table", "plan_rules", "alternative_readings"]
+           "cli_check", "write_case", "summary_table", "plan_rules", "alternative_readings",
+           "LoadFailed", "TractBackend", "BackendStartFailed", "make_backend", "says_unsupported",
+           "ENTRY_POINT_GROUP", "BackendSpecError", "resident_mb"]

@@ -5,14 +5,63 @@ A backend takes a model in one of its formats and feeds, and answers with its ou
 """
 from __future__ import annotations
 
+import contextlib
+import re
+
 import numpy as np
 
 
 class Unsupported(Exception):
     """Raised by a backend's `run` when it refuses to load or compile a model."""
 
+
+class LoadFailed(Exception):
+    """A backend failed while loading or compiling a model without saying it does not
+    support something in it: for a valid model, a finding (not a refusal)."""
+
+
+# what a backend says when it refuses an op, a type or an attribute it does not implement
+_REFUSAL = re.compile(r"not ?implemented|unimplemented|not (yet )?supported|unsupported|"
+                      r"no (kernel|implementation)|could not find an implementation|"
+                      r"does not support|doesn't support|cannot (create|find) (a )?(kernel|"
+                      r"node|operator)|unknown (op|operator)|not registered|is not a registered",
+                      re.IGNORECASE)
+
+
+def says_unsupported(exc: BaseException) -> bool:
+    """Whether a load/compile error is the backend refusing something it does not support
+    (then the program counts as *unsupported*) rather than an internal error, an assertion
+    or a crash (then it is a finding)."""
+    return (isinstance(exc, NotImplementedError) or type(exc).__name__ == "NotImplemented"
+            or bool(_REFUSAL.search(f"{type(exc).__name__}: {exc}")))
+
+
+@contextlib.contextmanager
+def refusals_while_running():
+    """A built-in backend that says, while running, that it does not implement something
+    (onnx's ReferenceEvaluator: "Scan is not implemented for ...") refuses the model."""
+    try:
+        yield
+    except Exception as exc:
+        if says_unsupported(exc):
+            raise Unsupported(f"{type(exc).__name__}: {exc}") from None
+        raise
+
+
+def refusal_or_failure(exc: BaseException) -> Exception:
+    """The exception a backend's load step raises for `exc`: Unsupported or LoadFailed."""
+    text = f"{type(exc).__name__}: {exc}"
+    return Unsupported(text) if says_unsupported(exc) else LoadFailed(text)
+
 def _onnx_bytes(model) -> bytes:
     return model if isinstance(model, bytes) else model.SerializeToString()
+
+
+def _onnx_proto(model):
+    if isinstance(model, bytes):
+        import onnx
+        return onnx.ModelProto.FromString(model)
+    return model
 
 
 class OnnxRuntimeBackend:
@@ -34,13 +83,14 @@ class OnnxRuntimeBackend:
             return self._ort.InferenceSession(_onnx_bytes(model), opts,
                                               providers=["CPUExecutionProvider"])
         except Exception as exc:
-            raise Unsupported(f"{type(exc).__name__}: {exc}") from None
+            raise refusal_or_failure(exc) from None
 
     def run(self, model, feeds):
         session = self.load(model)
         names = [o.name for o in session.get_outputs()]
         wanted = {i.name for i in session.get_inputs()}
-        values = session.run(None, {k: v for k, v in feeds.items() if k in wanted})
+        with refusals_while_running():
+            values = session.run(None, {k: v for k, v in feeds.items() if k in wanted})
         return dict(zip(names, values))
 
 
@@ -56,12 +106,13 @@ class OnnxReferenceBackend:
         try:
             return ReferenceEvaluator(model)
         except Exception as exc:
-            raise Unsupported(f"{type(exc).__name__}: {exc}") from None
+            raise refusal_or_failure(exc) from None
 
     def run(self, model, feeds):
         ev = self.load(model)
         wanted = set(ev.input_names)
-        values = ev.run(None, {k: v for k, v in feeds.items() if k in wanted})
+        with refusals_while_running():
+            values = ev.run(None, {k: v for k, v in feeds.items() if k in wanted})
         return dict(zip(ev.output_names, values))
 
 
@@ -91,7 +142,7 @@ class OpenVinoBackend:
                 model = self.core.read_model(_onnx_bytes(model))
             return self.core.compile_model(model, self.device, self.config)
         except Exception as exc:
-            raise Unsupported(f"{type(exc).__name__}: {exc}") from None
+            raise refusal_or_failure(exc) from None
 
     def run(self, model, feeds):
         compiled = self.load(model)
@@ -110,6 +161,87 @@ class OpenVinoBackend:
             for name in sorted(port.get_names()) or [str(k)]:
                 out.setdefault(name, value)
         return out
+
+
+class TractBackend:
+    """Sonos' tract (PyPI `tract`), an ONNX inference engine: it runs Scan (opset 9+) and If;
+    it has no Loop operator and refuses models with one (spec/51-difftest.md). Input shapes
+    and types are fixed from the feeds before the model is optimised."""
+
+    name = "tract"
+    format = "onnx"
+    formats = ("onnx",)
+    kinds = ("onnx-scan9", "onnx-if", "onnx-scan-if")  # what tract runs: no Loop
+
+    def __init__(self):
+        import tract
+        self._tract = tract
+
+    def load(self, model, feeds):
+        import tempfile
+        proto = _onnx_proto(model)
+        _tract_refusals(proto)
+        try:
+            with tempfile.TemporaryDirectory() as tmp:
+                path = f"{tmp}/model.onnx"
+                with open(path, "wb") as f:
+                    f.write(_onnx_bytes(model))
+                inference = self._tract.onnx().load(path)
+            # by position, as the ONNX graph declares them (tract 0.23 may give two outputs
+            # the name of one producer)
+            given = {t.name for t in proto.graph.initializer}
+            inputs = [i.name for i in proto.graph.input if i.name not in given]
+            for k, name in enumerate(inputs):
+                inference.set_input_fact(k, _tract_fact(np.asarray(feeds[name])))
+            return inputs, [o.name for o in proto.graph.output], \
+                inference.into_model().into_runnable()
+        except Exception as exc:
+            raise refusal_or_failure(_without_backtrace(exc)) from None
+
+    def run(self, model, feeds):
+        inputs, outputs, runnable = self.load(model, feeds)
+        try:
+            values = runnable.run([np.array(feeds[n], order="C") for n in inputs])
+        except Exception as exc:
+            raise _without_backtrace(exc) from None
+        return {n: v.to_numpy() for n, v in zip(outputs, values)}
+
+
+def _tract_refusals(proto) -> None:
+    """What tract does not implement, refused before it is asked: Loop (tract says
+    "Unimplemented(Loop)") and Scan of opset 8 (tract reads every Scan as opset 9+, so the
+    batch axis and `sequence_lens` of Scan 8 are not understood)."""
+    opset = next((o.version for o in proto.opset_import if o.domain in ("", "ai.onnx")), 0)
+    ops = set()
+
+    def collect(graph):
+        for node in graph.node:
+            ops.add(node.op_type)
+            for a in node.attribute:
+                if a.g.node:
+                    collect(a.g)
+                for g in a.graphs:
+                    collect(g)
+    collect(proto.graph)
+    if "Loop" in ops:
+        raise Unsupported("tract: Unimplemented(Loop)")
+    if "Scan" in ops and opset < 9:
+        raise Unsupported("tract: Scan of opset 8 is not implemented (only Scan 9+)")
+
+
+def _without_backtrace(exc):
+    """tract's errors carry a Rust stack backtrace: keep the message before it."""
+    text = str(exc).split("Stack backtrace:")[0].strip()
+    return type(exc)(text) if text != str(exc) else exc
+
+
+_TRACT_TYPES = {"float32": "f32", "float64": "f64", "float16": "f16", "int8": "i8",
+                "int16": "i16", "int32": "i32", "int64": "i64", "uint8": "u8", "bool": "bool"}
+
+
+def _tract_fact(value) -> str:
+    """tract's text form of a tensor type: "2,3,f32" (a scalar: "f32")."""
+    return ",".join([*(str(d) for d in value.shape), _TRACT_TYPES[value.dtype.name]])
 
 
 class LazyloopBackend:
@@ -172,18 +304,19 @@ BACKENDS = {
     "onnxruntime": OnnxRuntimeBackend,
     "onnx-reference": OnnxReferenceBackend,
     "openvino": OpenVinoBackend,
+    "tract": TractBackend,
     "lazyloop": lambda: LazyloopBackend("onnx"),
     "lazyloop-openvino": lambda: LazyloopBackend("openvino"),
 }
 
 
-def backend(name: str):
-    """A built-in backend: "onnxruntime", "onnx-reference", "openvino" (CPU; OpenVINO models
-    and ONNX models through its reader), or lazyloop's own frontends ("lazyloop",
-    "lazyloop-openvino")."""
-    if name not in BACKENDS:
-        raise KeyError(f"unknown backend {name!r}; built-in: {sorted(BACKENDS)}")
-    return BACKENDS[name]()
+def backend(name):
+    """A backend by name: built-in ("onnxruntime", "onnx-reference", "openvino" — CPU;
+    OpenVINO models and ONNX models through its reader —, "tract", or lazyloop's own
+    frontends "lazyloop", "lazyloop-openvino"), registered by an installed package in the
+    entry-point group ``lazyloop.backends``, or ``module:factory``."""
+    from .plugins import make_backend
+    return make_backend(name)
 
 
 def formats_of(b) -> tuple:

@@ -8,7 +8,11 @@ case read back (for `lazyloop run CASE_DIR`). The layout (spec/52-report-schema.
     CASE/test_data_set_0/defined_N.pb  bool TensorProto of output_N's shape: True where
                                      the value is defined (absent: wholly defined)
     CASE/README.md                   what differs; backend and version, lazyloop version,
-                                     seed, the command that found it and the one re-running it
+                                     seed, the command that found it and the one re-running it;
+                                     for an upstream issue: versions, the root-cause key, the
+                                     rules with their spec text
+    CASE/repro.py                    a standalone reproduction: numpy, onnx and the backend's
+                                     package only (repro.py)
 """
 from __future__ import annotations
 
@@ -20,7 +24,8 @@ import attrs
 import numpy as np
 
 from .backends import _onnx_bytes
-from .report import Disagreement
+from .report import EVERY_PROGRAM_RULES, Disagreement
+from .repro import spec_text, versions, write_repro
 
 
 @attrs.frozen
@@ -32,9 +37,22 @@ class Context:
     seed: Optional[int] = None
     command: Optional[str] = None
 
+    @classmethod
+    def of(cls, report) -> "Context":
+        """The context of a campaign's `Report` (when no command line made it)."""
+        from .schema import lazyloop_version
+        return cls(report.backend, report.backend_version, lazyloop_version(), report.seed,
+                   f"lazyloop check --backend {report.backend} --seed {report.seed}")
 
-def write_case(directory: str, name: str, d: Disagreement, context: Context = Context()) -> str:
-    """One disagreement as a case folder (layout above); returns its path."""
+
+def write_case(directory: str, name: str, d: Disagreement, context=None) -> str:
+    """One disagreement as a case folder (layout above); returns its path. `context` is a
+    `Context` or the campaign's `Report`; with a known backend the folder also gets repro.py
+    (repro.py) and the README the facts an upstream issue needs."""
+    if context is None:
+        context = Context()
+    elif not isinstance(context, Context):
+        context = Context.of(context)
     case = os.path.join(directory, name)
     data = os.path.join(case, "test_data_set_0")
     os.makedirs(data, exist_ok=True)
@@ -53,6 +71,10 @@ def write_case(directory: str, name: str, d: Disagreement, context: Context = Co
                    {n: d.expected[n] for n in output_names if n in d.expected}, d.defined)
     with open(os.path.join(case, "README.md"), "w", encoding="utf-8") as f:
         f.write(case_readme(name, d, context))
+        if context.backend != "?":
+            f.write(upstream_section(context, d))
+    if context.backend != "?":
+        write_repro(case, context.backend, d)
     return case
 
 
@@ -67,6 +89,24 @@ def write_data_set(data: str, inputs: dict, expected: dict, defined: dict) -> No
         mask = np.broadcast_to(np.asarray(defined.get(name, True), bool), np.shape(value))
         if not mask.all():
             _write_tensor(os.path.join(data, f"defined_{k}.pb"), mask, name, numpy_helper)
+
+
+def upstream_section(context: Context, d: Disagreement) -> str:
+    """Versions, program index, root cause, repro.py, and the rules with their spec text."""
+    from .grouping import key_text
+    key = key_text(d.root_cause) if d.root_cause else "/".join(map(str, d.signature[1:]))
+    lines = ["", "## For an upstream issue", "",
+             f"- backend: `{context.backend}`; versions: " + ", ".join(
+                 f"{k} {v}" for k, v in versions(context.backend).items()),
+             f"- program {d.found_after} of the campaign seeded {context.seed}",
+             f"- root cause key: `{key}`",
+             "- reproduce without lazyloop: `python repro.py` (numpy, onnx and the backend's "
+             "package)", ""]
+    for rule in sorted(r for r in d.rules if r not in EVERY_PROGRAM_RULES):
+        text = spec_text(rule)
+        if text:
+            lines += ["From lazyloop's specification (spec/):", "", text, ""]
+    return "\n".join(lines) + "\n"
 
 
 def _write_tensor(path, value, name, numpy_helper):

@@ -4,7 +4,6 @@ generating, grouping and shrinking; `throughput` measures it."""
 from __future__ import annotations
 
 import time
-from collections import Counter
 from typing import Dict
 
 import numpy as np
@@ -12,8 +11,11 @@ import numpy as np
 from ..core.errors import EvaluationError, FuelExhausted, LazyLoopError
 from .backends import Unsupported, _frontend, formats_of
 from .comparing import Difference, compare
-from .report import Disagreement, Outcome, Refusal, Report, _error_key
-from .shrinking import _settings, _shrink
+from .campaign import explore, finish
+from .isolation import DEFAULT_MEMORY_MB, Isolated
+from .plugins import is_backend
+from .report import Outcome, Report
+from .shrinking import DEFAULT_SHRINK_STEPS
 from .subject import Invalid, NotExported, Refused, Subject, subjects
 
 
@@ -126,105 +128,69 @@ def alternative_readings(fmt: str):
         pass
     return pairs
 
-class _TimeUp(BaseException):
-    """Raised inside the exploration when `max_seconds` have passed (a BaseException, so
-    that hypothesis lets it through instead of taking it for a failing example)."""
-
 
 def check(b, max_examples: int = 200, seed: int = 0, formats=None, kinds=None,
-          shrink: bool = True, shrink_seconds: float = 60.0, progress=None,
-          max_seconds=None, rtol=None, atol=None) -> Report:
-    """Differential-test backend `b` against lazyloop on `max_examples` generated programs
-    (see the package docstring). Returns a `Report`. `formats` defaults to every format the
-    backend takes; `kinds` restricts the subject kinds ("core", "onnx-loop", ...);
-    `progress(stage, done, total, report)` is called as it goes. After `max_seconds`, or on
-    Ctrl-C, generation stops and the findings so far are reported unshrunk
-    (`report.stopped`); `rtol`/`atol` replace the float tolerances."""
+          shrink: bool = True, shrink_steps: int = DEFAULT_SHRINK_STEPS, progress=None,
+          isolate: bool = True, timeout: float = 60.0, memory_mb: float = DEFAULT_MEMORY_MB,
+          workers: int = 0, scheduler=None, max_seconds=None, rtol=None, atol=None) -> Report:
+    """Differential-test backend `b` against lazyloop on programs 0 .. `max_examples`-1 of
+    the campaign seeded `seed` (see the package docstring). `b` is a backend object, a
+    factory, or a name (built-in, registered in ``lazyloop.backends``, ``module:factory``).
+
+    By default the backend runs in a child process (`Isolated`): a crash (with its signal),
+    a hang past `timeout` seconds or a resident size past `memory_mb` MiB is a finding and a
+    fresh child takes the next program; `isolate=False` runs it here (for debugging).
+    `workers`/`scheduler` run the programs in shards on Dask distributed (`parallel`).
+    `formats` defaults to every format the backend takes, `kinds` to the backend's own
+    `kinds` attribute or every subject kind; `progress(stage, done, total, tally)` is called
+    as it goes. After `max_seconds`, or on Ctrl-C, exploring stops and the findings so far
+    are reported unshrunk (`report.stopped`); `rtol`/`atol` replace the float tolerances.
+    Returns a `Report`."""
     from .schema import backend_version
-    from hypothesis import Phase, given
-    from hypothesis import seed as hseed
-
-    formats = tuple(formats or formats_of(b))
-    strategy = subjects(formats, kinds)
-    checker = Checker(b, tolerance=(rtol, atol))
-    report = Report(getattr(b, "name", type(b).__name__), seed,
-                    backend_version=backend_version(b))
     start = time.monotonic()
-    first_seen: Dict[tuple, tuple] = {}   # signature -> (subject, outcome, index)
-    counts: Counter = Counter()
-    refusals: Dict[str, list] = {}
-    coverage = set()
-
-    @hseed(seed)
-    @_settings(max_examples, [Phase.generate])
-    @given(strategy)
-    def explore(subject):
-        if max_seconds is not None and time.monotonic() - start > max_seconds:
-            raise _TimeUp()
-        report.generated += 1
-        out = checker.outcome(subject)
-        report.by_kind[subject.kind] += 1
-        if out.internal:
-            report.internal_errors.append(f"{subject!r}: {out.internal}")
-        if out.status == "invalid":
-            report.invalid += 1
-        elif out.status == "not-exportable":
-            report.not_exportable += 1
-        else:
-            report.examples += 1
-            coverage.update(out.rules)
-            if out.status == "agree":
-                report.agreements += 1
-            elif out.status == "unsupported":
-                reason = _error_key(out.error or "")
-                refusals.setdefault(reason, [0, subject, out.rules])[0] += 1
-            else:
-                report.instances += 1
-                sig = out.signature(subject)
-                counts[sig] += 1
-                if sig not in first_seen:
-                    first_seen[sig] = (subject, out, report.generated)
-        if progress:
-            progress("generate", report.generated, max_examples, report)
-
-    try:
-        explore()
-    except _TimeUp:
-        report.stopped, shrink = "max-time", False
-    except KeyboardInterrupt:
-        report.stopped, shrink = "interrupted", False
-    report.coverage = frozenset(coverage)
-    report.unsupported = [Refusal(reason, n, subj, rules)
-                          for reason, (n, subj, rules) in refusals.items()]
-    for k, (sig, (subject, out, index)) in enumerate(first_seen.items()):
-        if progress:
-            progress("shrink", k, len(first_seen), report)
-        minimal, mout, shrunk = subject, out, False
-        if shrink:
-            minimal, mout, shrunk = _shrink(strategy, checker, sig, seed, max_examples,
-                                            shrink_seconds, subject, out)
-        report.disagreements.append(_disagreement(minimal, mout, checker, sig, index,
-                                                  counts[sig], shrunk))
-    if progress:
-        progress("done", len(first_seen), len(first_seen), report)
+    deadline = None if max_seconds is None else start + max_seconds
+    if workers or scheduler:
+        from .parallel import check_parallel
+        report = check_parallel(b, max_examples, seed, formats, kinds, shrink, shrink_steps,
+                                progress, isolate, timeout, memory_mb, workers, scheduler,
+                                deadline, (rtol, atol))
+    else:
+        runner, owned = runner_for(b, isolate, timeout, memory_mb)
+        try:
+            formats, strategy = campaign_strategy(runner, formats, kinds)
+            checker = Checker(runner, tolerance=(rtol, atol))
+            tally = explore(checker, strategy, seed, range(max_examples), progress,
+                            max_examples, deadline)
+            report = finish(tally, checker, strategy, getattr(runner, "name", type(b).__name__),
+                            seed, shrink, shrink_steps, progress)
+            report.backend_version = backend_version(runner)
+        finally:
+            if owned:
+                runner.close()
     report.seconds = time.monotonic() - start
     return report
 
 
-def _disagreement(subject, out, checker, sig, index, count, shrunk) -> Disagreement:
-    """The record of one (minimal) disagreement; its ambiguity is looked for here, on the
-    minimal program, where nothing unrelated to the difference is left to explain it."""
-    expected, defined, rules = subject.expectation()
-    checker.attribute(subject, out, out.actual)
-    return Disagreement(model=subject.model(), feeds=subject.feeds, expected=expected,
-                        actual=out.actual, rules=out.rules or rules, ambiguity=out.ambiguity,
-                        defined=defined, differences=out.differences, error=out.error,
-                        subject=subject, signature=sig, found_after=index,
-                        occurrences=count, shrunk=shrunk)
+def runner_for(b, isolate: bool, timeout: float, memory_mb: float):
+    """(the backend to run programs on, whether this call owns it and must close it)."""
+    from .plugins import make_backend
+    if isinstance(b, Isolated):
+        return b, False
+    if isolate:
+        return Isolated(b, timeout=timeout, memory_mb=memory_mb), True
+    return (make_backend(b) if isinstance(b, str) or not is_backend(b) else b), False
 
 
-def throughput(b, n: int = 100, seed: int = 0, formats=None, kinds=None) -> float:
+def campaign_strategy(runner, formats=None, kinds=None):
+    """(formats, the strategy of subjects) for a campaign on `runner`."""
+    formats = tuple(formats or formats_of(runner))
+    return formats, subjects(formats, kinds or getattr(runner, "kinds", None))
+
+
+def throughput(b, n: int = 100, seed: int = 0, formats=None, kinds=None, isolate=False,
+               workers: int = 0) -> float:
     """Programs checked per second against backend `b` (generation, lazyloop's evaluation,
     export and the backend's run; no shrinking), measured over `n` generated programs."""
-    report = check(b, max_examples=n, seed=seed, formats=formats, kinds=kinds, shrink=False)
+    report = check(b, max_examples=n, seed=seed, formats=formats, kinds=kinds, shrink=False,
+                   isolate=isolate, workers=workers)
     return report.generated / report.seconds if report.seconds else float("inf")

@@ -17,9 +17,11 @@ import sys
 from .backends import BACKENDS, backend
 from .cases import Context, write_case
 from .checking import check
-from .isolation import Isolated
+from .isolation import DEFAULT_MEMORY_MB, Isolated
+from .plugins import BackendSpecError, factory_of
 from .schema import FAIL_ON, check_document, judge, junit_xml, lazyloop_version, load_baseline
 from .schema import to_json
+from .shrinking import DEFAULT_SHRINK_STEPS
 
 EXIT_INTERNAL = 3
 SUBJECT_KINDS = ("core", "onnx-loop", "onnx-scan9", "onnx-scan8", "openvino-loop")
@@ -32,7 +34,10 @@ def build_parser():
                     description="differential-test a backend against lazyloop: generate loop "
                                 "programs, run them on the backend, shrink what differs")
     parser.add_argument("--backend", required=True, metavar="NAME",
-                        help=f"the backend to test, one of {', '.join(sorted(BACKENDS))}")
+                        help=f"the backend to test: one of {', '.join(sorted(BACKENDS))}, a "
+                             f"name an installed package registers in the entry-point group "
+                             f"lazyloop.backends, or module:factory (a callable returning a "
+                             f"backend)")
     parser.add_argument("--examples", type=positive_int, default=200, metavar="N",
                         help="programs to generate")
     parser.add_argument("--seed", type=non_negative_int, default=0, help="the random seed")
@@ -60,16 +65,30 @@ def build_parser():
                         help="restrict to these program kinds, repeatable (default: all)")
     parser.add_argument("--no-shrink", action="store_true",
                         help="report the first instance of each finding, unshrunk")
-    parser.add_argument("--shrink-seconds", type=non_negative_float, default=60.0,
-                        metavar="SECONDS", help="time spent shrinking each finding")
+    parser.add_argument("--shrink-steps", type=non_negative_int, default=DEFAULT_SHRINK_STEPS,
+                        metavar="N", help="new programs the shrinker may run on the backend "
+                                          "per finding (steps, not seconds: the same minimal "
+                                          "program on any machine)")
     parser.add_argument("--max-time", type=positive_float, default=None, metavar="SECONDS",
                         help="stop generating after this long and report what was found so "
                              "far (Ctrl-C does the same) (default: no limit)")
     parser.add_argument("--timeout", type=positive_float, default=60.0, metavar="SECONDS",
                         help="seconds one model may run on the backend before it counts as "
                              "hanging")
+    parser.add_argument("--memory-mb", type=positive_float, default=DEFAULT_MEMORY_MB,
+                        metavar="MIB", help="resident memory of the backend's process past "
+                                            "which it is killed and the program counts as "
+                                            "out of memory (oom)")
     parser.add_argument("--no-isolate", dest="isolate", action="store_false",
                         help="run the backend in this process (a crash then ends the run)")
+    parser.add_argument("--workers", type=non_negative_int, default=0, metavar="N",
+                        help="explore the programs in shards on N local Dask workers (the "
+                             "[workers] extra); the same seed gives the same findings "
+                             "(default: 0, this process)")
+    parser.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                        help="address of a running Dask scheduler (tcp://host:8786) to run the "
+                             "shards on; its workers need lazyloop and the backend installed "
+                             "(default: none)")
     parser.add_argument("--rtol", type=non_negative_float, default=None,
                         help="relative float tolerance (default: 1e-4; float16 1e-2)")
     parser.add_argument("--atol", type=non_negative_float, default=None,
@@ -87,9 +106,10 @@ def cli_check(argv) -> int:
 def _check_command(argv) -> int:
     from ..cli.common import UsageError, prepare_out, writable_file
     args = build_parser().parse_args(argv)
-    if args.backend not in BACKENDS:
-        raise UsageError(f"--backend {args.backend}: unknown backend; built-in: "
-                         f"{', '.join(sorted(BACKENDS))}")
+    try:
+        factory_of(args.backend)  # a name nothing answers to is a usage error, before any work
+    except BackendSpecError as exc:
+        raise UsageError(f"--backend {args.backend}: {exc.args[0]}") from None
     writable_file("--json", args.json)
     writable_file("--junit", args.junit)
     known = frozenset()
@@ -137,11 +157,13 @@ def _check_command(argv) -> int:
 
 
 def start(args):
-    """The backend, started now: an unknown or uninstalled one is a usage error."""
+    """The backend, started now: an unknown or uninstalled one is a usage error. With
+    --workers/--scheduler each worker starts its own; this one only answers what the backend
+    takes and is closed before the campaign."""
     from ..cli.common import UsageError
     try:
-        return Isolated(args.backend, timeout=args.timeout) if args.isolate \
-            else backend(args.backend)
+        return Isolated(args.backend, timeout=args.timeout, memory_mb=args.memory_mb) \
+            if args.isolate else backend(args.backend)
     except ImportError:
         raise
     except Exception as exc:
@@ -174,21 +196,26 @@ def campaign(b, args):
 
     from ..cli.common import ProgressLine
     line = ProgressLine(quiet=args.quiet)
+    name = getattr(b, "name", args.backend)
 
-    def progress(stage, done, total, report):
+    def progress(stage, done, total, report):  # report: the campaign's Tally so far
         refused = report.examples - report.agreements - report.instances
         what = "generated" if stage in ("generate", "done") else stage
         count = f"{report.generated}/{args.examples}" if stage == "done" else f"{done}/{total}"
-        line.update(stage, f"lazyloop check {report.backend}: {what} {count} "
+        line.update(stage, f"lazyloop check {name}: {what} {count} "
                            f"(agree {report.agreements}, disagree {report.instances}, "
                            f"refused {refused})", force=stage == "done")
 
     with tempfile.TemporaryDirectory(prefix="lazyloop-hypothesis-") as home:
         set_hypothesis_home_dir(home)
         try:
-            return check(b, max_examples=args.examples, seed=args.seed, formats=args.format,
-                         kinds=args.kind, shrink=not args.no_shrink,
-                         shrink_seconds=args.shrink_seconds, progress=progress,
+            # on Dask the backend travels to the workers as its name; each starts its own
+            target = args.backend if args.workers or args.scheduler else b
+            return check(target, max_examples=args.examples, seed=args.seed,
+                         formats=args.format, kinds=args.kind, shrink=not args.no_shrink,
+                         shrink_steps=args.shrink_steps, progress=progress,
+                         isolate=args.isolate, timeout=args.timeout, memory_mb=args.memory_mb,
+                         workers=args.workers, scheduler=args.scheduler,
                          max_seconds=args.max_time, rtol=args.rtol, atol=args.atol)
         finally:
             set_hypothesis_home_dir(None)

@@ -1,130 +1,216 @@
-"""Running a built-in backend in a child process, and the pickle protocol spoken with it.
+"""Running any backend in a child process, so that what kills a process is a finding.
 
-A crash (a signal) or a hang inside the backend then ends the child, not the campaign:
-`Isolated` reports it as `BackendCrashed` and starts a fresh child for the next model.
-`_worker_main` is the loop the child runs.
+`Isolated(spec)` forks a child (start method 'fork': a backend *object* is inherited as it
+is and need not be picklable; a name or a factory is made in the child). The child reports
+"ready" with the backend's name and formats — its start-up has its own time limit
+(`startup_timeout`) — then answers one model at a time over a pipe. The parent watches each
+answer: a child that dies (a signal: SIGFPE, SIGSEGV, SIGABRT, ...), runs past `timeout`
+seconds, or whose resident memory (VmRSS, read from /proc in the parent; not an address-space
+limit, which breaks OpenVINO) passes `memory_mb` is killed and reported as `BackendCrashed`;
+the next model starts a fresh child.
 """
 from __future__ import annotations
 
 import os
-import sys
 import time
-from typing import Optional
 
 import numpy as np
 
-from .backends import Unsupported, _onnx_bytes, backend, formats_of
+from .backends import Unsupported, _onnx_bytes, formats_of
 
 
 class BackendCrashed(Exception):
-    """The backend's process died (a signal) or ran past its time limit."""
+    """The backend's process died (a signal), ran past its time limit or its memory limit."""
+
+
+class BackendStartFailed(BackendCrashed):
+    """The backend could not be made or started in its child process."""
+
+
+DEFAULT_MEMORY_MB = 4096
 
 
 class Isolated:
-    """A built-in backend run in a child process, so that a backend that crashes the process
-    (a signal such as SIGFPE or SIGSEGV) or never returns is a *finding* and not the end of
-    the campaign. The child (``python -c``, talking pickles over its stdin/stdout) is started
-    on first use and restarted after a crash."""
+    """Backend `spec` (a built-in or registered name, ``module:factory``, a factory or a
+    backend object) run in a child process; see the module docstring."""
 
-    def __init__(self, name: str, timeout: float = 60.0):
-        probe = backend(name)
-        self.backend_name = name
-        self.name = probe.name
-        self.format = getattr(probe, "format", "onnx")
-        self.formats = formats_of(probe)
-        self.timeout = timeout
-        self._proc = None
+    def __init__(self, spec, timeout: float = 60.0, startup_timeout: float = 300.0,
+                 memory_mb: float = DEFAULT_MEMORY_MB):
+        from .plugins import factory_of, is_backend
+        self.spec = spec
+        self.backend_name = spec if isinstance(spec, str) else getattr(spec, "name", None)
+        self._factory = factory_of(spec)  # unknown names fail here, in the parent
+        self.timeout, self.startup_timeout, self.memory_mb = timeout, startup_timeout, memory_mb
+        self._proc = self._conn = None
+        self.restarts = 0
+        if is_backend(spec):  # known without starting anything
+            self.name = getattr(spec, "name", type(spec).__name__)
+            self.format = getattr(spec, "format", "onnx")
+            self.formats = formats_of(spec)
+            self.kinds = getattr(spec, "kinds", None)
+        else:
+            self._start()
 
+    # -- the child's life -------------------------------------------------------------------
     def _start(self):
-        import subprocess
-        code = (f"from lazyloop.difftest.isolation import _worker_main; "
-                f"_worker_main({self.backend_name!r})")
-        self._proc = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE,
-                                      stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        import multiprocessing
+        parent, child = multiprocessing.Pipe()
+        self._proc = _Child.fork(_child_main, child, self._factory)
+        child.close()
+        self._conn = parent
+        try:
+            status, *info = self._await(self.startup_timeout, "starting")
+        except BackendCrashed as exc:
+            raise BackendStartFailed(f"backend {self.backend_name!r} did not start: {exc}") \
+                from None
+        if status != "ready":
+            self._kill()
+            raise BackendStartFailed(f"backend {self.backend_name!r} did not start: {info[0]}")
+        self.name, self.format, self.formats, self.kinds = info
 
     def close(self):
         if self._proc is not None:
             try:
-                _send(self._proc.stdin, None)
-                self._proc.wait(timeout=5)
+                self._conn.send(None)
+                self._proc.join(5)
             except Exception:
-                self._proc.kill()
-            self._proc = None
+                pass
+            self._kill()
 
     def _kill(self):
         if self._proc is not None:
-            self._proc.kill()
-            self._proc.wait()
-            self._proc = None
+            if self._proc.is_alive():
+                self._proc.kill()
+            self._proc.join()
+            self._conn.close()
+            self._proc = self._conn = None
 
+    def __del__(self):  # pragma: no cover -- best effort
+        try:
+            self._kill()
+        except Exception:
+            pass
+
+    # -- asking -----------------------------------------------------------------------------
     def run(self, model, feeds):
-        return self._ask((_pack_model(model), {k: np.asarray(v) for k, v in feeds.items()}))
+        return self._ask((_pack_model(model), _plain(feeds)))
 
     def run_subject(self, subject, feeds):
-        """Run a subject whose model the child process builds itself from its recipe: an
-        OpenVINO model then never goes through IR files (whose reader refuses some models
-        OpenVINO's own writer produces, spec/50-findings.md)."""
-        if subject.format != "openvino":
+        """Run a subject whose model the child builds itself from its recipe: an OpenVINO
+        model then never goes through IR files (whose reader refuses some models OpenVINO's
+        own writer produces, spec/50-findings.md); a "core" program travels as its steps."""
+        if subject.format == "onnx":
             return self.run(subject.model(), feeds)
-        return self._ask((("subject", subject.portable()),
-                          {k: np.asarray(v) for k, v in feeds.items()}))
+        return self._ask((("subject", subject.portable()), _plain(feeds)))
 
     def _ask(self, message):
-        if self._proc is None or self._proc.poll() is not None:
+        if self._proc is None or not self._proc.is_alive():
+            if self._proc is not None:
+                self._kill()
+            self.restarts += 1
             self._start()
         try:
-            _send(self._proc.stdin, message)
-            answer = _receive(self._proc.stdout, self.timeout)
-        except TimeoutError:
-            self._kill()
-            raise BackendCrashed(f"no answer within {self.timeout:.0f} s (killed)") from None
-        except (EOFError, OSError, BrokenPipeError):
-            proc, self._proc = self._proc, None
-            try:
-                code = proc.wait(timeout=10)
-            except Exception:
-                proc.kill()
-                code = None
-            raise BackendCrashed(f"the backend's process died ({_describe_exit(code)})") from None
-        status, value = answer
+            self._conn.send(message)
+        except (OSError, BrokenPipeError):
+            raise BackendCrashed(self._died()) from None
+        status, value = self._await(self.timeout, "running")
         if status == "ok":
             return value
-        kind, message = value
+        kind, text = value
         if kind == "Unsupported":
-            raise Unsupported(message)
-        raise _remote_error(kind)(message)
+            raise Unsupported(text)
+        raise _remote_error(kind)(text)
+
+    def _await(self, limit: float, doing: str):
+        """The child's next answer; kills it and raises BackendCrashed on death, on `limit`
+        seconds without an answer, or when its resident memory passes `memory_mb`."""
+        deadline = time.monotonic() + limit
+        while True:
+            if self._conn.poll(0.02):
+                try:
+                    return self._conn.recv()
+                except (EOFError, OSError):
+                    raise BackendCrashed(self._died()) from None
+            if not self._proc.is_alive():
+                raise BackendCrashed(self._died())
+            rss = resident_mb(self._proc.pid)
+            if self.memory_mb and rss is not None and rss > self.memory_mb:
+                self._kill()
+                raise BackendCrashed(f"the backend's process passed its memory limit of "
+                                     f"{self.memory_mb:.0f} MiB while {doing} (killed)")
+            if time.monotonic() > deadline:
+                self._kill()
+                raise BackendCrashed(f"no answer within {limit:.0f} s while {doing} (killed)")
+
+    def _died(self) -> str:
+        proc = self._proc
+        proc.join(10)
+        code = proc.exitcode
+        self._kill()
+        return f"the backend's process died ({_describe_exit(code)})"
 
 
-def _send(stream, obj) -> None:
-    import pickle
-    import struct
-    data = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
-    stream.write(struct.pack("<Q", len(data)) + data)
-    stream.flush()
+class _Child:
+    """A forked child process (os.fork: works inside daemonic processes such as Dask's
+    workers, where multiprocessing refuses to start children)."""
+
+    def __init__(self, pid: int):
+        self.pid, self.exitcode = pid, None
+
+    @classmethod
+    def fork(cls, target, *args) -> "_Child":
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover -- the child
+            code = 0
+            try:
+                target(*args)
+            except BaseException:
+                code = 1
+            finally:
+                os._exit(code)
+        return cls(pid)
+
+    def _reap(self, flags: int) -> None:
+        if self.exitcode is not None:
+            return
+        try:
+            pid, status = os.waitpid(self.pid, flags)
+        except ChildProcessError:
+            self.exitcode = -1
+            return
+        if pid:
+            self.exitcode = os.waitstatus_to_exitcode(status)
+
+    def is_alive(self) -> bool:
+        self._reap(os.WNOHANG)
+        return self.exitcode is None
+
+    def join(self, timeout=None) -> None:
+        deadline = time.monotonic() + (timeout if timeout is not None else 1e9)
+        while self.is_alive() and time.monotonic() < deadline:
+            time.sleep(0.01)
+
+    def kill(self) -> None:
+        import signal
+        if self.is_alive():
+            os.kill(self.pid, signal.SIGKILL)
+            self._reap(0)
 
 
-def _read_exactly(stream, n: int, deadline: Optional[float]) -> bytes:
-    import select
-    chunks, fd = [], stream.fileno()
-    while n:
-        if deadline is not None:
-            left = deadline - time.monotonic()
-            if left <= 0 or not select.select([fd], [], [], left)[0]:
-                raise TimeoutError()
-        chunk = os.read(fd, n)
-        if not chunk:
-            raise EOFError()
-        chunks.append(chunk)
-        n -= len(chunk)
-    return b"".join(chunks)
+def resident_mb(pid: int):
+    """A process's resident set size in MiB (VmRSS in /proc/PID/status), None if unknown."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        return None
+    return None
 
 
-def _receive(stream, timeout: Optional[float] = None):
-    import pickle
-    import struct
-    deadline = None if timeout is None else time.monotonic() + timeout
-    (size,) = struct.unpack("<Q", _read_exactly(stream, 8, deadline))
-    return pickle.loads(_read_exactly(stream, size, deadline))
+def _plain(feeds):
+    return {k: np.asarray(v) for k, v in feeds.items()}
 
 
 def _describe_exit(code) -> str:
@@ -167,7 +253,8 @@ def _pack_model(model):
 def _unpack_model(payload):
     kind, data = payload
     if kind == "onnx":
-        return data
+        import onnx
+        return onnx.ModelProto.FromString(data)
     if kind == "subject":
         return data.model()
     import openvino as ov
@@ -176,14 +263,23 @@ def _unpack_model(payload):
         np.frombuffer(weights, dtype=np.uint8).copy()))
 
 
-def _worker_main(name):  # pragma: no cover -- runs in the child process
-    stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
-    sys.stdout = sys.stderr  # whatever the backend prints must not corrupt the channel
-    b = backend(name)
+def _child_main(conn, factory):  # pragma: no cover -- runs in the child process
+    import faulthandler
+    faulthandler.disable()  # a crash is reported by the parent, not dumped here
+    quiet = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(quiet, 1)  # what the backend prints goes nowhere (errors come through the pipe)
+    os.dup2(quiet, 2)
+    try:
+        b = factory()
+        conn.send(("ready", getattr(b, "name", type(b).__name__), getattr(b, "format", "onnx"),
+                   formats_of(b), getattr(b, "kinds", None)))
+    except BaseException as exc:
+        conn.send(("failed", f"{type(exc).__name__}: {exc}"))
+        return
     while True:
         try:
-            message = _receive(stdin)
-        except EOFError:
+            message = conn.recv()
+        except (EOFError, OSError):
             return
         if message is None:
             return
@@ -195,4 +291,4 @@ def _worker_main(name):  # pragma: no cover -- runs in the child process
             answer = ("error", ("Unsupported", str(exc)))
         except Exception as exc:
             answer = ("error", (type(exc).__name__, str(exc)))
-        _send(stdout, answer)
+        conn.send(answer)

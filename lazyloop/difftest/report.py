@@ -40,6 +40,7 @@ def _error_key(message: str) -> str:
     if "Status Message:" in text:  # onnxruntime: the reason follows the node's name
         text = head + ": " + text.split("Status Message:", 1)[1]
     text = re.sub(r"'[^']*'|\"[^\"]*\"", "'…'", text)
+    text = re.sub(r"\[[^\]]*\]", "[…]", text)  # lists of types, shapes, attributes
     text = re.sub(r"\b(in (body of|graph) [^:]*?)(?=:)", "", text)
     text = re.sub(r"(Name|node|layer|stream|tensor)\s*:?\s*'…'", r"\1", text)
     text = re.sub(r"\d+", "#", text)
@@ -68,6 +69,8 @@ class Disagreement:
     occurrences: int = 1       # instances in the generation phase
     shrunk: bool = False
     case: Optional[str] = None  # the case folder it was written to, if any
+    root_cause: tuple = ()     # grouping.root_cause of the minimal program
+    also_seen_as: tuple = ()   # other signatures with the same root cause
 
     @property
     def kind(self) -> str:
@@ -114,6 +117,11 @@ class Report:
     stopped: Optional[str] = None     # None: complete; "interrupted" or "max-time": partial
 
     @property
+    def ran(self) -> int:
+        """Programs the backend actually ran (not refused): agreements and disagreements."""
+        return self.agreements + self.instances
+
+    @property
     def unsupported_count(self) -> int:
         return sum(r.count for r in self.unsupported)
 
@@ -137,10 +145,11 @@ def summary_table(report: Report) -> str:
     rows = [("backend", f"{report.backend} {report.backend_version or ''}".strip()),
             ("seed", report.seed),
             ("programs generated", report.generated),
-            ("examples (run on the backend)", report.examples),
+            ("examples (given to the backend)", report.examples),
+            ("  ran (not refused)", report.ran),
             ("agreements", report.agreements),
             ("disagreeing examples", report.instances),
-            ("distinct disagreements", len(report.disagreements)),
+            ("distinct disagreements (root causes)", len(report.disagreements)),
             ("  explained by an ambiguity", sum(1 for d in report.disagreements if d.ambiguity)),
             ("unsupported (refused to load/compile)", report.unsupported_count),
             ("invalid for lazyloop (skipped)", report.invalid),

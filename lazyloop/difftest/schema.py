@@ -51,7 +51,8 @@ def outcome_of(d) -> str:
     if explicit in OUTCOMES:
         return explicit
     error = d.error or ""
-    if "MemoryError" in error or "out of memory" in error.lower() or "bad_alloc" in error:
+    if ("MemoryError" in error or "out of memory" in error.lower() or "bad_alloc" in error
+            or "memory limit" in error):  # the last: isolation's RSS limit (--memory-mb)
         return "oom"
     if "process died" in error:
         return "crash"
@@ -69,7 +70,8 @@ def root_cause(d) -> str:
     """A finding's key: stable across runs and seeds for one fault (what a baseline lists)."""
     own = getattr(d, "root_cause", None)
     if own:
-        return str(own)
+        from .grouping import key_text
+        return own if isinstance(own, str) else key_text(own)
     return "/".join(str(part) for part in d.signature[1:]) or "unknown"
 
 

@@ -1,52 +1,101 @@
-"""Shrinking a disagreement: replaying the seeded generation until hypothesis meets it
-again, then letting hypothesis reduce it to a minimal program of the same signature.
+"""Drawing program i of a campaign, and shrinking a disagreement, with hypothesis's engine.
 
-The hypothesis settings live here because the exploration and its replay must share them
-(same examples, same phases up to shrinking) for the replay to meet the same subjects.
+Program i is a pure function of (seed, i): it is drawn from the strategy by a fresh
+hypothesis `ConjectureData` whose random source is seeded with "seed:i". Nothing else — not
+the backend, the number of workers, earlier runs or an example database — changes it, so a
+campaign splits into shards that run anywhere and merge into the same findings.
+
+A disagreement is shrunk from the choices that drew it: hypothesis's shrinker proposes
+smaller choice sequences; each is drawn into a program and checked, and it counts when it
+disagrees with the same signature. The budget is a number of *steps* (programs run on the
+backend that were not run before), not seconds, so shrinking gives the same minimal program
+on any machine; past the budget only programs already known to fail still count, and after
+`CANDIDATES_PER_STEP` x steps proposals in all the shrinker is stopped with what it reached.
 """
 from __future__ import annotations
 
-import time
+import random
+
+DEFAULT_SHRINK_STEPS = 300
 
 
-class _Found(Exception):
-    pass
+def _draw(data, strategy):
+    from hypothesis.control import BuildContext
+    with BuildContext(data, wrapped_test=None):
+        return data.draw(strategy)
 
 
-def _settings(max_examples, phases):
-    from hypothesis import HealthCheck, Verbosity, settings
-    return settings(max_examples=max_examples, deadline=None, database=None,
-                    phases=phases, suppress_health_check=list(HealthCheck),
-                    verbosity=Verbosity.quiet, report_multiple_bugs=False,
-                    print_blob=False)
+def draw_program(strategy, seed: int, index: int):
+    """(subject, choices): program `index` of the campaign seeded `seed`."""
+    from hypothesis.internal.conjecture.data import ConjectureData
+    data = ConjectureData(random=random.Random(f"lazyloop:{seed}:{index}"))
+    subject = _draw(data, strategy)
+    return subject, tuple(node.value for node in data.nodes)
 
 
-def _shrink(strategy, checker, sig, seed, max_examples, budget, subject, out):
-    """Replay the generation with the same seed (outcomes come from the memo) until the first
-    subject of signature `sig`, and let hypothesis shrink it. Past the time budget only
-    subjects already known to fail count, so the shrinker stops soon and replays cleanly."""
-    from hypothesis import Phase, given
-    from hypothesis import seed as hseed
+def replay_program(strategy, choices):
+    """The program a choice sequence draws."""
+    from hypothesis.internal.conjecture.data import ConjectureData
+    return _draw(ConjectureData.for_choices(choices), strategy)
 
-    best = [subject, out]
-    deadline = time.monotonic() + budget
 
-    @hseed(seed)
-    @_settings(max_examples, [Phase.generate, Phase.shrink])
-    @given(strategy)
-    def replay(candidate):
+class _SameFault(Exception):
+    """hypothesis's tag for 'disagrees with the signature being shrunk'."""
+
+
+class _Budget(Exception):
+    """The shrinker proposed more candidates than its budget allows."""
+
+
+# candidates (new or remembered) the shrinker may propose per step of the budget
+CANDIDATES_PER_STEP = 10
+
+
+def shrink(strategy, checker, sig, choices, steps: int = DEFAULT_SHRINK_STEPS):
+    """(minimal subject, its outcome, shrunk?) for the disagreement of signature `sig` drawn
+    by `choices`; at most `steps` new programs are run on the backend."""
+    from hypothesis import HealthCheck, Phase, settings
+    from hypothesis.internal.conjecture.data import Status
+    from hypothesis.internal.conjecture.engine import ConjectureRunner, RunIsComplete
+    from hypothesis.internal.escalation import InterestingOrigin
+
+    origin = InterestingOrigin.from_exception(_SameFault())
+    spent, calls = [0], [0]
+    best = {}
+
+    def test(data):
+        candidate = _draw(data, strategy)  # drawn first: hypothesis checks draws replay
+        calls[0] += 1
+        if calls[0] > CANDIDATES_PER_STEP * steps:
+            raise _Budget()  # ends the shrinker; what it reached so far is kept
         key = candidate.key()
-        if key not in checker.memo and time.monotonic() > deadline:
-            return
-        o = checker.outcome(candidate)
-        if o.status == "disagree" and o.signature(candidate) == sig:
-            best[0], best[1] = candidate, o
-            raise _Found()
+        if key not in checker.memo:
+            if spent[0] >= steps:
+                return
+            spent[0] += 1
+        out = checker.outcome(candidate)
+        if out.status == "disagree" and out.signature(candidate) == sig:
+            best[key] = (candidate, out)
+            data.mark_interesting(origin)
 
+    config = settings(database=None, deadline=None, phases=[Phase.shrink],
+                      suppress_health_check=list(HealthCheck), report_multiple_bugs=False)
+    # ignore_limits: no wall-clock limit on shrinking (hypothesis's five minutes); the budget
+    # in steps and hypothesis's cap on successful shrinks bound it instead
+    runner = ConjectureRunner(test, settings=config, random=random.Random(0),
+                              ignore_limits=True)
+    first = runner.cached_test_function(choices)
+    if first.status != Status.INTERESTING:  # pragma: no cover -- a flaky backend
+        subject = replay_program(strategy, choices)
+        return subject, checker.outcome(subject), False
+    original = replay_program(strategy, choices).key()
     try:
-        replay()
-    except _Found:
-        return best[0], best[1], best[0] is not subject
-    except Exception:  # hypothesis could not replay (flaky): keep the first instance
+        runner.shrink_interesting_examples()
+    except (_Budget, RunIsComplete):  # out of budget, or hypothesis's cap on shrinks
         pass
-    return subject, out, False
+    except Exception:  # pragma: no cover -- hypothesis gave up: keep what it reached
+        pass
+    result = runner.interesting_examples.get(origin) or first
+    subject = replay_program(strategy, result.choices)
+    candidate, out = best.get(subject.key(), (subject, checker.outcome(subject)))
+    return candidate, out, candidate.key() != original

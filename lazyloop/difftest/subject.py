@@ -86,19 +86,23 @@ class Subject:
         return self.__dict__["_expect"]
 
     def _expect(self):
+        import numpy as np
+
         from ..core.evaluate import run
         try:
-            if self.kind == "core":
-                ev = run(self.program.net, self.program.feeds, max_trips=100_000)
-                outputs, defined, plan = ev.outputs, ev.defined, ev.plan
-                trace = ev.trace
-            else:
-                frontend = _frontend(self.format)
-                r = frontend.run(self.model(), self.feeds, max_trips=100_000)
-                outputs, defined = r.outputs, r.defined
-                plan, trace = r.evaluation.plan, r.evaluation.trace
+            with np.errstate(over="ignore"):  # narrow types wrap around on purpose
+                return self._expect_quietly(run)
         except LazyLoopError as exc:
             raise Invalid(str(exc)) from None
+
+    def _expect_quietly(self, run):
+        if self.kind == "core":
+            ev = run(self.program.net, self.program.feeds, max_trips=100_000)
+            outputs, defined, plan, trace = ev.outputs, ev.defined, ev.plan, ev.trace
+        else:
+            r = _frontend(self.format).run(self.model(), self.feeds, max_trips=100_000)
+            outputs, defined = r.outputs, r.defined
+            plan, trace = r.evaluation.plan, r.evaluation.trace
         rules = set(getattr(self.program, "rules", ()))
         rules |= plan_rules(plan, trace)
         if self.kind == "core" and self.format != "core":

@@ -1,6 +1,7 @@
 """Hypothesis strategies for loop programs written directly in the dialects: ONNX Loop (every
 mode of the operator's table), ONNX Scan 8 and Scan 9+ (directions, axes, sequence lengths,
-zero-length inputs) and OpenVINO Loop-5 (every port kind).
+zero-length inputs), long Loops with narrow-typed counters, If-only programs and If inside
+Scan bodies (`onnx_wide`), and OpenVINO Loop-5 (every port kind).
 
     from lazyloop.strategies.dialects import onnx_loops, onnx_scans, onnx_scan8s, openvino_loops
 
@@ -32,6 +33,8 @@ from .onnx_loop import (CARRIED_SHAPES, CARRIED_UPDATES, LOOP_MODES, LOOP_OPSETS
 from .onnx_scan import (ELEMENT_SHAPES, SCAN9_OPSETS, SCAN_OUTPUT_SOURCES,  # noqa: F401
                         OnnxScan8Recipe, OnnxScanRecipe, onnx_scan8_recipes, onnx_scan8s,
                         onnx_scan_recipes, onnx_scans, state_body)
+from .onnx_wide import (OnnxIfRecipe, OnnxLongLoopRecipe, onnx_ifs, onnx_long_loops,
+                        onnx_scan_ifs)
 from .openvino_loop import OvLoopRecipe, openvino_loop_recipes, openvino_loops
 from .recipes import DialectProgram, axes, values  # noqa: F401
 
@@ -39,7 +42,9 @@ from .recipes import DialectProgram, axes, values  # noqa: F401
 # All of them
 # ------------------------------------------------------------------------------------------
 
-ONNX_KINDS = {"onnx-loop": onnx_loops, "onnx-scan9": onnx_scans, "onnx-scan8": onnx_scan8s}
+ONNX_KINDS = {"onnx-loop": onnx_loops, "onnx-scan9": onnx_scans, "onnx-scan8": onnx_scan8s,
+              "onnx-long-loop": onnx_long_loops, "onnx-if": onnx_ifs,
+              "onnx-scan-if": onnx_scan_ifs}
 OPENVINO_KINDS = {"openvino-loop": openvino_loops}
 
 
@@ -54,6 +59,7 @@ def dialect_programs(formats=("onnx", "openvino")):
 
 
 __all__ = ["DialectProgram", "OnnxLoopRecipe", "OnnxScanRecipe", "OnnxScan8Recipe",
+           "OnnxLongLoopRecipe", "OnnxIfRecipe", "onnx_long_loops", "onnx_ifs", "onnx_scan_ifs",
            "OvLoopRecipe", "onnx_loops", "onnx_scans", "onnx_scan8s", "openvino_loops",
            "dialect_programs", "onnx_loop_recipes", "onnx_scan_recipes", "onnx_scan8_recipes",
            "openvino_loop_recipes"]

@@ -8,9 +8,9 @@ import attrs
 import numpy as np
 from hypothesis import strategies as st
 
-from .recipes import DialectProgram, _const, _model, _onnx, values
+from .recipes import DialectProgram, _const, _model, _onnx, newest_opset, values
 
-LOOP_OPSETS = (16, 11, 13, 19, 21)
+LOOP_OPSETS = (16, 11, 13, 19, 21, 9, 10)  # and the installed onnx's newest (newest_opset)
 # (M, cond) as the operator's table writes them; ("", "") is left out: nothing ends it.
 LOOP_MODES = ("M,cond", "M,", ",cond", ",1")
 CARRIED_SHAPES = ((), (2,), (1, 3))
@@ -167,7 +167,7 @@ class OnnxLoopRecipe:
 @st.composite
 def onnx_loop_recipes(draw):
     mode = draw(st.sampled_from(LOOP_MODES))
-    opset = draw(st.sampled_from(LOOP_OPSETS))
+    opset = draw(st.sampled_from(LOOP_OPSETS + (newest_opset(),)))
     count = draw(st.sampled_from((2, 1, 0, 3, 4, -1))) if mode.startswith("M") else 0
     body_cond = draw(st.sampled_from(("pass", "true", "iter")))
     if mode in (",cond", ",1"):
@@ -178,6 +178,8 @@ def onnx_loop_recipes(draw):
                                 max_size=3)))
     if not carried and not scans:
         scans = (("iter", 0),)
+    if opset < 11 and not carried:  # Loop-1 takes at least one carried value
+        carried = (((), "half"),)
     return OnnxLoopRecipe(
         opset=opset, mode=mode, count=count,
         cond_init=draw(st.sampled_from((True, False))) or mode == ",1",

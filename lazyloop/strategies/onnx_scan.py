@@ -9,7 +9,7 @@ import attrs
 import numpy as np
 from hypothesis import strategies as st
 
-from .recipes import DialectProgram, _const, _model, _onnx, axes, values
+from .recipes import DialectProgram, _const, _model, _onnx, axes, newest_opset, values
 
 
 def state_body(helper, nph, TP, states, n_inputs, E):
@@ -29,7 +29,7 @@ def state_body(helper, nph, TP, states, n_inputs, E):
 # ONNX Scan 9+
 # ------------------------------------------------------------------------------------------
 
-SCAN9_OPSETS = (16, 9, 11, 19, 21)
+SCAN9_OPSETS = (16, 9, 11, 19, 21, 10)  # and the installed onnx's newest (newest_opset)
 ELEMENT_SHAPES = ((2,), (), (2, 3))
 SCAN_OUTPUT_SOURCES = ("state", "input", "sum")
 
@@ -129,7 +129,7 @@ class OnnxScanRecipe:
 
 @st.composite
 def onnx_scan_recipes(draw):
-    opset = draw(st.sampled_from(SCAN9_OPSETS))
+    opset = draw(st.sampled_from(SCAN9_OPSETS + (newest_opset(),)))
     element = draw(st.sampled_from(ELEMENT_SHAPES))
     rank = len(element) + 1
     low = 0 if opset < 11 else -rank
@@ -233,10 +233,11 @@ class OnnxScan8Recipe:
 @st.composite
 def onnx_scan8_recipes(draw):
     batch = draw(st.integers(1, 3))
-    length = draw(st.integers(1, 3))
+    length = draw(st.integers(1, 4))
     lens = None
-    if draw(st.booleans()):
-        lens = tuple(draw(st.lists(st.integers(0, length), min_size=batch, max_size=batch)))
+    if draw(st.booleans()):  # the boundaries first: the full length, an empty sequence, one
+        one_len = st.one_of(st.sampled_from((length, 0, 1)), st.integers(0, length))
+        lens = tuple(draw(st.lists(one_len, min_size=batch, max_size=batch)))
     states = draw(st.integers(0, 2))
     outputs = tuple(draw(st.lists(st.sampled_from(("input", "state")),
                                   min_size=0 if states else 1, max_size=2)))

@@ -67,6 +67,12 @@ def values(shape, seed: int, dtype=np.float32) -> np.ndarray:
     return flat.reshape(shape).astype(dtype)
 
 
+def newest_opset() -> int:
+    """The newest ai.onnx opset the installed onnx package knows."""
+    import onnx.defs
+    return onnx.defs.onnx_opset_version()
+
+
 def _onnx():
     import onnx
     from onnx import TensorProto, helper, numpy_helper

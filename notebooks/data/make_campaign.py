@@ -133,10 +133,10 @@ def main():
         runs = {
             "campaign_planted_fault_seed0.json": campaign(
                 dt.TripCountPlusOne(ort), "onnxruntime with a planted fault (M + 1 trips)",
-                max_examples=25, seed=0, kinds=("onnx-loop",), shrink_seconds=10),
+                max_examples=25, seed=0, kinds=("onnx-loop",), shrink_steps=100),
             "campaign_onnxruntime_seed0.json": campaign(
                 ort, "onnxruntime " + versions["onnxruntime"], max_examples=60, seed=0,
-                shrink_seconds=10),
+                shrink_steps=100),
         }
     finally:
         ort.close()
@@ -144,7 +144,7 @@ def main():
     try:
         runs["campaign_openvino_seed1.json"] = campaign(
             ov, "openvino " + versions["openvino"] + " CPU", max_examples=12, seed=1,
-            formats=("openvino",), shrink_seconds=10)
+            formats=("openvino",), shrink_steps=100)
     finally:
         ov.close()
     for name, data in runs.items():

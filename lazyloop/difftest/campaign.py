@@ -1,0 +1,141 @@
+"""A campaign's two halves: exploring programs (any range of indices, anywhere) into a
+`Tally`, and finishing merged tallies into a `Report` (shrinking each signature's first
+instance, then grouping by root cause)."""
+from __future__ import annotations
+
+import time
+from collections import Counter
+from typing import Optional
+
+import attrs
+
+from .grouping import merge_by_root_cause, root_cause
+from .report import Disagreement, Refusal, Report, _error_key
+from .shrinking import draw_program, shrink
+
+
+@attrs.define
+class Tally:
+    """What exploring some programs found: counts, and per signature the first instance
+    (index, portable subject, choices, outcome); tallies of shards merge."""
+
+    generated: int = 0
+    examples: int = 0
+    agreements: int = 0
+    instances: int = 0
+    invalid: int = 0
+    not_exportable: int = 0
+    by_kind: Counter = attrs.Factory(Counter)
+    coverage: set = attrs.Factory(set)
+    internal_errors: list = attrs.Factory(list)
+    refusals: dict = attrs.Factory(dict)      # reason -> [count, first index, subject, rules]
+    first_seen: dict = attrs.Factory(dict)    # signature -> (index, subject, choices, outcome)
+    counts: Counter = attrs.Factory(Counter)  # signature -> instances
+    stopped: Optional[str] = None  # "max-time" or "interrupted": a partial exploration
+
+    def add(self, index, subject, choices, out) -> None:
+        self.generated += 1
+        self.by_kind[subject.kind] += 1
+        if out.internal:
+            self.internal_errors.append(f"program {index}: {subject!r}: {out.internal}")
+        if out.status == "invalid":
+            self.invalid += 1
+            return
+        if out.status == "not-exportable":
+            self.not_exportable += 1
+            return
+        self.examples += 1
+        self.coverage.update(out.rules)
+        if out.status == "agree":
+            self.agreements += 1
+        elif out.status == "unsupported":
+            entry = self.refusals.setdefault(_error_key(out.error or ""),
+                                             [0, index, subject.portable(), out.rules])
+            entry[0] += 1
+        else:
+            self.instances += 1
+            sig = out.signature(subject)
+            self.counts[sig] += 1
+            if sig not in self.first_seen or index < self.first_seen[sig][0]:
+                self.first_seen[sig] = (index, subject.portable(), choices, out)
+
+    def merge(self, other: "Tally") -> "Tally":
+        for name in ("generated", "examples", "agreements", "instances", "invalid",
+                     "not_exportable"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        self.by_kind.update(other.by_kind)
+        self.coverage |= other.coverage
+        self.internal_errors += other.internal_errors
+        self.counts.update(other.counts)
+        self.stopped = self.stopped or other.stopped
+        for reason, (n, index, subject, rules) in other.refusals.items():
+            mine = self.refusals.get(reason)
+            if mine is None or index < mine[1]:
+                self.refusals[reason] = [n + (mine[0] if mine else 0), index, subject, rules]
+            else:
+                mine[0] += n
+        for sig, seen in other.first_seen.items():
+            if sig not in self.first_seen or seen[0] < self.first_seen[sig][0]:
+                self.first_seen[sig] = seen
+        return self
+
+
+def explore(checker, strategy, seed: int, indices, progress=None, total=None,
+            deadline: Optional[float] = None) -> Tally:
+    """Check programs `indices` of the campaign seeded `seed` (each drawn from (seed, i)).
+    Past `deadline` (a time.monotonic() value; --max-time) or on Ctrl-C the exploration
+    stops and the tally says so (`stopped`)."""
+    tally = Tally()
+    try:
+        for index in indices:
+            if deadline is not None and time.monotonic() > deadline:
+                tally.stopped = "max-time"
+                break
+            subject, choices = draw_program(strategy, seed, index)
+            tally.add(index, subject, choices, checker.outcome(subject))
+            if progress:
+                progress("generate", tally.generated, total or len(indices), tally)
+    except KeyboardInterrupt:
+        tally.stopped = "interrupted"
+    return tally
+
+
+def finish(tally: Tally, checker, strategy, backend_name: str, seed: int, shrink_it: bool,
+           shrink_steps: int, progress=None) -> Report:
+    """The report of a (merged) tally: each signature's first instance shrunk (in index
+    order, so the result does not depend on how the programs were split), then one
+    disagreement per root cause. A stopped (partial) tally is reported unshrunk."""
+    report = Report(backend_name, seed, stopped=tally.stopped)
+    shrink_it = shrink_it and tally.stopped is None
+    for name in ("generated", "examples", "agreements", "instances", "invalid",
+                 "not_exportable", "internal_errors", "by_kind"):
+        setattr(report, name, getattr(tally, name))
+    report.coverage = frozenset(tally.coverage)
+    report.unsupported = [Refusal(reason, n, subject, rules) for reason, (n, _, subject, rules)
+                          in sorted(tally.refusals.items(), key=lambda kv: kv[1][1])]
+    found = sorted(tally.first_seen.items(), key=lambda kv: kv[1][0])
+    disagreements = []
+    for k, (sig, (index, subject, choices, out)) in enumerate(found):
+        if progress:
+            progress("shrink", k, len(found), tally)
+        minimal, mout, shrunk = subject, out, False
+        if shrink_it:
+            minimal, mout, shrunk = shrink(strategy, checker, sig, choices, shrink_steps)
+        disagreements.append(_disagreement(minimal, mout, checker, sig, index,
+                                           tally.counts[sig], shrunk))
+    report.disagreements = merge_by_root_cause(disagreements)
+    if progress:
+        progress("done", len(found), len(found), tally)
+    return report
+
+
+def _disagreement(subject, out, checker, sig, index, count, shrunk) -> Disagreement:
+    """The record of one (minimal) disagreement; its ambiguity is looked for here, on the
+    minimal program, where nothing unrelated to the difference is left to explain it."""
+    expected, defined, rules = subject.expectation()
+    checker.attribute(subject, out, out.actual)
+    return Disagreement(model=subject.model(), feeds=subject.feeds, expected=expected,
+                        actual=out.actual, rules=out.rules or rules, ambiguity=out.ambiguity,
+                        defined=defined, differences=out.differences, error=out.error,
+                        subject=subject, signature=sig, found_after=index,
+                        occurrences=count, shrunk=shrunk, root_cause=root_cause(subject, out))

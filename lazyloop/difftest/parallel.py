@@ -1,0 +1,110 @@
+"""Scaling a campaign out on Dask distributed.
+
+Program i of a campaign is a pure function of (seed, i) (`shrinking.draw_program`), so the
+indices split into shards that any worker explores on its own backend (isolated in a child
+process there too). The parent merges the shards' tallies — counts add up, and for each
+signature the instance with the smallest index is kept — and finishes the report itself:
+shrinking in index order and grouping by root cause, exactly as a single process does. The
+same seed therefore gives the same findings whatever the number of workers.
+
+`workers=N` starts a LocalCluster of N single-threaded worker processes (no dashboard);
+`scheduler="tcp://host:8786"` uses a running cluster instead (each of its workers needs
+lazyloop and the backend's package installed). The backend travels to the workers as what
+names it: a built-in or registered name, or ``module:factory``.
+"""
+from __future__ import annotations
+
+import logging
+import time
+
+from .campaign import Tally, explore, finish
+from .checking import Checker, campaign_strategy, runner_for
+
+SHARD_SIZE = 10
+
+
+def shards(max_examples: int, size: int = SHARD_SIZE) -> list:
+    """The indices 0 .. max_examples-1 in consecutive ranges of `size`."""
+    return [range(k, min(k + size, max_examples)) for k in range(0, max_examples, size)]
+
+
+def explore_shard(spec, indices, seed, formats, kinds, isolate, timeout, memory_mb,
+                  tolerance=(None, None)) -> Tally:
+    """Run on a worker: programs `indices` against a backend made there (hypothesis keeps
+    its files in a temporary folder, not in the worker's current folder)."""
+    import tempfile
+
+    from hypothesis.configuration import set_hypothesis_home_dir
+    runner, owned = runner_for(spec, isolate, timeout, memory_mb)
+    try:
+        with tempfile.TemporaryDirectory(prefix="lazyloop-hypothesis-") as home:
+            set_hypothesis_home_dir(home)
+            try:
+                _, strategy = campaign_strategy(runner, formats, kinds)
+                return explore(Checker(runner, tolerance=tolerance), strategy, seed, indices)
+            finally:
+                set_hypothesis_home_dir(None)
+    finally:
+        if owned:
+            runner.close()
+
+
+def check_parallel(spec, max_examples, seed, formats, kinds, shrink_it, shrink_steps,
+                   progress, isolate, timeout, memory_mb, workers, scheduler, deadline=None,
+                   tolerance=(None, None)):
+    """`check` with the exploration spread over Dask workers (see the module docstring).
+    Past `deadline` (time.monotonic()) or on Ctrl-C the shards not yet in are cancelled and
+    the merged tally is reported as partial."""
+    from dask.distributed import Client, LocalCluster
+    start = time.monotonic()
+    cluster = None
+    if scheduler is None:
+        cluster = LocalCluster(n_workers=max(1, workers), threads_per_worker=1,
+                               processes=True, dashboard_address=None,
+                               silence_logs=logging.ERROR)
+    tally = Tally()
+    try:
+        with Client(scheduler or cluster) as client:
+            futures = [client.submit(explore_shard, spec, shard, seed, formats, kinds, isolate,
+                                     timeout, memory_mb, tolerance, pure=False)
+                       for shard in shards(max_examples)]
+            tally.stopped = gather(futures, tally, deadline, progress, max_examples)
+    finally:
+        if cluster is not None:
+            cluster.close()
+    runner, owned = runner_for(spec, isolate, timeout, memory_mb)
+    try:
+        _, strategy = campaign_strategy(runner, formats, kinds)
+        report = finish(tally, Checker(runner, tolerance=tolerance), strategy, runner.name, seed, shrink_it,
+                        shrink_steps, progress)
+    finally:
+        if owned:
+            runner.close()
+    report.seconds = time.monotonic() - start
+    return report
+
+
+def gather(futures, tally, deadline, progress, total):
+    """Merge the shards' tallies as they come in; None when all came, else why not
+    ("max-time" or "interrupted"; the rest are cancelled)."""
+    from dask.distributed import as_completed
+    merged = 0
+    try:
+        for future in as_completed(futures, timeout=None if deadline is None else
+                                   max(0.0, deadline - time.monotonic())):
+            tally.merge(future.result())
+            if progress:
+                progress("generate", tally.generated, total, tally)
+            future.release()
+            merged += 1
+            if merged < len(futures) and deadline is not None and time.monotonic() > deadline:
+                raise TimeoutError
+    except KeyboardInterrupt:
+        stopped = "interrupted"
+    except TimeoutError:
+        stopped = "max-time"
+    else:
+        return tally.stopped
+    for future in futures:
+        future.cancel()
+    return stopped

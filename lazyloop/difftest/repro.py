@@ -1,0 +1,186 @@
+"""A standalone `repro.py` for each finding, and the facts an upstream issue needs.
+
+The script sits in the case folder beside `model.onnx` (or `model.xml`) and
+`test_data_set_0/`. It needs numpy, onnx (to read the `.pb` tensors) and the backend's own
+package — not lazyloop: it runs the model on the backend, compares with the expected outputs
+written by lazyloop (positions lazyloop leaves undefined are listed in the script and
+skipped) and prints expected vs actual. A crash of the backend ends the script as it ended
+the backend's process.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+
+import numpy as np
+
+# how each built-in backend runs the case's model: `run(inputs) -> {name: array}`
+RUNNERS = {
+    "onnxruntime": '''import onnxruntime as ort
+def run(inputs):
+    session = ort.InferenceSession(os.path.join(HERE, "model.onnx"),
+                                   providers=["CPUExecutionProvider"])
+    names = [o.name for o in session.get_outputs()]
+    wanted = {i.name for i in session.get_inputs()}
+    return dict(zip(names, session.run(None, {k: v for k, v in inputs.items() if k in wanted})))
+''',
+    "onnx-reference": '''from onnx.reference import ReferenceEvaluator
+def run(inputs):
+    ev = ReferenceEvaluator(os.path.join(HERE, "model.onnx"))
+    wanted = set(ev.input_names)
+    return dict(zip(ev.output_names, ev.run(None, {k: v for k, v in inputs.items() if k in wanted})))
+''',
+    "openvino": '''import openvino as ov
+def run(inputs):
+    path = os.path.join(HERE, "model.xml" if os.path.exists(os.path.join(HERE, "model.xml"))
+                        else "model.onnx")
+    compiled = ov.Core().compile_model(path, "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
+    feeds = {}
+    for port in compiled.inputs:
+        for name in port.get_names():
+            if name in inputs:
+                feeds[name] = inputs[name]
+    result = compiled(feeds)
+    out = {}
+    for k, port in enumerate(compiled.outputs):
+        for name in sorted(port.get_names()) or [str(k)]:
+            out.setdefault(name, np.array(result[port]))
+    return out
+''',
+    "tract": '''import tract
+def run(inputs):
+    model = onnx.load(os.path.join(HERE, "model.onnx"))
+    given = {t.name for t in model.graph.initializer}
+    names = [i.name for i in model.graph.input if i.name not in given]
+    inference = tract.onnx().load(os.path.join(HERE, "model.onnx"))
+    for k, name in enumerate(names):
+        value = inputs[name]
+        inference.set_input_fact(k, ",".join([*map(str, value.shape), TRACT[value.dtype.name]]))
+    runnable = inference.into_model().into_runnable()
+    values = runnable.run([np.array(inputs[n], order="C") for n in names])
+    return {o.name: v.to_numpy() for o, v in zip(model.graph.output, values)}
+
+TRACT = {"float32": "f32", "float64": "f64", "float16": "f16", "int8": "i8", "int16": "i16",
+         "int32": "i32", "int64": "i64", "uint8": "u8", "bool": "bool"}
+''',
+}
+
+PACKAGES = {"onnxruntime": "onnxruntime", "onnx-reference": "onnx", "openvino": "openvino",
+            "tract": "tract"}
+
+_TEMPLATE = '''"""Reproduces a disagreement lazyloop found between backend {backend!r} and the
+specification (see README.md). Needs numpy, onnx and the backend's package; not lazyloop.
+
+    python repro.py      # prints expected vs actual; exit status 1 when they differ
+"""
+import glob
+import os
+import sys
+
+import numpy as np
+import onnx
+from onnx import numpy_helper
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+# positions lazyloop leaves undefined (any value is right there), flat indices per output
+UNDEFINED = {undefined}
+RTOL_ATOL = {{"float16": (1e-2, 1e-2), "float32": (1e-4, 1e-5), "float64": (1e-4, 1e-5)}}
+
+
+def tensors(prefix):
+    out = {{}}
+    for path in sorted(glob.glob(os.path.join(HERE, "test_data_set_0", prefix + "_*.pb"))):
+        t = onnx.TensorProto()
+        with open(path, "rb") as f:
+            t.ParseFromString(f.read())
+        out[t.name] = numpy_helper.to_array(t)
+    return out
+
+
+{runner}
+
+def differs(name, want, got):
+    got = np.asarray(got)
+    if got.dtype != want.dtype or got.shape != want.shape:
+        return True
+    keep = np.ones(want.size, bool)
+    keep[UNDEFINED.get(name, [])] = False
+    w, g = want.reshape(-1)[keep], got.reshape(-1)[keep]
+    if want.dtype.name in RTOL_ATOL:
+        rtol, atol = RTOL_ATOL[want.dtype.name]
+        return not np.allclose(g, w, rtol=rtol, atol=atol, equal_nan=True)
+    return not np.array_equal(g, w)
+
+
+def main():
+    inputs, expected = tensors("input"), tensors("output")
+    print("inputs:", {{k: v.tolist() for k, v in inputs.items()}})
+    actual = run(inputs)
+    bad = 0
+    for name, want in expected.items():
+        got = actual.get(name)
+        wrong = got is None or differs(name, want, got)
+        bad += wrong
+        print(f"{{name}}: {{'DIFFERS' if wrong else 'agrees'}}")
+        print(f"  expected {{want.dtype}}{{list(want.shape)}}: {{want.tolist()}}")
+        if got is None:
+            print(f"  actual: missing (the backend returned {{sorted(actual)}})")
+        else:
+            got = np.asarray(got)
+            print(f"  actual   {{got.dtype}}{{list(got.shape)}}: {{got.tolist()}}")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
+'''
+
+
+def repro_script(backend: str, d) -> str:
+    """The text of `repro.py` for disagreement `d` found on `backend`."""
+    runner = RUNNERS.get(backend)
+    if runner is None:
+        runner = (f"def run(inputs):  # backend {backend!r} is not built into lazyloop: call "
+                  f"it here\n    raise SystemExit('repro.py: write run(inputs) for backend "
+                  f"{backend}')\n")
+    undefined = {name: np.flatnonzero(~np.broadcast_to(np.asarray(mask, bool),
+                                                       np.shape(d.expected[name]))).tolist()
+                 for name, mask in d.defined.items() if name in d.expected}
+    undefined = {k: v for k, v in undefined.items() if v}
+    return _TEMPLATE.format(backend=backend, runner=runner, undefined=json.dumps(undefined))
+
+
+def write_repro(case: str, backend: str, d) -> str:
+    path = os.path.join(case, "repro.py")
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(repro_script(backend, d))
+    return path
+
+
+def versions(backend: str) -> dict:
+    """Versions to quote upstream: lazyloop's and the backend package's (when built in)."""
+    from importlib.metadata import PackageNotFoundError, version
+    found = {}
+    for package in ("lazyloop", PACKAGES.get(backend)):
+        if package:
+            try:
+                found[package] = version(package)
+            except PackageNotFoundError:
+                found[package] = "not installed"
+    return found
+
+
+def spec_text(rule: str, limit: int = 1200) -> str:
+    """The section of spec/ that defines `rule` (from a source checkout), or ''."""
+    spec = os.path.join(os.path.dirname(__file__), "..", "..", "spec")
+    heading = re.compile(rf"^#+ `{re.escape(rule)}`.*$", re.MULTILINE)
+    for name in sorted(os.listdir(spec)) if os.path.isdir(spec) else ():
+        with open(os.path.join(spec, name), encoding="utf-8") as f:
+            text = f.read()
+        m = heading.search(text)
+        if m:
+            rest = text[m.end():]
+            end = re.search(r"^#+ ", rest, re.MULTILINE)
+            return (m.group(0) + rest[:end.start() if end else None]).strip()[:limit]
+    return ""

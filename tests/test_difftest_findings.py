@@ -1,0 +1,138 @@
+"""Findings are grouped by root cause, program i is a pure function of (seed, i) so campaigns
+split over Dask workers find the same, every finding gets a standalone repro.py, and tract is
+a built-in backend.
+
+rules: onnx/loop, onnx/scan9, trip/count
+"""
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import lazyloop.difftest as dt
+from lazyloop.difftest.shrinking import draw_program
+from lazyloop.difftest.subject import subjects
+from tests import planted
+
+pytest.importorskip("onnx")
+pytest.importorskip("hypothesis")
+
+
+def test_program_i_is_a_pure_function_of_seed_and_i():
+    strategy = subjects(("onnx",))
+    a = [draw_program(strategy, 7, i)[0].key() for i in (0, 5, 9)]
+    b = [draw_program(strategy, 7, i)[0].key() for i in (9, 5, 0)][::-1]
+    assert a == b
+    assert len(set(a)) == 3
+    assert draw_program(strategy, 8, 5)[0].key() != a[1]
+
+
+def test_two_planted_faults_give_two_root_causes_one_fault_met_twice_gives_one():
+    # rule: trip/count -- Loop runs M + 1 trips; onnx/scan9 -- Scan outputs come back as zeros
+    report = dt.check(planted.ZeroScans(), max_examples=100, seed=0,
+                      kinds=["onnx-loop", "onnx-scan9"], shrink_steps=150)
+    keys = [d.root_cause for d in report.disagreements]
+    assert len(keys) == 2, report.summary()
+    assert sorted(k[1] for k in keys) == [("Loop",), ("Scan",)]
+    loop = next(d for d in report.disagreements if d.root_cause[1] == ("Loop",))
+    # the Loop fault shows as a shape difference (a longer scan output) in some programs and
+    # as a value difference (another last value) in others: two signatures, one root cause
+    kinds = {loop.signature[2]} | {s[2] for s in loop.also_seen_as}
+    assert kinds == {"shape", "values"}, report.summary()
+    assert loop.root_cause[3] == "wrong-result"
+
+
+def test_two_workers_find_what_one_process_finds():
+    pytest.importorskip("distributed")
+    one = dt.check("tests.planted:loop_plus_one", max_examples=20, seed=2, shrink=False)
+    two = dt.check("tests.planted:loop_plus_one", max_examples=20, seed=2, shrink=False,
+                   workers=2)
+    assert two.generated == one.generated == 20
+    assert (two.agreements, two.instances) == (one.agreements, one.instances)
+    assert [(d.root_cause, d.found_after, d.occurrences) for d in two.disagreements] == \
+        [(d.root_cause, d.found_after, d.occurrences) for d in one.disagreements]
+    assert one.instances > 0
+
+
+def test_repro_py_runs_without_lazyloop(tmp_path):
+    pytest.importorskip("onnxruntime")
+    report = dt.check(dt.TripCountPlusOne(dt.backend("lazyloop")), max_examples=30, seed=1,
+                      kinds=["onnx-loop"], shrink=False)
+    d = report.disagreements[0]
+    report.backend = "onnxruntime"  # the same model on onnxruntime: it agrees with lazyloop
+    good = dt.write_case(str(tmp_path), "good", d, report)
+    d.expected = {k: np.asarray(v) + np.ones((), np.asarray(v).dtype)
+                  for k, v in d.expected.items()}
+    bad = dt.write_case(str(tmp_path), "bad", d, report)
+    blocked = ("import sys; sys.modules['lazyloop'] = None; sys.argv = ['repro.py']; "
+               "exec(compile(open('repro.py').read(), 'repro.py', 'exec'), "
+               "{'__file__': 'repro.py', '__name__': '__main__'})")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    ok = subprocess.run([sys.executable, "-I", "-c", blocked], cwd=good, env=env,
+                        capture_output=True, text=True, timeout=120)
+    assert ok.returncode == 0, ok.stderr
+    assert "agrees" in ok.stdout and "expected" in ok.stdout and "actual" in ok.stdout
+    wrong = subprocess.run([sys.executable, "-I", "-c", blocked], cwd=bad, env=env,
+                           capture_output=True, text=True, timeout=120)
+    assert wrong.returncode == 1 and "DIFFERS" in wrong.stdout, wrong.stderr
+    readme = open(os.path.join(good, "README.md")).read()
+    assert "onnxruntime" in readme and "--seed 1" in readme and "repro.py" in readme
+
+
+def test_tract_runs_scan_and_refuses_loop():
+    pytest.importorskip("tract")
+    from lazyloop.strategies.dialects import OnnxLoopRecipe, OnnxScanRecipe
+    b = dt.backend("tract")
+    # the body doubles each row of x (Mul by two); the scan output stacks them
+    p = OnnxScanRecipe(opset=16, length=2, element=(2,), inputs=((0, 0),), states=0,
+                       outputs=(("input", 0, 0),)).program()
+    x = np.array([[1, 1], [2, 2]], np.float32)
+    out = b.run(p.model, {"x0": x})
+    assert np.array_equal(out["o0_stacked"], [[2, 2], [4, 4]])  # 2 * x, by hand
+    loop = OnnxLoopRecipe(opset=16, mode="M,cond", count=2, cond_init=True, body_cond="pass",
+                          stop=0, m_source="const", cond_source="const", carried=(),
+                          scans=(("iter", 0),), seed=0).program()
+    with pytest.raises(dt.Unsupported):
+        b.run(loop.model, loop.feeds)
+
+
+def test_long_loops_wrap_narrow_counters_as_numpy_does():
+    # rule: onnx/loop -- 300 trips of an int8 counter from 5 by 1, accumulating the counter
+    from lazyloop.strategies.dialects import OnnxLongLoopRecipe
+    p = OnnxLongLoopRecipe(dtype="int8", count=300, start=5, step=1, scan_state=True).program()
+    expected, _, _ = dt.Subject("onnx-long-loop", "onnx", p).expectation()
+    counter, acc, stacked = np.int8(5), np.int8(0), []
+    with np.errstate(over="ignore"):
+        for _ in range(300):
+            counter = np.int8(counter + np.int8(1))
+            acc = np.int8(acc + counter)
+            stacked.append(counter)
+    assert expected["counter_final"] == counter == 49  # 305 - 256, by hand
+    assert expected["acc_final"] == acc
+    assert np.array_equal(expected["counter_stacked"], stacked)
+    assert expected["counter_stacked"].dtype == np.int8
+
+
+def test_a_trip_count_kept_in_eight_bits_is_caught_in_the_default_mix():
+    # rule: trip/count -- caught within 200 programs of the default mix, not a narrowed one
+    report = dt.check(planted.CounterInInt8(), max_examples=200, seed=0, shrink=False)
+    assert any(d.subject.kind == "onnx-long-loop" for d in report.disagreements), \
+        report.summary()
+
+
+def test_an_if_that_takes_the_wrong_branch_is_caught_in_the_default_mix():
+    # rule: onnx/if -- caught within 200 programs of the default mix, in If-only programs
+    report = dt.check(planted.SwappedIf(), max_examples=200, seed=0, shrink=False)
+    kinds = {d.subject.kind for d in report.disagreements}
+    assert kinds & {"onnx-if", "onnx-scan-if"}, report.summary()
+
+
+def test_shrinking_stops_at_its_step_budget_and_keeps_what_it_reached():
+    # rule: onnx/loop -- a budget of 1 step: the shrinker stops at once, the campaign goes on
+    report = dt.check(planted.loop_plus_one(), max_examples=60, seed=1, kinds=["onnx-loop"],
+                      shrink_steps=1)
+    assert report.disagreements
+    d = report.disagreements[0]
+    assert d.subject.expectation() and d.error is None and d.actual is not None
