@@ -6,10 +6,10 @@ elements are forced. ONNX Loop/Scan and OpenVINO Loop-5 are lowered onto the sam
 """
 from .core.ambiguity import REGISTER as AMBIGUITIES
 from .core.enums import (ActivationType, ElementWiseOperation, LayerType, LoopOutput,
-                    MatrixOperation, ReduceOperation, TripLimit, UnaryOperation)
+                         MatrixOperation, ReduceOperation, TripLimit, UnaryOperation)
 from .core.errors import (EvaluationError, FuelExhausted, InputError, IteratorOutOfBounds,
-                     LazyLoopError, LengthTooShort, ModelError, NegativeTripCount, ShapeError,
-                     StreamShapeChanged, StructureError, UnsupportedError)
+                          LazyLoopError, LengthTooShort, ModelError, NegativeTripCount, NeverEnds,
+                          ShapeError, StreamShapeChanged, StructureError, UnsupportedError)
 from .core.evaluate import Evaluation, ForceEvent, evaluate, run
 from .core.network import Network
 from .core.plan import compile_network
@@ -22,7 +22,7 @@ __all__ = [
     "AMBIGUITIES", "ActivationType", "ElementWiseOperation", "LayerType", "LoopOutput",
     "MatrixOperation", "ReduceOperation", "TripLimit", "UnaryOperation", "EvaluationError",
     "FuelExhausted", "InputError", "IteratorOutOfBounds", "LazyLoopError", "LengthTooShort",
-    "ModelError", "NegativeTripCount", "ShapeError", "StreamShapeChanged", "StructureError",
+    "ModelError", "NegativeTripCount", "NeverEnds", "ShapeError", "StreamShapeChanged", "StructureError",
     "UnsupportedError", "Evaluation", "ForceEvent", "evaluate", "run", "Network",
     "compile_network", "OpaqueType", "TensorType", "bool", "float16", "float32", "float64",
     "int8", "int16", "int32", "int64", "uint8",
