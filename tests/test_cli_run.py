@@ -187,8 +187,8 @@ def test_version_matches_pyproject_and_changelog(tmp_path):
 
 def test_every_option_has_help_and_defaults_are_shown(tmp_path):
     from lazyloop.cli import build_parser
-    from lazyloop.conformance.cli import build_parser as conformance_parser
-    from lazyloop.difftest.cli import build_parser as check_parser
+    from lazyloop.cli.conformance import build_parser as conformance_parser
+    from lazyloop.cli.check import build_parser as check_parser
     parsers = [check_parser()]
     for root in (build_parser(), conformance_parser()):
         for action in root._actions:

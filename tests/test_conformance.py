@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 import lazyloop as ll
-from lazyloop.conformance import cli_conformance, export_suite, run_suite
+from lazyloop.cli.conformance import cli_conformance
+from lazyloop.conformance import export_suite, run_suite
 from lazyloop.conformance.cases import CASES, U, Expected
 
 onnx = pytest.importorskip("onnx")

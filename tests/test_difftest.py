@@ -130,7 +130,8 @@ def test_disagreements_are_written_as_onnx_backend_test_cases(tmp_path):
 
 
 def test_cli_check_exits_zero_and_writes_cases(tmp_path, capsys):
-    status = dt.cli_check(["--backend", "lazyloop", "--examples", "10", "--seed", "0",
+    from lazyloop.cli.check import cli_check
+    status = cli_check(["--backend", "lazyloop", "--examples", "10", "--seed", "0",
                            "--out", str(tmp_path), "--quiet", "--no-isolate"])
     assert status == 0
     out = capsys.readouterr().out
@@ -138,7 +139,8 @@ def test_cli_check_exits_zero_and_writes_cases(tmp_path, capsys):
 
 
 def test_cli_check_unknown_backend_is_a_usage_error():
-    assert dt.cli_check(["--backend", "no-such-backend", "--quiet"]) == 2
+    from lazyloop.cli.check import cli_check
+    assert cli_check(["--backend", "no-such-backend", "--quiet"]) == 2
 
 
 def test_error_keys_drop_names_and_numbers():

@@ -27,7 +27,7 @@ HELD = {
     "lazyloop.strategies": ["networks", "invalid_networks", "Program", "Call", "replay",
                             "onnx_loops", "onnx_scans", "onnx_scan8s", "openvino_loops",
                             "dialect_programs"],
-    "lazyloop.conformance": ["run_suite", "export_suite", "cli_conformance"],
+    "lazyloop.conformance": ["run_suite", "export_suite"],
     "lazyloop.conformance.cases": ["CASES"],
     "lazyloop.models": ["LSTMWeights", "build_lstm", "lstm_network", "numpy_lstm", "GATES"],
     "lazyloop.tensorrt.replay": ["replay", "build_engine", "run_engine", "TensorRTBackend"],
@@ -39,12 +39,15 @@ HELD = {
                        "show_ambiguity", "side_by_side"],
     "lazyloop.bench": ["main"],
     "lazyloop.cli": ["main"],
+    "lazyloop.cli.check": ["cli_check"],
+    "lazyloop.cli.conformance": ["cli_conformance"],
 }
 NEEDS = {"lazyloop.onnx": "onnx", "lazyloop.onnx.export": "onnx", "lazyloop.openvino": None,
          "lazyloop.openvino.export": "openvino", "lazyloop.difftest": "hypothesis",
          "lazyloop.strategies": "hypothesis", "lazyloop.conformance": "onnx",
          "lazyloop.conformance.cases": "onnx", "lazyloop.tensorrt.replay": "hypothesis",
-         "lazyloop.teach": "matplotlib"}
+         "lazyloop.teach": "matplotlib", "lazyloop.cli.check": "hypothesis",
+         "lazyloop.cli.conformance": "onnx"}
 
 
 @pytest.mark.parametrize("module", sorted(HELD))

@@ -7,8 +7,7 @@
     lazyloop bench [--quick]
     lazyloop --version
 
-The commands live in their own modules (`run`, `explain`; `check` in lazyloop.difftest.cli,
-`conformance` in lazyloop.conformance.cli); `common` holds the exit statuses, the one-line
+The commands live in their own modules (`run`, `explain`, `check`, `conformance`); `common` holds the exit statuses, the one-line
 errors, the output folder and the progress line; `evaluating` is where the commands meet the
 evaluators; `inputs` reads models and feeds.
 """
@@ -90,9 +89,9 @@ def delegated(command):
         from ..bench import main as bench_main
         return lambda rest: bench_main(rest) or 0
     if command == "check":
-        from ..difftest.cli import cli_check
+        from .check import cli_check
         return cli_check
-    from ..conformance.cli import cli_conformance
+    from .conformance import cli_conformance
     return cli_conformance
 
 

@@ -225,3 +225,18 @@ class ProgressLine:
             self.stream.write("\n")
             self.stream.flush()
         self.drawn = False
+
+
+def report_options(args) -> frozenset:
+    """`--json`, `--junit` and `--baseline` of `check` and `conformance run`, checked before
+    any work: the report paths writable, the baseline read (its known root causes)."""
+    from ..difftest.schema import load_baseline
+    writable_file("--json", args.json)
+    writable_file("--junit", args.junit)
+    if not args.baseline:
+        return frozenset()
+    try:
+        return load_baseline(args.baseline)
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise UsageError(f"--baseline {args.baseline}: cannot read it as a lazyloop JSON "
+                         f"report ({exc})") from None

@@ -164,8 +164,7 @@ def export_suite(directory: str, names=None) -> List[str]:
     return [export_case(CASES[n], directory) for n in (names or CASES)]
 
 
-from .cli import cli_conformance  # noqa: E402 -- the command line, on top of the above
 
 
 __all__ = ["CASES", "Result", "run_case", "run_suite", "export_case", "export_suite",
-           "table", "cli_conformance", "case_model"]
+           "table", "case_model"]

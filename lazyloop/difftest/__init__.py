@@ -52,7 +52,6 @@ from .backends import (BACKENDS, LazyloopBackend, LoadFailed, OnnxReferenceBacke
                        Unsupported, backend, formats_of, says_unsupported)
 from .cases import case_readme, write_case
 from .checking import REFUSING_READINGS, Checker, alternative_readings, check, throughput
-from .cli import EXIT_INTERNAL, cli_check
 from .comparing import DEFAULT_TOLERANCE, FLOAT_TOLERANCE, Difference, compare, tolerance
 from .isolation import BackendCrashed, BackendStartFailed, Isolated, resident_mb
 from .plugins import ENTRY_POINT_GROUP, BackendSpecError, make_backend
@@ -64,6 +63,6 @@ from .subject import (Invalid, NotExported, Refused, Subject, onnx_export_option
 __all__ = ["Unsupported", "BackendCrashed", "Isolated", "backend", "BACKENDS", "OnnxRuntimeBackend", "OnnxReferenceBackend",
            "OpenVinoBackend", "LazyloopBackend", "TripCountPlusOne", "compare", "Difference",
            "Subject", "subjects", "check", "Report", "Disagreement", "Refusal", "throughput",
-           "cli_check", "write_case", "summary_table", "plan_rules", "alternative_readings",
+           "write_case", "summary_table", "plan_rules", "alternative_readings",
            "LoadFailed", "TractBackend", "BackendStartFailed", "make_backend", "says_unsupported",
            "ENTRY_POINT_GROUP", "BackendSpecError", "resident_mb"]

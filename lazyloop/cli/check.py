@@ -14,21 +14,20 @@ import re
 import shlex
 import sys
 
-from .backends import BACKENDS, backend
-from .cases import Context, write_case
-from .checking import check
-from .isolation import DEFAULT_MEMORY_MB, Isolated
-from .plugins import BackendSpecError, factory_of
-from .schema import FAIL_ON, check_document, judge, junit_xml, lazyloop_version, load_baseline
-from .schema import to_json
-from .shrinking import DEFAULT_SHRINK_STEPS
+from ..difftest.backends import BACKENDS, backend
+from ..difftest.cases import Context, write_case
+from ..difftest.checking import check
+from ..difftest.isolation import DEFAULT_MEMORY_MB, Isolated
+from ..difftest.plugins import BackendSpecError, factory_of
+from ..difftest.schema import FAIL_ON, check_document, judge, junit_xml, lazyloop_version, to_json
+from ..difftest.shrinking import DEFAULT_SHRINK_STEPS
 
 EXIT_INTERNAL = 3
 SUBJECT_KINDS = ("core", "onnx-loop", "onnx-scan9", "onnx-scan8", "openvino-loop")
 
 
 def build_parser():
-    from ..cli.common import (Parser, non_negative_float, non_negative_int, positive_float,
+    from .common import (Parser, non_negative_float, non_negative_int, positive_float,
                               positive_int)
     parser = Parser(prog="lazyloop check",
                     description="differential-test a backend against lazyloop: generate loop "
@@ -99,26 +98,18 @@ def build_parser():
 
 def cli_check(argv) -> int:
     """`lazyloop check --backend NAME ...` (see `lazyloop check --help`)."""
-    from ..cli.common import guarded
+    from .common import guarded
     return guarded("lazyloop check", _check_command, list(argv))
 
 
 def _check_command(argv) -> int:
-    from ..cli.common import UsageError, prepare_out, writable_file
+    from .common import UsageError, prepare_out, report_options
     args = build_parser().parse_args(argv)
     try:
         factory_of(args.backend)  # a name nothing answers to is a usage error, before any work
     except BackendSpecError as exc:
         raise UsageError(f"--backend {args.backend}: {exc.args[0]}") from None
-    writable_file("--json", args.json)
-    writable_file("--junit", args.junit)
-    known = frozenset()
-    if args.baseline:
-        try:
-            known = load_baseline(args.baseline)
-        except (OSError, ValueError, KeyError, TypeError) as exc:
-            raise UsageError(f"--baseline {args.baseline}: cannot read it as a lazyloop JSON "
-                             f"report ({exc})") from None
+    known = report_options(args)
     b = start(args)
     try:
         programs_exist(b, args)
@@ -160,7 +151,7 @@ def start(args):
     """The backend, started now: an unknown or uninstalled one is a usage error. With
     --workers/--scheduler each worker starts its own; this one only answers what the backend
     takes and is closed before the campaign."""
-    from ..cli.common import UsageError
+    from .common import UsageError
     try:
         return Isolated(args.backend, timeout=args.timeout, memory_mb=args.memory_mb) \
             if args.isolate else backend(args.backend)
@@ -173,9 +164,9 @@ def start(args):
 
 def programs_exist(b, args) -> None:
     """--format and --kind must leave something to generate for this backend."""
-    from ..cli.common import UsageError
-    from .backends import formats_of
-    from .subject import subjects
+    from .common import UsageError
+    from ..difftest.backends import formats_of
+    from ..difftest.subject import subjects
     takes = formats_of(b)
     wrong = [f for f in args.format or () if f not in takes]
     if wrong:
@@ -194,7 +185,7 @@ def campaign(b, args):
 
     from hypothesis.configuration import set_hypothesis_home_dir
 
-    from ..cli.common import ProgressLine
+    from .common import ProgressLine
     line = ProgressLine(quiet=args.quiet)
     name = getattr(b, "name", args.backend)
 

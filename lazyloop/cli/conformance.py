@@ -8,11 +8,11 @@ from __future__ import annotations
 import shlex
 import sys
 
-from . import CASES, export_suite, run_suite, table
+from ..conformance import CASES, export_suite, run_suite, table
 
 
 def build_parser():
-    from ..cli.common import Parser, positive_float
+    from .common import Parser, positive_float
     from ..difftest.schema import FAIL_ON
     parser = Parser(prog="lazyloop conformance",
                     description="the hand-computed conformance suite")
@@ -42,12 +42,12 @@ def build_parser():
 
 
 def cli_conformance(argv) -> int:
-    from ..cli.common import guarded
+    from .common import guarded
     return guarded("lazyloop conformance", _command, list(argv))
 
 
 def _command(argv) -> int:
-    from ..cli.common import UsageError
+    from .common import UsageError
     args = build_parser().parse_args(argv)
     unknown = [n for n in (getattr(args, "case", None) or []) if n not in CASES]
     if unknown:
@@ -68,18 +68,10 @@ def _command(argv) -> int:
 
 
 def run_command(args, argv) -> int:
-    from ..cli.common import UsageError, writable_file
+    from .common import UsageError, report_options
     from ..difftest import BACKENDS, Isolated, backend
-    from ..difftest.schema import judge, junit_xml, load_baseline, to_json
-    writable_file("--json", args.json)
-    writable_file("--junit", args.junit)
-    known = frozenset()
-    if args.baseline:
-        try:
-            known = load_baseline(args.baseline)
-        except (OSError, ValueError, KeyError, TypeError) as exc:
-            raise UsageError(f"--baseline {args.baseline}: cannot read it as a lazyloop JSON "
-                             f"report ({exc})") from None
+    from ..difftest.schema import judge, junit_xml, to_json
+    known = report_options(args)
     if args.backend not in BACKENDS:
         raise UsageError(f"--backend {args.backend}: unknown backend; built-in: "
                          f"{', '.join(sorted(BACKENDS))}")
