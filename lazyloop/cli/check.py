@@ -19,7 +19,7 @@ from ..difftest.cases import Context, write_case
 from ..difftest.checking import check
 from ..difftest.isolation import DEFAULT_MEMORY_MB, Isolated
 from ..difftest.plugins import BackendSpecError, factory_of
-from ..difftest.schema import FAIL_ON, check_document, judge, junit_xml, lazyloop_version, to_json
+from ..difftest.schema import FAIL_ON, check_document, judge, lazyloop_version
 from ..difftest.shrinking import DEFAULT_SHRINK_STEPS
 
 EXIT_INTERNAL = 3
@@ -103,7 +103,7 @@ def cli_check(argv) -> int:
 
 
 def _check_command(argv) -> int:
-    from .common import UsageError, prepare_out, report_options
+    from .common import UsageError, prepare_out, report_options, write_reports
     args = build_parser().parse_args(argv)
     try:
         factory_of(args.backend)  # a name nothing answers to is a usage error, before any work
@@ -131,16 +131,9 @@ def _check_command(argv) -> int:
             d.case = name
         print(f"\nwrote {len(report.disagreements)} case(s) to {args.out}")
     document = judge(check_document(report, command), args.fail_on, known)
-    for path in filter(None, (args.json, args.out and os.path.join(args.out, "report.json"))):
-        with open(path, "w", encoding="utf-8") as f:
-            f.write(to_json(document))
-    if args.junit:
-        with open(args.junit, "w", encoding="utf-8") as f:
-            f.write(junit_xml(document))
-    verdict = document["verdict"]
-    print(f"\nverdict: {verdict['counted']} finding(s) count (--fail-on {args.fail_on}; "
-          f"{verdict['known']} known from the baseline, {verdict['explained']} explained by "
-          f"an ambiguity); exit status {verdict['exit_status']}")
+    verdict = write_reports(document, (args.json, args.out and os.path.join(args.out,
+                                                                      "report.json")),
+                            args.junit)
     if verdict["exit_status"] == 2:
         print("lazyloop check: no program ran on the backend (every generated program was "
               "refused before it)", file=sys.stderr)

@@ -240,3 +240,20 @@ def report_options(args) -> frozenset:
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise UsageError(f"--baseline {args.baseline}: cannot read it as a lazyloop JSON "
                          f"report ({exc})") from None
+
+
+def write_reports(document, json_paths, junit_path) -> dict:
+    """Write the judged report as JSON to each of `json_paths` and as JUnit to `junit_path`,
+    print the verdict line; the verdict (its `exit_status` is the command's)."""
+    from ..difftest.schema import junit_xml, to_json
+    for path in filter(None, json_paths):
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(to_json(document))
+    if junit_path:
+        with open(junit_path, "w", encoding="utf-8") as f:
+            f.write(junit_xml(document))
+    verdict = document["verdict"]
+    print(f"\nverdict: {verdict['counted']} finding(s) count (--fail-on {verdict['fail_on']}; "
+          f"{verdict['known']} known from the baseline, {verdict['explained']} explained by "
+          f"an ambiguity); exit status {verdict['exit_status']}")
+    return verdict

@@ -68,9 +68,9 @@ def _command(argv) -> int:
 
 
 def run_command(args, argv) -> int:
-    from .common import UsageError, report_options
+    from .common import UsageError, report_options, write_reports
     from ..difftest import BACKENDS, Isolated, backend
-    from ..difftest.schema import judge, junit_xml, to_json
+    from ..difftest.schema import judge
     known = report_options(args)
     if args.backend not in BACKENDS:
         raise UsageError(f"--backend {args.backend}: unknown backend; built-in: "
@@ -88,16 +88,7 @@ def run_command(args, argv) -> int:
     document = conformance_document(results, args.backend, command)
     document["seconds"] = round(time.monotonic() - start, 3)
     document = judge(document, args.fail_on, known)
-    if args.json:
-        with open(args.json, "w", encoding="utf-8") as f:
-            f.write(to_json(document))
-    if args.junit:
-        with open(args.junit, "w", encoding="utf-8") as f:
-            f.write(junit_xml(document))
-    verdict = document["verdict"]
-    print(f"\nverdict: {verdict['counted']} finding(s) count (--fail-on {args.fail_on}; "
-          f"{verdict['known']} known, {verdict['explained']} explained by an ambiguity); "
-          f"exit status {verdict['exit_status']}")
+    verdict = write_reports(document, (args.json,), args.junit)
     if verdict["exit_status"] == 2:
         print("lazyloop conformance: no case ran on the backend", file=sys.stderr)
     return verdict["exit_status"]
