@@ -90,12 +90,19 @@ def shrink(strategy, checker, sig, choices, steps: int = DEFAULT_SHRINK_STEPS):
         return subject, checker.outcome(subject), False
     original = replay_program(strategy, choices).key()
     try:
-        runner.shrink_interesting_examples()
+        _hypothesis_name(runner, "shrink_interesting_test_cases", "shrink_interesting_examples")()
     except (_Budget, RunIsComplete):  # out of budget, or hypothesis's cap on shrinks
         pass
     except Exception:  # pragma: no cover -- hypothesis gave up: keep what it reached
         pass
-    result = runner.interesting_examples.get(origin) or first
+    found = _hypothesis_name(runner, "interesting_test_cases", "interesting_examples")
+    result = found.get(origin) or first
     subject = replay_program(strategy, result.choices)
     candidate, out = best.get(subject.key(), (subject, checker.outcome(subject)))
     return candidate, out, candidate.key() != original
+
+
+def _hypothesis_name(runner, name, older_name):
+    """A ConjectureRunner member under its current name, or the one hypothesis used before
+    6.16x (the engine is internal: its names change between releases)."""
+    return getattr(runner, name) if hasattr(runner, name) else getattr(runner, older_name)
