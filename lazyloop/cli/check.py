@@ -9,10 +9,13 @@ lazyloop failed).
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shlex
+import signal
 import sys
+import threading
 
 from ..difftest.backends import BACKENDS, backend
 from ..difftest.cases import Context, write_case
@@ -171,6 +174,28 @@ def programs_exist(b, args) -> None:
                          f"formats {', '.join(args.format or takes)}") from None
 
 
+@contextlib.contextmanager
+def ctrl_c_stops():
+    """Ctrl-C during a campaign: raise KeyboardInterrupt as usual, and also mark the campaign
+    interrupted, so exploring stops at the next program whatever caught the exception."""
+    from ..difftest.campaign import INTERRUPTED
+
+    def interrupted(signum, frame):
+        INTERRUPTED.set()
+        raise KeyboardInterrupt
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    INTERRUPTED.clear()
+    previous = signal.signal(signal.SIGINT, interrupted)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        INTERRUPTED.clear()
+
+
 def campaign(b, args):
     """`check` with a progress line, no example database, nothing written to the current
     folder (hypothesis keeps its other files in a temporary folder)."""
@@ -190,7 +215,7 @@ def campaign(b, args):
                            f"(agree {report.agreements}, disagree {report.instances}, "
                            f"refused {refused})", force=stage == "done")
 
-    with tempfile.TemporaryDirectory(prefix="lazyloop-hypothesis-") as home:
+    with tempfile.TemporaryDirectory(prefix="lazyloop-hypothesis-") as home, ctrl_c_stops():
         set_hypothesis_home_dir(home)
         try:
             # on Dask the backend travels to the workers as its name; each starts its own

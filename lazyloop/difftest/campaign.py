@@ -3,6 +3,7 @@
 instance, then grouping by root cause)."""
 from __future__ import annotations
 
+import threading
 import time
 from collections import Counter
 from typing import Optional
@@ -91,6 +92,9 @@ def explore(checker, strategy, seed: int, indices, progress=None, total=None,
             if deadline is not None and time.monotonic() > deadline:
                 tally.stopped = "max-time"
                 break
+            if INTERRUPTED.is_set():  # a Ctrl-C whose KeyboardInterrupt something swallowed
+                tally.stopped = "interrupted"
+                break
             subject, choices = draw_program(strategy, seed, index)
             tally.add(index, subject, choices, checker.outcome(subject))
             if progress:
@@ -98,6 +102,11 @@ def explore(checker, strategy, seed: int, indices, progress=None, total=None,
     except KeyboardInterrupt:
         tally.stopped = "interrupted"
     return tally
+
+
+# set by the command line's Ctrl-C handler: exploring stops before the next program even if
+# the KeyboardInterrupt raised with it was caught inside a backend or a library
+INTERRUPTED = threading.Event()
 
 
 def finish(tally: Tally, checker, strategy, backend_name: str, seed: int, shrink_it: bool,
