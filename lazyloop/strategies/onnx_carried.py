@@ -153,7 +153,7 @@ class OnnxOneLoopRecipe:
     """A Loop whose trip count (`m_one`), condition (`cond_one`: the outer cond, the body's
     condition input and output) and iteration number (`iter_one`) may each be a tensor of
     shape [1] rather than a scalar. The body continues while i + 1 < `stop` (and, with a
-    cond, while its condition input holds); it carries an accumulator adding i (declared as
+    cond, while its condition input holds); it carries a [1, 2] accumulator adding i (declared as
     `declared` says) and stacks the iteration number and the condition input as scan
     outputs, which keep their [1] shape."""
 
@@ -207,8 +207,8 @@ class OnnxOneLoopRecipe:
             inputs.append(helper.make_tensor_value_info("cond", TP.BOOL, c_shape))
             feeds["cond"] = np.full(c_shape, self.cond_init)
         inputs.append(helper.make_tensor_value_info(
-            "acc", TP.FLOAT, declared_shape(self.declared, (2,), "acc_d", top=True)))
-        feeds["acc"] = values((2,), self.seed)
+            "acc", TP.FLOAT, declared_shape(self.declared, (1, 2), "acc_d", top=True)))
+        feeds["acc"] = values((1, 2), self.seed)
         b = [helper.make_node("Cast", ["i"], ["i_f"], to=TP.FLOAT),
              _const(helper, nph, "one", np.int64(1)),
              _const(helper, nph, "stop", np.int64(self.stop)),
@@ -221,7 +221,7 @@ class OnnxOneLoopRecipe:
              helper.make_node("Reshape", ["go_on", "c_shape"], ["cond_out"]),
              helper.make_node("Add", ["a", "i_f"], ["a_next"]),
              helper.make_node("Cast", ["cond_in"], ["cond_f"], to=TP.FLOAT)]
-        a_shape = declared_shape(self.declared, (2,), "a_d")
+        a_shape = declared_shape(self.declared, (1, 2), "a_d")
         b_in = [helper.make_tensor_value_info("i", TP.INT64, i_shape),
                 helper.make_tensor_value_info("cond_in", TP.BOOL, c_shape),
                 helper.make_tensor_value_info("a", TP.FLOAT, a_shape)]
@@ -232,7 +232,7 @@ class OnnxOneLoopRecipe:
         body = helper.make_graph(b, "one_loop_body", b_in, b_out)
         outs = ["acc_final", "iters", "conds"]
         nodes.append(helper.make_node("Loop", [m_name, c_name, "acc"], outs, body=body))
-        g_out = [helper.make_tensor_value_info("acc_final", TP.FLOAT, [2]),
+        g_out = [helper.make_tensor_value_info("acc_final", TP.FLOAT, [1, 2]),
                  helper.make_tensor_value_info("iters", TP.FLOAT, [None] + i_shape),
                  helper.make_tensor_value_info("conds", TP.FLOAT, [None] + c_shape)]
         graph = helper.make_graph(nodes, "onnx_one_loop_program", inputs, g_out)
