@@ -156,3 +156,31 @@ def test_unknown_rank_inputs_flattened_are_caught():
     assert found, report.summary()
     assert all(d.subject.program.recipe.declared == "no-shape" for d in found)
     assert {d.signature[2] for d in found} == {"shape"}
+
+
+def test_a_case_with_a_sequence_and_an_empty_optional_is_written_and_replayed(tmp_path):
+    # rule: onnx/sequences -- the case's data set holds a SequenceProto and an OptionalProto,
+    # and repro.py (no lazyloop) reads them and compares by length and presence
+    import os
+    import subprocess
+    import sys
+    pytest.importorskip("onnxruntime")
+    from lazyloop.difftest.cases import Context
+    r = OnnxSeqLoopRecipe(count=0, reads=("sequence",), optional=True, optional_out=True)
+    subject = dt.Subject(r.kind, "onnx", r.program())
+    expected, defined, rules = subject.expectation()
+    assert expected["list_out"] == [] and expected["opt"] is None  # zero trips, by hand
+    d = dt.Disagreement(model=subject.model(), feeds=subject.feeds, expected=expected,
+                        actual={"list_out": [np.float32(0)], "opt": None}, rules=rules,
+                        ambiguity=None, defined=defined, subject=subject)
+    report = Context("onnxruntime", None, "test", 0, "lazyloop check")
+    case = dt.write_case(str(tmp_path), "seq", d, report)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    blocked = ("import sys; sys.modules['lazyloop'] = None; sys.argv = ['repro.py']; "
+               "exec(compile(open('repro.py').read(), 'repro.py', 'exec'), "
+               "{'__file__': 'repro.py', '__name__': '__main__'})")
+    run = subprocess.run([sys.executable, "-I", "-c", blocked], cwd=case, env=env,
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "list_out: agrees" in run.stdout and "opt: agrees" in run.stdout
+    assert "`[]`" in open(os.path.join(case, "README.md")).read()
