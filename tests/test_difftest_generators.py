@@ -155,7 +155,8 @@ def test_unknown_rank_inputs_flattened_are_caught():
     found = [d for d in report.disagreements if d.subject.kind in NEW_KINDS]
     assert found, report.summary()
     assert all(d.subject.program.recipe.declared == "no-shape" for d in found)
-    assert {d.signature[2] for d in found} == {"shape"}
+    # a flattened value comes back with another shape, or breaks a Concat in the body
+    assert "shape" in {d.signature[2] for d in found}
 
 
 def test_a_case_with_a_sequence_and_an_empty_optional_is_written_and_replayed(tmp_path):

@@ -43,6 +43,7 @@ class OnnxGrowLoopRecipe:
     opset: int = 16
     count: int = 2
     m_source: str = "const"
+    cond: str = "omit"             # the Loop's cond: omitted, or a constant true
     carried: Tuple[Tuple[int, Tuple[int, ...], str], ...] = ((1, (2,), "grow"),)
     declared: str = "exact"
     scan_rows: bool = False
@@ -107,7 +108,10 @@ class OnnxGrowLoopRecipe:
             outs.append("rows_stacked")
             g_out.append(helper.make_tensor_value_info("rows_stacked", TP.INT64, [None]))
         body = helper.make_graph(b, "grow_loop_body", b_in, b_out)
-        nodes.append(helper.make_node("Loop", ["M", ""] + names, outs, body=body))
+        if self.cond == "true":
+            nodes.append(_const(helper, nph, "cond", np.array(True)))
+        cond = "cond" if self.cond == "true" else ""
+        nodes.append(helper.make_node("Loop", ["M", cond] + names, outs, body=body))
         graph = helper.make_graph(nodes, "onnx_grow_loop_program", inputs, g_out)
         return _model(graph, self.opset), feeds
 
@@ -132,7 +136,7 @@ def onnx_grow_loop_recipes(draw):
     return OnnxGrowLoopRecipe(
         opset=draw(st.sampled_from(CARRIED_OPSETS + (newest_opset(),))),
         count=draw(st.integers(0, 3)), m_source=draw(st.sampled_from(("const", "input"))),
-        carried=carried, declared=draw(st.sampled_from(DECLARED)),
+        cond=draw(st.sampled_from(("omit", "true"))), carried=carried, declared=draw(st.sampled_from(DECLARED)),
         scan_rows=draw(st.booleans()), seed=draw(st.integers(0, 3)))
 
 

@@ -32,6 +32,7 @@ class OnnxSeqLoopRecipe:
     opset: int = 16
     count: int = 2
     m_source: str = "const"
+    cond: str = "omit"             # the Loop's cond: omitted, or a constant true
     element: Tuple[int, ...] = ()
     prepend: bool = False
     body_length: bool = False
@@ -103,7 +104,10 @@ class OnnxSeqLoopRecipe:
             b_in.append(helper.make_value_info("o_in", opt_t))
             b_out.append(helper.make_value_info("o_out", opt_t))
         body = helper.make_graph(b, "seq_loop_body", b_in, b_out)
-        nodes.append(helper.make_node("Loop", ["M", ""] + carried, outs, body=body))
+        if self.cond == "true":
+            nodes.append(_const(helper, nph, "cond", np.array(True)))
+        cond = "cond" if self.cond == "true" else ""
+        nodes.append(helper.make_node("Loop", ["M", cond] + carried, outs, body=body))
         g_out = []
         for r in self.reads:
             g_out.append(self._read(helper, nph, TP, r, nodes, seq_t))
@@ -167,7 +171,8 @@ def onnx_seq_loop_recipes(draw):
     optional = draw(st.booleans())
     return OnnxSeqLoopRecipe(
         opset=draw(st.sampled_from(SEQ_OPSETS + (newest_opset(),))), count=count,
-        m_source=draw(st.sampled_from(("const", "input"))), element=element,
+        m_source=draw(st.sampled_from(("const", "input"))),
+        cond=draw(st.sampled_from(("omit", "true"))), element=element,
         prepend=draw(st.booleans()), body_length=draw(st.booleans()), reads=tuple(chosen),
         optional=optional, optional_out=optional and draw(st.booleans()))
 
