@@ -159,3 +159,117 @@ class SwappedIf:
                     other.g.CopyFrom(g)
         swap(model.graph)
         return self.inner.run(model, feeds)
+
+
+# ------------------------------------------------------------------------------------------
+# Planted faults in the constructs of the new generators (issue 14 point 3): each rewrites
+# the model's top-level Loops, then runs it on lazyloop's own evaluator.
+# ------------------------------------------------------------------------------------------
+
+class _LoopRewrite:
+    """Correct (lazyloop's frontend) but for `rewrite(loop, body, after)`, applied to every
+    Loop of the main graph: it may edit the node and its body and append nodes to `after`."""
+
+    format = "onnx"
+    formats = ("onnx",)
+
+    def __init__(self):
+        self.inner = dt.backend("lazyloop")
+
+    def run(self, model, feeds):
+        import onnx
+        model = onnx.ModelProto.FromString(model.SerializeToString())
+        nodes = []
+        for k, node in enumerate(model.graph.node):
+            after = []
+            if node.op_type == "Loop":
+                body = next(a.g for a in node.attribute if a.name == "body")
+                self.rewrite(k, node, body, after)
+            nodes += [node] + after
+        del model.graph.node[:]
+        model.graph.node.extend(nodes)
+        return self.inner.run(model, feeds)
+
+    @staticmethod
+    def _carried(node, body, kind):
+        """(k, initial value, body input) of each carried value whose body input's type is
+        of `kind` ("sequence_type", "tensor_type")."""
+        for k, init in enumerate(node.input[2:]):
+            b_in = body.input[2 + k]
+            if b_in.type.WhichOneof("value") == kind and k < len(node.output):
+                yield k, init, b_in
+
+    @staticmethod
+    def _prepend(body, names, target):
+        """Body inputs `names` reach the body reshaped to `target` (a list of dims)."""
+        import numpy as np
+        from onnx import helper, numpy_helper
+        head = []
+        for name in names:
+            hidden = f"__planted_{name}"
+            for b_in in body.input:
+                if b_in.name == name:
+                    b_in.name = hidden
+            shape = f"__planted_{name}_shape"
+            head += [helper.make_node("Constant", [], [shape], value=numpy_helper.from_array(
+                         np.array(target, np.int64), shape + "_value")),
+                     helper.make_node("Reshape", [hidden, shape], [name])]
+        old = list(body.node)
+        del body.node[:]
+        body.node.extend(head + old)
+
+
+class SequenceNotFedBack(_LoopRewrite):
+    """A Loop's carried sequence comes out as it went in (the initial list): the body's
+    updates are not fed back."""
+
+    name = "sequence-not-fed-back"
+
+    def rewrite(self, k, node, body, after):
+        from onnx import helper
+        for j, init, _ in list(self._carried(node, body, "sequence_type")):
+            out = node.output[j]
+            node.output[j] = f"__planted_lost_{k}_{j}"
+            after.append(helper.make_node("Identity", [init], [out]))
+
+
+class GrowingAtInitialShape(_LoopRewrite):
+    """A Loop's carried tensor comes out cut to the shape it entered with (a runtime that
+    allocates the final value once, from the initial shape): a value that grew is truncated."""
+
+    name = "growing-at-initial-shape"
+
+    def rewrite(self, k, node, body, after):
+        from onnx import helper
+        for j, init, _ in list(self._carried(node, body, "tensor_type")):
+            out, grown = node.output[j], f"__planted_grown_{k}_{j}"
+            shape, zeros = f"{grown}_shape", f"{grown}_zeros"
+            node.output[j] = grown
+            after += [helper.make_node("Shape", [init], [shape]),
+                      helper.make_node("Sub", [shape, shape], [zeros]),
+                      helper.make_node("Slice", [grown, zeros, shape], [out])]
+
+
+class OneElementAsScalar(_LoopRewrite):
+    """A Loop body's iteration number and condition input declared [1] arrive as 0-D
+    scalars (a runtime that reads the operator text's 'scalar' literally)."""
+
+    name = "one-element-as-scalar"
+
+    def rewrite(self, k, node, body, after):
+        def one(v):
+            dims = v.type.tensor_type.shape.dim
+            return v.type.tensor_type.HasField("shape") and [d.dim_value for d in dims] == [1]
+        self._prepend(body, [v.name for v in body.input[:2] if one(v)], [])
+
+
+class UnknownRankFlattened(_LoopRewrite):
+    """A Loop body's carried inputs declared with no shape (unknown rank) arrive flattened
+    to one dimension (a runtime that assumes rank 1 when none is declared)."""
+
+    name = "unknown-rank-flattened"
+
+    def rewrite(self, k, node, body, after):
+        unknown = [b_in.name for _, _, b_in in self._carried(node, body, "tensor_type")
+                   if not b_in.type.tensor_type.HasField("shape")]
+        self._prepend(body, unknown, [-1])

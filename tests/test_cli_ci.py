@@ -134,7 +134,10 @@ def test_out_folder_is_checked_first_and_holds_one_run(tmp_path):
     done = cli("check", "--backend", "onnxruntime", "--examples", "5", "--out", "out",
                "--force", "--quiet", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
-    assert sorted(os.listdir(out)) == ["notes.txt", "report.json"]
+    # the old case folder is gone; the user's file stays; anything else is this run's
+    entries = set(os.listdir(out))
+    assert "case_000_old" not in entries and {"notes.txt", "report.json"} <= entries
+    assert all(e.startswith("case_") for e in entries - {"notes.txt", "report.json"})
 
 
 @pytest.mark.parametrize("args, says", [

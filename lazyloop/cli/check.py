@@ -26,7 +26,12 @@ from ..difftest.schema import FAIL_ON, check_document, judge, lazyloop_version
 from ..difftest.shrinking import DEFAULT_SHRINK_STEPS
 
 EXIT_INTERNAL = 3
-SUBJECT_KINDS = ("core", "onnx-loop", "onnx-scan9", "onnx-scan8", "openvino-loop")
+
+
+def subject_kinds():
+    """Every kind `--kind` may name: core programs and each dialect kind of the strategies."""
+    from ..strategies.dialects import ONNX_KINDS, OPENVINO_KINDS
+    return ("core", *ONNX_KINDS, *OPENVINO_KINDS)
 
 
 def build_parser():
@@ -63,7 +68,7 @@ def build_parser():
     parser.add_argument("--format", action="append", choices=("onnx", "openvino"),
                         help="restrict to these model formats, repeatable (default: every "
                              "format the backend takes)")
-    parser.add_argument("--kind", action="append", choices=SUBJECT_KINDS,
+    parser.add_argument("--kind", action="append", choices=subject_kinds(),
                         help="restrict to these program kinds, repeatable (default: all)")
     parser.add_argument("--no-shrink", action="store_true",
                         help="report the first instance of each finding, unshrunk")

@@ -86,6 +86,8 @@ def write_data_set(data: str, inputs: dict, expected: dict, defined: dict) -> No
         _write_tensor(os.path.join(data, f"input_{k}.pb"), value, name, numpy_helper)
     for k, (name, value) in enumerate(expected.items()):
         _write_tensor(os.path.join(data, f"output_{k}.pb"), value, name, numpy_helper)
+        if value is None or isinstance(value, list):
+            continue  # a sequence or an optional: every position defined
         mask = np.broadcast_to(np.asarray(defined.get(name, True), bool), np.shape(value))
         if not mask.all():
             _write_tensor(os.path.join(data, f"defined_{k}.pb"), mask, name, numpy_helper)
@@ -110,8 +112,25 @@ def upstream_section(context: Context, d: Disagreement) -> str:
 
 
 def _write_tensor(path, value, name, numpy_helper):
+    """A tensor as a TensorProto, a sequence (list) as a SequenceProto, an empty optional
+    (None) as an OptionalProto, as ONNX's backend test data holds them."""
+    from onnx import TensorProto
+    if value is None:
+        proto = numpy_helper.from_optional(None, name)
+    elif isinstance(value, list):
+        proto = numpy_helper.from_list([np.asarray(v) for v in value], name,
+                                       dtype=None if value else TensorProto.FLOAT)
+    else:
+        proto = numpy_helper.from_array(np.asarray(value), name)
     with open(path, "wb") as f:
-        f.write(numpy_helper.from_array(np.asarray(value), name).SerializeToString())
+        f.write(proto.SerializeToString())
+
+
+def shown(value):
+    """A value as plain Python for a README: sequences as lists, an empty optional as None."""
+    if value is None or isinstance(value, list):
+        return None if value is None else [shown(v) for v in value]
+    return np.asarray(value).tolist()
 
 
 def case_readme(name: str, d: Disagreement, context: Context = Context()) -> str:
@@ -137,14 +156,14 @@ def case_readme(name: str, d: Disagreement, context: Context = Context()) -> str
               "Undefined positions (test_data_set_0/defined_N.pb is False there) may hold any "
               "value.", ""]
     for k, v in d.expected.items():
-        mask = np.asarray(d.defined.get(k, True), bool)
+        mask = np.asarray(d.defined.get(k, True) if not isinstance(v, list) else True, bool)
         note = "" if mask.all() else \
             f" ({int(mask.size - mask.sum())} undefined positions: any value is right there)"
-        lines.append(f"- `{k}`{note}: `{np.asarray(v).tolist()!r}`"[:1500])
+        lines.append(f"- `{k}`{note}: `{shown(v)!r}`"[:1500])
     if d.actual is not None:
         lines += ["", "## Actual (backend)", ""]
         for k, v in d.actual.items():
-            lines.append(f"- `{k}`: `{np.asarray(v).tolist()!r}`"[:1500])
+            lines.append(f"- `{k}`: `{shown(v)!r}`"[:1500])
     lines += ["", "## The program", "", "```", repr(d.subject)[:6000], "```", ""]
     return "\n".join(lines)
 

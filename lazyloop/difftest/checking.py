@@ -6,11 +6,9 @@ from __future__ import annotations
 import time
 from typing import Dict
 
-import numpy as np
-
 from ..core.errors import EvaluationError, FuelExhausted, LazyLoopError
 from .backends import Unsupported, _frontend, formats_of
-from .comparing import Difference, compare
+from .comparing import Difference, compare, plain
 from .campaign import explore, finish
 from .isolation import DEFAULT_MEMORY_MB, Isolated
 from .plugins import is_backend
@@ -63,7 +61,7 @@ class Checker:
         if not diffs:
             return Outcome("agree", rules=rules)
         return Outcome("disagree", rules=rules, differences=tuple(diffs),
-                       actual={k: np.asarray(v) for k, v in actual.items()})
+                       actual={k: plain(v) for k, v in actual.items()})
 
     def attribute(self, subject: Subject, out: Outcome, actual) -> None:
         """Which registered ambiguity, read otherwise, makes lazyloop agree with the backend."""

@@ -86,3 +86,13 @@ def compare_tensor(name: str, want, mask, got, rtol=None, atol=None) -> List[Dif
     return [Difference(name, "values", f"{bad} of {np.size(ok)} defined positions differ; e.g. "
                                        f"expected {w.reshape(-1)[first]!r}, got "
                                        f"{g.reshape(-1)[first]!r}")]
+
+
+def plain(value):
+    """A backend's output as reports keep it: a tensor as an array, a sequence as a list of
+    them, an empty optional as None (so that `compare_value` sees what the backend gave)."""
+    if value is None:
+        return None
+    if isinstance(value, (list, tuple)):
+        return [plain(v) for v in value]
+    return np.asarray(value)

@@ -17,6 +17,7 @@ import time
 import numpy as np
 
 from .backends import Unsupported, _onnx_bytes, formats_of
+from .comparing import plain
 
 
 class BackendCrashed(Exception):
@@ -286,9 +287,10 @@ def _child_main(conn, factory):  # pragma: no cover -- runs in the child process
         payload, feeds = message
         try:
             out = b.run(_unpack_model(payload), feeds)
-            answer = ("ok", {k: np.asarray(v) for k, v in out.items()})
+            answer = ("ok", {k: plain(v) for k, v in out.items()})
         except Unsupported as exc:
             answer = ("error", ("Unsupported", str(exc)))
         except Exception as exc:
             answer = ("error", (type(exc).__name__, str(exc)))
         conn.send(answer)
+

@@ -88,19 +88,38 @@ UNDEFINED = {undefined}
 RTOL_ATOL = {{"float16": (1e-2, 1e-2), "float32": (1e-4, 1e-5), "float64": (1e-4, 1e-5)}}
 
 
+# outputs that are sequences (SequenceProto) or empty optionals (OptionalProto), by file
+KINDS = {kinds}
+
+
 def tensors(prefix):
     out = {{}}
     for path in sorted(glob.glob(os.path.join(HERE, "test_data_set_0", prefix + "_*.pb"))):
-        t = onnx.TensorProto()
+        kind = KINDS.get(os.path.basename(path), "tensor")
+        t = {{"sequence": onnx.SequenceProto, "optional": onnx.OptionalProto}}.get(
+            kind, onnx.TensorProto)()
         with open(path, "rb") as f:
             t.ParseFromString(f.read())
-        out[t.name] = numpy_helper.to_array(t)
+        out[t.name] = {{"sequence": numpy_helper.to_list, "optional": numpy_helper.to_optional
+                       }}.get(kind, numpy_helper.to_array)(t)
     return out
+
+
+def shown(value):
+    if value is None or isinstance(value, (list, tuple)):
+        return None if value is None else [shown(v) for v in value]
+    value = np.asarray(value)
+    return f"{{value.dtype}}{{list(value.shape)}}: {{value.tolist()}}"
 
 
 {runner}
 
 def differs(name, want, got):
+    if want is None or got is None:  # an optional: holding nothing or not
+        return (want is None) != (got is None)
+    if isinstance(want, list):  # a sequence: its length, then its elements
+        return not isinstance(got, (list, tuple)) or len(got) != len(want) or any(
+            differs(name + "[]", w, g) for w, g in zip(want, got))
     got = np.asarray(got)
     if got.dtype != want.dtype or got.shape != want.shape:
         return True
@@ -119,16 +138,16 @@ def main():
     actual = run(inputs)
     bad = 0
     for name, want in expected.items():
+        missing = name not in actual
         got = actual.get(name)
-        wrong = got is None or differs(name, want, got)
+        wrong = missing or differs(name, want, got)
         bad += wrong
         print(f"{{name}}: {{'DIFFERS' if wrong else 'agrees'}}")
-        print(f"  expected {{want.dtype}}{{list(want.shape)}}: {{want.tolist()}}")
-        if got is None:
+        print(f"  expected {{shown(want)}}")
+        if missing:
             print(f"  actual: missing (the backend returned {{sorted(actual)}})")
         else:
-            got = np.asarray(got)
-            print(f"  actual   {{got.dtype}}{{list(got.shape)}}: {{got.tolist()}}")
+            print(f"  actual   {{shown(got)}}")
     return 1 if bad else 0
 
 
@@ -144,11 +163,16 @@ def repro_script(backend: str, d) -> str:
         runner = (f"def run(inputs):  # backend {backend!r} is not built into lazyloop: call "
                   f"it here\n    raise SystemExit('repro.py: write run(inputs) for backend "
                   f"{backend}')\n")
+    tensors = {name: v for name, v in d.expected.items()
+               if v is not None and not isinstance(v, list)}
     undefined = {name: np.flatnonzero(~np.broadcast_to(np.asarray(mask, bool),
-                                                       np.shape(d.expected[name]))).tolist()
-                 for name, mask in d.defined.items() if name in d.expected}
+                                                       np.shape(tensors[name]))).tolist()
+                 for name, mask in d.defined.items() if name in tensors}
     undefined = {k: v for k, v in undefined.items() if v}
-    return _TEMPLATE.format(backend=backend, runner=runner, undefined=json.dumps(undefined))
+    kinds = {f"output_{k}.pb": "optional" if v is None else "sequence"
+             for k, v in enumerate(d.expected.values()) if v is None or isinstance(v, list)}
+    return _TEMPLATE.format(backend=backend, runner=runner, undefined=json.dumps(undefined),
+                            kinds=json.dumps(kinds))
 
 
 def write_repro(case: str, backend: str, d) -> str:

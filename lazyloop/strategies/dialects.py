@@ -1,7 +1,10 @@
 """Hypothesis strategies for loop programs written directly in the dialects: ONNX Loop (every
 mode of the operator's table), ONNX Scan 8 and Scan 9+ (directions, axes, sequence lengths,
 zero-length inputs), long Loops with narrow-typed counters, If-only programs and If inside
-Scan bodies (`onnx_wide`), and OpenVINO Loop-5 (every port kind).
+Scan bodies (`onnx_wide`), Loops carrying sequences and optionals (`onnx_sequences`), Loops
+whose carried values grow or shrink and Loops with [1] conditions, trip counts and iteration
+numbers, declaring unknown ranks and dims (`onnx_carried`), and OpenVINO Loop-5 (every port
+kind).
 
     from lazyloop.strategies.dialects import onnx_loops, onnx_scans, onnx_scan8s, openvino_loops
 
@@ -30,11 +33,14 @@ from hypothesis import strategies as st
 
 from .onnx_loop import (CARRIED_SHAPES, CARRIED_UPDATES, LOOP_MODES, LOOP_OPSETS,  # noqa: F401
                         SCAN_SOURCES, OnnxLoopRecipe, onnx_loop_recipes, onnx_loops)
+from .onnx_carried import (OnnxGrowLoopRecipe, OnnxOneLoopRecipe, onnx_grow_loops,
+                           onnx_one_loops)
 from .onnx_scan import (ELEMENT_SHAPES, SCAN9_OPSETS, SCAN_OUTPUT_SOURCES,  # noqa: F401
                         OnnxScan8Recipe, OnnxScanRecipe, onnx_scan8_recipes, onnx_scan8s,
                         onnx_scan_recipes, onnx_scans, state_body)
 from .onnx_wide import (OnnxIfRecipe, OnnxLongLoopRecipe, onnx_ifs, onnx_long_loops,
                         onnx_scan_ifs)
+from .onnx_sequences import OnnxSeqLoopRecipe, onnx_seq_loops
 from .openvino_loop import OvLoopRecipe, openvino_loop_recipes, openvino_loops
 from .recipes import DialectProgram, axes, values  # noqa: F401
 
@@ -44,7 +50,8 @@ from .recipes import DialectProgram, axes, values  # noqa: F401
 
 ONNX_KINDS = {"onnx-loop": onnx_loops, "onnx-scan9": onnx_scans, "onnx-scan8": onnx_scan8s,
               "onnx-long-loop": onnx_long_loops, "onnx-if": onnx_ifs,
-              "onnx-scan-if": onnx_scan_ifs}
+              "onnx-scan-if": onnx_scan_ifs, "onnx-seq-loop": onnx_seq_loops,
+              "onnx-grow-loop": onnx_grow_loops, "onnx-loop-1d": onnx_one_loops}
 OPENVINO_KINDS = {"openvino-loop": openvino_loops}
 
 
@@ -59,7 +66,8 @@ def dialect_programs(formats=("onnx", "openvino")):
 
 
 __all__ = ["DialectProgram", "OnnxLoopRecipe", "OnnxScanRecipe", "OnnxScan8Recipe",
-           "OnnxLongLoopRecipe", "OnnxIfRecipe", "onnx_long_loops", "onnx_ifs", "onnx_scan_ifs",
+           "OnnxLongLoopRecipe", "OnnxIfRecipe", "OnnxSeqLoopRecipe", "OnnxGrowLoopRecipe",
+           "OnnxOneLoopRecipe", "onnx_seq_loops", "onnx_grow_loops", "onnx_one_loops", "onnx_long_loops", "onnx_ifs", "onnx_scan_ifs",
            "OvLoopRecipe", "onnx_loops", "onnx_scans", "onnx_scan8s", "openvino_loops",
            "dialect_programs", "onnx_loop_recipes", "onnx_scan_recipes", "onnx_scan8_recipes",
            "openvino_loop_recipes"]
