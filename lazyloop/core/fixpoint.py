@@ -62,7 +62,18 @@ def same_value(a, b) -> bool:
     if not (_plain(a) and _plain(b)):
         return False
     return (a.dtype == b.dtype and a.dtype != object and a.shape == b.shape
-            and a.tobytes() == b.tobytes())
+            and same_bytes(a, b))
+
+
+CHUNK = 2**16  # bytes compared at a time: no copy of a whole (possibly big) state is made
+
+
+def same_bytes(a, b) -> bool:
+    """Byte-for-byte equality of two arrays of one dtype and shape, a chunk at a time."""
+    if not (a.flags.c_contiguous and b.flags.c_contiguous):
+        a, b = np.ascontiguousarray(a), np.ascontiguousarray(b)
+    x, y = a.reshape(-1).view(np.uint8), b.reshape(-1).view(np.uint8)
+    return all(np.array_equal(x[k:k + CHUNK], y[k:k + CHUNK]) for k in range(0, x.size, CHUNK))
 
 
 def known_after_trip(demand, k) -> int:
