@@ -12,8 +12,6 @@ import sys
 import threading
 import time
 
-import numpy as np
-
 from ..core.evaluate import DEFAULT_MAX_TRIPS  # noqa: F401 -- the fuel default for --help
 
 DEFAULT_MAX_SECONDS = 600.0  # the command line's wall-time budget (the library has none)

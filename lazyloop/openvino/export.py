@@ -251,7 +251,6 @@ class Exporter(LayerTranslation):
         ops = _ops()
         arr = lambda v: ops.constant(np.array(v, np.int64))  # noqa: E731
         axis = o.axis
-        rank = o.get_output(0).type.rank
         if o.kind is LoopOutput.REVERSE:
             x = ops.slice(x, arr([-1]), arr([INT64_MIN]), arr([-1]), arr([axis]))
         length = o.get_input(1) if o.num_inputs > 1 else None

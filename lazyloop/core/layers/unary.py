@@ -7,7 +7,6 @@ import numpy as np
 
 from .. import checks
 from ..enums import ActivationType as Act, LayerType, UnaryOperation as U
-from ..types import TensorType
 from .base import Layer
 
 _erf = np.vectorize(math.erf, otypes=[np.float64])
