@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import os
 
-import numpy as np
 import onnx
 
 from ..core.ambiguity import REGISTER
@@ -130,11 +129,9 @@ def lower_graph_of(model: onnx.ModelProto, readings) -> LoweredModel:
         ty = to_ll(vi.type)
         if isinstance(ty, TensorType):   # shape None: any rank is fed
             t = low.net.add_input(vi.name, ty.dtype, ty.shape)
-        else:
-            # the core's add_input takes tensors only: an opaque input is declared as a 0-D
-            # object tensor and retyped (see the report: a core change would remove this)
-            t = low.net.add_input(vi.name, np.dtype(object), ())
-            t._input_type = ty if isinstance(ty, OpaqueType) else OpaqueType(describe(vi.type))
+        else:  # a sequence or optional: an opaque input, any Python value
+            t = low.net.add_input(vi.name, ty if isinstance(ty, OpaqueType)
+                                  else OpaqueType(describe(vi.type)))
         low._names.add(vi.name)
         inputs[vi.name] = t
         input_types[vi.name] = vi.type
