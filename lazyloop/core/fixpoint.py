@@ -19,7 +19,8 @@ Then:
 * CONCATENATE and REVERSE outputs keep every trip: with a COUNT, their loop runs all trips.
 
 `FixedPointWatch` is the static half (which carried values to compare, derived once per
-loop from the schedule's demand analysis); `Schedule.run` calls `watch.check` after a trip.
+loop from the schedule's demand analysis); `Schedule.run` calls `settle` after the trips
+`first_check` and `next_check` name.
 """
 from __future__ import annotations
 
