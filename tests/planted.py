@@ -101,11 +101,11 @@ class FailsToCompile:
         raise dt.backends.refusal_or_failure(RuntimeError("Assertion `rank >= 0` failed"))
 
 
-class CounterInInt8:
-    """A runtime that keeps a Loop's trip count in 8 bits: M is cast to int8 and back, so a
-    300-trip loop runs 44 trips and a 1000-trip loop none."""
+class _LoopRewrite:
+    """Correct (lazyloop's frontend) but for `rewrite(k, loop, body, before, after)`, applied
+    to every Loop of the main graph: it may edit the node and its body and add nodes to
+    `before` and `after` it."""
 
-    name = "counter-in-int8"
     format = "onnx"
     formats = ("onnx",)
 
@@ -114,20 +114,61 @@ class CounterInInt8:
 
     def run(self, model, feeds):
         import onnx
-        from onnx import TensorProto, helper
         model = onnx.ModelProto.FromString(model.SerializeToString())
         nodes = []
         for k, node in enumerate(model.graph.node):
-            if node.op_type == "Loop" and node.input[0]:
-                narrow, wide = f"__m8_{k}", f"__m64_{k}"
-                nodes.append(helper.make_node("Cast", [node.input[0]], [narrow],
-                                              to=TensorProto.INT8))
-                nodes.append(helper.make_node("Cast", [narrow], [wide], to=TensorProto.INT64))
-                node.input[0] = wide
-            nodes.append(node)
+            before, after = [], []
+            if node.op_type == "Loop":
+                body = next(a.g for a in node.attribute if a.name == "body")
+                self.rewrite(k, node, body, before, after)
+            nodes += before + [node] + after
         del model.graph.node[:]
         model.graph.node.extend(nodes)
         return self.inner.run(model, feeds)
+
+    @staticmethod
+    def _carried(node, body, kind):
+        """(k, initial value, body input) of each carried value whose body input's type is
+        of `kind` ("sequence_type", "tensor_type")."""
+        for k, init in enumerate(node.input[2:]):
+            b_in = body.input[2 + k]
+            if b_in.type.WhichOneof("value") == kind and k < len(node.output):
+                yield k, init, b_in
+
+    @staticmethod
+    def _prepend(body, names, target):
+        """Body inputs `names` reach the body reshaped to `target` (a list of dims)."""
+        import numpy as np
+        from onnx import helper, numpy_helper
+        head = []
+        for name in names:
+            hidden = f"__planted_{name}"
+            for b_in in body.input:
+                if b_in.name == name:
+                    b_in.name = hidden
+            shape = f"__planted_{name}_shape"
+            head += [helper.make_node("Constant", [], [shape], value=numpy_helper.from_array(
+                         np.array(target, np.int64), shape + "_value")),
+                     helper.make_node("Reshape", [hidden, shape], [name])]
+        old = list(body.node)
+        del body.node[:]
+        body.node.extend(head + old)
+
+
+class CounterInInt8(_LoopRewrite):
+    """A runtime that keeps a Loop's trip count in 8 bits: M is cast to int8 and back, so a
+    300-trip loop runs 44 trips and a 1000-trip loop none."""
+
+    name = "counter-in-int8"
+
+    def rewrite(self, k, node, body, before, after):
+        from onnx import TensorProto, helper
+        if not node.input[0]:
+            return
+        narrow, wide = f"__m8_{k}", f"__m64_{k}"
+        before.append(helper.make_node("Cast", [node.input[0]], [narrow], to=TensorProto.INT8))
+        before.append(helper.make_node("Cast", [narrow], [wide], to=TensorProto.INT64))
+        node.input[0] = wide
 
 
 class SwappedIf:
@@ -166,66 +207,13 @@ class SwappedIf:
 # the model's top-level Loops, then runs it on lazyloop's own evaluator.
 # ------------------------------------------------------------------------------------------
 
-class _LoopRewrite:
-    """Correct (lazyloop's frontend) but for `rewrite(loop, body, after)`, applied to every
-    Loop of the main graph: it may edit the node and its body and append nodes to `after`."""
-
-    format = "onnx"
-    formats = ("onnx",)
-
-    def __init__(self):
-        self.inner = dt.backend("lazyloop")
-
-    def run(self, model, feeds):
-        import onnx
-        model = onnx.ModelProto.FromString(model.SerializeToString())
-        nodes = []
-        for k, node in enumerate(model.graph.node):
-            after = []
-            if node.op_type == "Loop":
-                body = next(a.g for a in node.attribute if a.name == "body")
-                self.rewrite(k, node, body, after)
-            nodes += [node] + after
-        del model.graph.node[:]
-        model.graph.node.extend(nodes)
-        return self.inner.run(model, feeds)
-
-    @staticmethod
-    def _carried(node, body, kind):
-        """(k, initial value, body input) of each carried value whose body input's type is
-        of `kind` ("sequence_type", "tensor_type")."""
-        for k, init in enumerate(node.input[2:]):
-            b_in = body.input[2 + k]
-            if b_in.type.WhichOneof("value") == kind and k < len(node.output):
-                yield k, init, b_in
-
-    @staticmethod
-    def _prepend(body, names, target):
-        """Body inputs `names` reach the body reshaped to `target` (a list of dims)."""
-        import numpy as np
-        from onnx import helper, numpy_helper
-        head = []
-        for name in names:
-            hidden = f"__planted_{name}"
-            for b_in in body.input:
-                if b_in.name == name:
-                    b_in.name = hidden
-            shape = f"__planted_{name}_shape"
-            head += [helper.make_node("Constant", [], [shape], value=numpy_helper.from_array(
-                         np.array(target, np.int64), shape + "_value")),
-                     helper.make_node("Reshape", [hidden, shape], [name])]
-        old = list(body.node)
-        del body.node[:]
-        body.node.extend(head + old)
-
-
 class SequenceNotFedBack(_LoopRewrite):
     """A Loop's carried sequence comes out as it went in (the initial list): the body's
     updates are not fed back."""
 
     name = "sequence-not-fed-back"
 
-    def rewrite(self, k, node, body, after):
+    def rewrite(self, k, node, body, before, after):
         from onnx import helper
         for j, init, _ in list(self._carried(node, body, "sequence_type")):
             out = node.output[j]
@@ -239,7 +227,7 @@ class GrowingAtInitialShape(_LoopRewrite):
 
     name = "growing-at-initial-shape"
 
-    def rewrite(self, k, node, body, after):
+    def rewrite(self, k, node, body, before, after):
         from onnx import helper
         for j, init, _ in list(self._carried(node, body, "tensor_type")):
             out, grown = node.output[j], f"__planted_grown_{k}_{j}"
@@ -256,7 +244,7 @@ class OneElementAsScalar(_LoopRewrite):
 
     name = "one-element-as-scalar"
 
-    def rewrite(self, k, node, body, after):
+    def rewrite(self, k, node, body, before, after):
         def one(v):
             dims = v.type.tensor_type.shape.dim
             return v.type.tensor_type.HasField("shape") and [d.dim_value for d in dims] == [1]
@@ -269,7 +257,7 @@ class UnknownRankFlattened(_LoopRewrite):
 
     name = "unknown-rank-flattened"
 
-    def rewrite(self, k, node, body, after):
+    def rewrite(self, k, node, body, before, after):
         unknown = [b_in.name for _, _, b_in in self._carried(node, body, "tensor_type")
                    if not b_in.type.tensor_type.HasField("shape")]
         self._prepend(body, unknown, [-1])
