@@ -399,15 +399,21 @@ def test_a_count_above_the_fuel_is_refused_before_the_first_trip(evaluator):
     assert info.value.where == loop.name
 
 
-@pytest.mark.parametrize("fast", [True, False])
-def test_a_runaway_while_loop_cites_trip_while(fast):
-    # rule: trip/while -- x == x holds forever: fuel stops it after max_trips trips
+def runaway_counter():
+    """A float counter whose WHILE input, x == x, holds for ever (never a fixed point)."""
     net = ll.Network()
     loop = net.add_loop()
     c, _ = counter(net, loop, dtype=np.float32)
     loop.add_trip_limit(net.add_elementwise(c, c, ll.ElementWiseOperation.EQUAL).get_output(0),
                         ll.TripLimit.WHILE)
     net.mark_output(last(loop, c))
+    return net
+
+
+@pytest.mark.parametrize("fast", [True, False])
+def test_a_runaway_while_loop_cites_trip_while(fast):
+    # rule: trip/while -- x == x holds forever: fuel stops it after max_trips trips
+    net = runaway_counter()
     with pytest.raises(FuelExhausted) as info:
         (ll.evaluate if fast else ll.run)(net, {}, max_trips=1000)
     assert info.value.rule == "trip/while" and "1000" in info.value.problem
@@ -424,12 +430,7 @@ def test_a_count_above_the_fuel_with_a_while_cites_the_count():
 def test_the_wall_time_budget_stops_a_runaway_loop(fast):
     # rule: trip/while -- fuel of 10**12 trips, but a budget of 0.2 s: it stops (no timing
     # is asserted: only that the budget, not the trip fuel, ended it)
-    net = ll.Network()
-    loop = net.add_loop()
-    c, _ = counter(net, loop, dtype=np.float32)
-    loop.add_trip_limit(net.add_elementwise(c, c, ll.ElementWiseOperation.EQUAL).get_output(0),
-                        ll.TripLimit.WHILE)
-    net.mark_output(last(loop, c))
+    net = runaway_counter()
     with pytest.raises(FuelExhausted) as info:
         (ll.evaluate if fast else ll.run)(net, {}, max_trips=10**12, max_seconds=0.2)
     assert "max_seconds=0.2" in info.value.problem
