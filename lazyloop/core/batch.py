@@ -177,6 +177,7 @@ def map_batch(schedule, node, batches, length):
 
 def install(schedule, batches):
     """Elements below each batch's length are views of it; others are computed as before."""
+    schedule.batched = frozenset(batches)
     record = schedule.record
     if record is not None:
         for nid, batch in batches.items():

@@ -24,6 +24,7 @@ from .element_rules import axis_extent
 from .enums import LoopOutput
 from .errors import IteratorOutOfBounds, LazyLoopError, EvaluationError
 from .batch import batch_maps
+from .compiled import trip_function
 from .fixpoint import first_check, settle, watch_for
 from .fuel import CLOCK_EVERY
 from .readonly import unmarked_streams
@@ -49,6 +50,7 @@ class Schedule:
         self.record = record
         self.check = machine.relaxed
         self.first_shape = {}
+        self.batched = frozenset()  # streams whose elements come from a batch (batch.py)
         self.collected = {machine.plan.nodes[o].source: [] for o in demand.loop.outputs
                           if machine.plan.nodes[o].kind is not LoopOutput.LAST_VALUE}
         self.build_steps()
@@ -231,7 +233,12 @@ class Schedule:
         stop = count  # laziness/fixed-point may lower it
         check_at = first_check(watch, count)
         i = start  # n when every trip's work was batched
+        ordinary = None  # the loop's ordinary trips, compiled once it is hot (compiled.py)
         while True:
+            if deferred is None:
+                ordinary = ordinary or trip_function(self, i)
+                if ordinary is not None:
+                    i = ordinary(i, self.ordinary_until(i, stop, check_at))
             if stop is not None and i >= stop:
                 break
             for memo, step in phase_a:
@@ -270,6 +277,16 @@ class Schedule:
             raise deferred
         self.stopped = i  # the outputs are read here; past a fixed point, equal to trip n's
         return count if stop != count and i == stop else i
+
+    def ordinary_until(self, i, stop, check_at):
+        """The first trip from i on after which something is due: the stop, the fuel, the
+        fixed-point watch (`check_at`) or the clock. The trips before it are ordinary."""
+        until = min(self.m.max_trips, (i // CLOCK_EVERY + 1) * CLOCK_EVERY - 1)
+        if stop is not None:
+            until = min(until, stop)
+        if check_at > i:
+            until = min(until, check_at - 1)
+        return until
 
     def release(self):
         """Drop the elements still held (the closures make the schedule a reference cycle,

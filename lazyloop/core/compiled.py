@@ -1,0 +1,223 @@
+"""The schedule's ordinary trips as one generated Python function per loop.
+
+`Schedule.run` is the per-trip loop, written step by step: each stream's element is a closure
+that reads its inputs' elements through other closures and stores what it computes. Most
+trips of a long loop are *ordinary*: phase A's elements, the WHILE test passing, phase B's
+elements, the collected elements, the window sliding by one -- no error, no clock reading,
+no fixed-point comparison, no stop. For those trips the schedule calls a function generated
+once per loop (and per kind of run) from the same demand analysis: the same elements, in the
+same order, read and stored in the same memo dictionaries, with the closures' bodies written
+out in line. It is the schedule's loop with the calls taken out, not another semantics.
+
+The generated function runs trips from `i` while they are ordinary and returns the first trip
+it did not finish: the caller runs that trip step by step. So anything out of the ordinary --
+a kernel raising, an element failing its stream's type, the WHILE input false, a trip after
+which the fuel clock or the fixed-point watch is due -- is left to `Schedule.run`, which does
+and reports what it did before. Elements a trip stored before it handed back are memoised and
+not computed twice (`stream/memo`). A stream whose elements come from a batch
+(`lazyloop.core.batch`) is read through its step, which takes them from the batch.
+
+Compiling costs about a millisecond, so a loop is compiled only once it has run
+`HOT_TRIPS` trips in some run; the function is kept with the plan's derived data.
+`source(schedule)` returns the generated text, for reading.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .plan import Iterator, Map, Project, Recurrence
+from .readonly import unmarked_streams
+from .types import TensorType
+
+HOT_TRIPS = 64  # a loop is compiled once a run of it reaches this trip
+
+_MISSING = object()  # an invariant not fetched yet (`stream/invariant`: fetched when read)
+
+
+class Emitter:
+    """Writes the source of one loop's trip function."""
+
+    def __init__(self, schedule, batched, recording):
+        d = schedule.d
+        self.d, self.batched, self.recording = d, batched, recording
+        self.ids = {k: c for c, k in enumerate(d.members)}
+        self.unmarked = unmarked_streams(d)
+        self.check = schedule.check
+        self.scheduled = set(d.phases[0]) | set(d.phases[1])
+        self.invariants = {}  # ref -> local name
+        self.lines = []
+
+    # -- names ----------------------------------------------------------------------------
+    def invariant(self, ref):
+        if ref not in self.invariants:
+            self.invariants[ref] = f"x{len(self.invariants)}"
+        return self.invariants[ref]
+
+    def emit(self, depth, text):
+        self.lines.append("    " * depth + text)
+
+    # -- reading ----------------------------------------------------------------------------
+    def read(self, depth, ref, at, target, level=0):
+        """`target` = element `at` of `ref`: memoised, forced now, or the invariant. A stream
+        no phase schedules (what the WHILE input reads a trip back) is forced in line, as
+        its step would force it; deeper than one such stream, through its step."""
+        if ref is None:
+            self.emit(depth, f"{target} = None")
+        elif ref in self.ids and (ref in self.scheduled or level >= 1):
+            c = self.ids[ref]  # usually memoised already
+            self.emit(depth, "try:")
+            self.emit(depth + 1, f"{target} = m{c}[{at}]")
+            self.emit(depth, "except KeyError:")
+            self.emit(depth + 1, f"{target} = s{c}({at})")
+        elif ref in self.ids:
+            c = self.ids[ref]  # usually not computed yet
+            self.emit(depth, f"j{level + 1} = {at}")
+            self.emit(depth, f"if j{level + 1} in m{c}:")
+            self.emit(depth + 1, f"{target} = m{c}[j{level + 1}]")
+            self.emit(depth, "else:")
+            self.compute(depth + 1, ref, level + 1)
+            self.emit(depth + 1, f"{target} = v{level + 1}")
+        else:
+            name = self.invariant(ref)
+            self.emit(depth, f"if {name} is _M:")
+            self.emit(depth + 1, f"{name} = INV({ref!r})")
+            self.emit(depth, f"{target} = {name}")
+
+    # -- one element ------------------------------------------------------------------------
+    def element(self, depth, k, index, low):
+        """Element `index` of member k, unless memoised; `low`: the least value of index."""
+        c = self.ids[k]
+        self.emit(depth, f"j0 = {index}  # {k}")
+        guard = f"j0 not in m{c}" if low >= 0 else f"j0 >= 0 and j0 not in m{c}"
+        self.emit(depth, f"if {guard}:")
+        if k in self.batched:  # its step takes the element from the batch
+            self.emit(depth + 1, f"s{c}(j0)")
+        else:
+            self.compute(depth + 1, k, 0, low)
+
+    def compute(self, depth, k, level, low=0):
+        """v<level> = element j<level> of member k, computed, checked, memoised, recorded."""
+        c, node = self.ids[k], self.d.members[k]
+        j, v = f"j{level}", f"v{level}"
+        if isinstance(node, Map):
+            names = [f"a{level}_{p}" for p in range(len(node.args))]
+            for name, ref in zip(names, node.args):
+                self.read(depth, ref, j, name, level)
+            self.emit(depth, f"{v} = f{c}({', '.join(names)})")
+        elif isinstance(node, Project):
+            self.read(depth, node.call, j, v, level)
+            self.emit(depth, f"{v} = {v}[{node.k}]")
+        elif isinstance(node, Iterator):
+            self.emit(depth, f"{v} = ITERATE(N[{c}], {j})")
+        elif isinstance(node, Recurrence):
+            if low >= 1:
+                self.read(depth, node.next, f"{j} - 1", v, level)
+            else:
+                self.emit(depth, f"if {j} == 0:")
+                self.read(depth + 1, node.init, "0", v, level)
+                self.emit(depth, "else:")
+                self.read(depth + 1, node.next, f"{j} - 1", v, level)
+        else:  # pragma: no cover -- Demand refuses every other kind
+            raise TypeError(repr(node))
+        self.finish(depth, k, c, node, j, v)
+
+    def finish(self, depth, k, c, node, j, v):
+        """What `Schedule.finisher` does: check, mark read-only, memoise, record."""
+        check = self.check and isinstance(node.type, TensorType)
+        if isinstance(node, Recurrence) and not self.recording:
+            if check:  # a carried element is another stream's or an invariant: not marked
+                self.emit(depth, f"if {v}.__class__ is not ND or {v}.dtype != d{c} "
+                                 f"or {v}.shape != t{c}:")
+                self.emit(depth + 1, f"CHECK(N[{c}], {v})")
+        else:
+            mark = k not in self.unmarked
+            if check or mark:
+                self.emit(depth, f"if {v}.__class__ is ND:")
+                if check:
+                    self.emit(depth + 1, f"if {v}.dtype != d{c} or {v}.shape != t{c}:")
+                    self.emit(depth + 2, f"CHECK(N[{c}], {v})")
+                if mark:
+                    self.emit(depth + 1, f"{v}.flags.writeable = False")
+                elif not check:
+                    self.emit(depth + 1, "pass")
+                if check:
+                    self.emit(depth, "else:")
+                    self.emit(depth + 1, f"CHECK(N[{c}], {v})")
+        self.emit(depth, f"m{c}[{j}] = {v}")
+        if self.recording:
+            self.emit(depth, f"RECORD(({k!r}, {j}))")
+
+    # -- the function -----------------------------------------------------------------------
+    def trips(self, collected):
+        d = self.d
+        self.emit(2, "try:")
+        for k in d.phases[0]:  # phase A: the WHILE input's cone at i
+            self.element(3, k, "i", 0)
+        cond = d.loop.while_
+        if cond is not None:
+            if cond in self.ids:
+                self.emit(3, f"if not m{self.ids[cond]}[i]:")
+            else:
+                self.read(3, cond, "i", "w")
+                self.emit(3, "if not w:")
+            self.emit(4, "return i  # the WHILE input is false: the caller stops the loop")
+        for k in d.phases[1]:  # phase B: what the outputs need, at i + certain
+            offset = d.certain[k]
+            self.element(3, k, f"i + {offset}" if offset else "i", offset)
+        for t, src in enumerate(collected):
+            self.read(3, src, "i", f"e{t}") if src in self.ids else self.emit(
+                3, f"e{t} = GET({src!r}, i)")
+        for t, _ in enumerate(collected):
+            self.emit(3, f"C[{t}].append(e{t})")
+        if self.lines[-1] == "        try:":
+            self.emit(3, "pass  # nothing is forced on a trip of this loop")
+        self.emit(2, "except Exception:  # noqa: BLE001 -- the caller does this trip again")
+        self.emit(3, "return i")
+        self.emit(2, "i += 1")
+        self.emit(2, f"g = i - {d.window + 1}  # no scheduled reader asks for it any more")
+        for k, c in self.ids.items():
+            if d.prefix[k] is not None:
+                self.emit(2, f"m{c}.pop(g, None)")
+        body, self.lines = self.lines, []
+        self.emit(0, "def bind(M, STEPS, F, N, D, S, INV, INVS, GET, ITERATE, CHECK, RECORD, C):")
+        for group, names in (("M", "m"), ("STEPS", "s"), ("F", "f"), ("D", "d"), ("S", "t")):
+            self.emit(1, f"[{', '.join(names + str(c) for c in self.ids.values())}] = {group}")
+        self.emit(1, "def trips(i, until):")
+        for ref, name in self.invariants.items():
+            self.emit(2, f"{name} = INVS.get({ref!r}, _M)")
+        self.emit(2, "while i < until:")
+        self.lines.extend("    " + line for line in body)
+        self.emit(2, "return i")
+        self.emit(1, "return trips")
+        return "\n".join(self.lines) + "\n"
+
+
+def source(schedule, batched=frozenset(), recording=False) -> str:
+    """The generated trip function of `schedule`'s loop, as text."""
+    return Emitter(schedule, batched, recording).trips(list(schedule.collected))
+
+
+def trip_function(schedule, trip):
+    """The compiled ordinary trips of `schedule`'s loop, bound to this run's memos and steps;
+    None while the loop is not hot (this run is at `trip`, below `HOT_TRIPS`, and no earlier
+    run compiled it)."""
+    d = schedule.d
+    recording = schedule.record is not None
+    key = ("compiled", d.loop.name, recording, schedule.batched)
+    derived = d.plan.derived
+    if key not in derived:
+        if trip < HOT_TRIPS:
+            return None
+        text = source(schedule, schedule.batched, recording)
+        scope = {"_M": _MISSING, "ND": np.ndarray}
+        exec(compile(text, f"<trips of {d.loop.name}>", "exec"), scope)  # noqa: S102
+        derived[key] = scope["bind"]
+    members = list(d.members.values())
+    return derived[key](
+        [schedule.memo[n.id] for n in members], [schedule.steps[n.id] for n in members],
+        [getattr(n, "fn", None) for n in members], members,
+        [getattr(n.type, "dtype", None) for n in members],
+        [getattr(n.type, "shape", None) for n in members],
+        schedule.invariant, schedule.invariants, schedule.get, schedule.iterate,
+        schedule.check_element, None if schedule.record is None else schedule.record.append,
+        list(schedule.collected.values()))

@@ -1,0 +1,157 @@
+"""The schedule's ordinary trips, compiled (lazyloop/core/compiled.py): the same elements,
+values and errors as the step-by-step schedule and the reference evaluator (rules:
+laziness/dead, stream/memo, stream/map)."""
+import contextlib
+
+import numpy as np
+import pytest
+from hypothesis import given
+
+import lazyloop as ll
+from lazyloop.core import compiled
+from lazyloop.core.plan import compile_network
+from lazyloop.strategies import networks
+from nets import SUM, const, counter, last
+from test_batch import agree
+from test_laws import run_fast
+
+
+@contextlib.contextmanager
+def compiled_from_trip_zero():
+    """Every loop compiled before its first trip; yields the list of loops compiled."""
+    real, used = compiled.trip_function, []
+
+    def spy(schedule, trip):
+        fn = real(schedule, compiled.HOT_TRIPS)  # as if this run were hot already
+        if fn is not None:
+            used.append(schedule.d.loop.name)
+        return fn
+    compiled.trip_function, saved = spy, real
+    import lazyloop.core.schedule as sched
+    sched.trip_function = spy
+    try:
+        yield used
+    finally:
+        compiled.trip_function = saved
+        sched.trip_function = saved
+
+
+@given(networks())
+def test_compiled_trips_equal_the_reference(program):
+    # rule: laziness/dead, stream/memo -- generated programs, every trip compiled: the values
+    # and the set of forced elements are the reference evaluator's
+    with compiled_from_trip_zero():
+        plan = compile_network(program.net)
+        reference = ll.run(plan, program.feeds)
+        values, record, ran = run_fast(plan, program.feeds)
+    for name, value in reference.outputs.items():
+        np.testing.assert_array_equal(values[name], value, err_msg=name)
+    for loop in ran:
+        forced = [r if len(r) == 3 else r + ((),) for r in record
+                  if plan.nodes[r[0]].scope == loop]
+        assert len(forced) == len(set(forced))
+        assert set(forced) == {(e.stream, e.index, e.activation) for e in reference.trace
+                               if e.loop == loop}
+
+
+def test_the_compiled_law_is_not_vacuous():
+    # rule: laziness/dead -- the law above runs compiled trips
+    net = ll.Network()
+    loop = net.add_loop()
+    loop.add_trip_limit(const(net, 300, np.int32), ll.TripLimit.COUNT)
+    i, _ = counter(net, loop)
+    net.mark_output(last(loop, i))
+    with compiled_from_trip_zero() as used:
+        agree(net, {})
+    assert used
+
+
+def counter_loop(trips, limit="count"):
+    """y = 0; repeat: y = y + 2 (int32); LAST_VALUE(y) = 2 * trips."""
+    net = ll.Network()
+    loop = net.add_loop()
+    if limit == "count":
+        loop.add_trip_limit(const(net, trips, np.int32), ll.TripLimit.COUNT)
+    i, i_next = counter(net, loop)
+    y = loop.add_recurrence(const(net, 0, np.int32))
+    y.set_input(1, net.add_elementwise(y.get_output(0), const(net, 2, np.int32),
+                                       SUM).get_output(0))
+    if limit == "while":
+        loop.add_trip_limit(net.add_elementwise(i, const(net, trips, np.int32),
+                                                ll.ElementWiseOperation.LESS).get_output(0),
+                            ll.TripLimit.WHILE)
+    net.mark_output(last(loop, y.get_output(0)))
+    return net
+
+
+@pytest.mark.parametrize("limit", ["count", "while"])
+def test_a_hot_loop_is_compiled_and_exact(limit):
+    # rule: trip/count, trip/while -- 1000 trips: the default threshold compiles it; 2 * 1000
+    used = []
+    real = compiled.trip_function
+
+    def spy(schedule, trip):
+        fn = real(schedule, trip)
+        if fn is not None:
+            used.append(trip)
+        return fn
+    import lazyloop.core.schedule as sched
+    sched.trip_function = spy
+    try:
+        net = counter_loop(1000, limit)
+        assert int(list(ll.evaluate(net, {}).values())[0]) == 2000
+        agree(counter_loop(200, limit), {})
+    finally:
+        sched.trip_function = real
+    assert used and min(used) >= compiled.HOT_TRIPS  # compiled once hot, not before
+
+
+def test_source_names_every_scheduled_stream():
+    net = counter_loop(10)
+    plan = compile_network(net)
+    from lazyloop.core.evaluate import Machine, check_feeds
+    from lazyloop.core.schedule import Schedule
+    machine = Machine(plan, check_feeds(plan, {}), fast=True)
+    (name,) = plan.loops
+    demand = machine.static_demand(name)
+    text = compiled.source(Schedule(demand, machine, machine.root, 0))
+    for stream in demand.phases[1]:
+        assert f"# {stream}" in text
+    compile(text, "<trips>", "exec")
+
+
+def gather_loop(trips, extent):
+    """ONNX: y = y + x[i] for i < trips over x of `extent` values: trip `extent` refuses."""
+    pytest.importorskip("onnx")
+    from onnx import TensorProto, helper
+    f, i64, b = TensorProto.FLOAT, TensorProto.INT64, TensorProto.BOOL
+    body = helper.make_graph(
+        [helper.make_node("Identity", ["c"], ["c_out"]),
+         helper.make_node("Gather", ["x", "i"], ["xi"]),
+         helper.make_node("Add", ["y", "xi"], ["y_out"])], "body",
+        [helper.make_tensor_value_info("i", i64, []), helper.make_tensor_value_info("c", b, []),
+         helper.make_tensor_value_info("y", f, [])],
+        [helper.make_tensor_value_info("c_out", b, []),
+         helper.make_tensor_value_info("y_out", f, [])])
+    graph = helper.make_graph(
+        [helper.make_node("Loop", ["M", "", "y0"], ["y"], body=body)], "g",
+        [helper.make_tensor_value_info("x", f, [extent]),
+         helper.make_tensor_value_info("y0", f, [])],
+        [helper.make_tensor_value_info("y", f, [])],
+        [helper.make_tensor("M", i64, [], [trips])])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def test_an_error_in_a_compiled_trip_is_the_references():
+    # rule: onnx/node, stream/map -- Gather refuses index 150 of 150 values, at trip 150 of
+    # 300: the compiled trips hand that trip back and the error is the reference's
+    import lazyloop.onnx as lo
+    model = gather_loop(300, 150)
+    feeds = {"x": np.ones(150, np.float32), "y0": np.array(0, np.float32)}
+    with pytest.raises(ll.LazyLoopError) as ref:
+        lo.run(model, feeds)
+    with pytest.raises(ll.LazyLoopError) as fast:
+        lo.evaluate(model, feeds)
+    assert type(fast.value) is type(ref.value) and fast.value.rule == ref.value.rule
+    ok = gather_loop(150, 150)  # within bounds: sum of 150 ones
+    assert float(lo.evaluate(ok, feeds)["y"]) == 150.0
