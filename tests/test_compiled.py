@@ -155,3 +155,44 @@ def test_an_error_in_a_compiled_trip_is_the_references():
     assert type(fast.value) is type(ref.value) and fast.value.rule == ref.value.rule
     ok = gather_loop(150, 150)  # within bounds: sum of 150 ones
     assert float(lo.evaluate(ok, feeds)["y"]) == 150.0
+
+
+def widening_scan_output(trips, at):
+    """ONNX: scan output e_i = Expand([1.0], [1 + (i >= at)]): shape [1], then [2] from trip
+    `at` on -- stacked values must keep one shape, so trip `at` is refused."""
+    pytest.importorskip("onnx")
+    from onnx import TensorProto, helper
+    f, i64, b = TensorProto.FLOAT, TensorProto.INT64, TensorProto.BOOL
+    body = helper.make_graph(
+        [helper.make_node("Identity", ["c"], ["c_out"]),
+         helper.make_node("Less", ["i", "at"], ["before"]),
+         helper.make_node("Not", ["before"], ["after"]),
+         helper.make_node("Cast", ["after"], ["extra"], to=i64),
+         helper.make_node("Add", ["extra", "one"], ["width"]),
+         helper.make_node("Reshape", ["width", "shape1"], ["dims"]),
+         helper.make_node("Expand", ["onef", "dims"], ["e"])], "body",
+        [helper.make_tensor_value_info("i", i64, []), helper.make_tensor_value_info("c", b, [])],
+        [helper.make_tensor_value_info("c_out", b, []),
+         helper.make_tensor_value_info("e", f, None)])
+    graph = helper.make_graph(
+        [helper.make_node("Loop", ["M", ""], ["es"], body=body)], "g", [],
+        [helper.make_tensor_value_info("es", f, None)],
+        [helper.make_tensor("M", i64, [], [trips]), helper.make_tensor("at", i64, [], [at]),
+         helper.make_tensor("one", i64, [], [1]), helper.make_tensor("shape1", i64, [1], [1]),
+         helper.make_tensor("onef", f, [1], [1.0])])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def test_a_shape_change_in_a_compiled_trip_is_the_references():
+    # rule: structure/shapes -- the element of trip 150 has another shape than the first
+    # 150: refused as the reference refuses it; with the change past the end, 200 ones
+    import lazyloop.onnx as lo
+    model = widening_scan_output(200, 150)
+    with pytest.raises(ll.LazyLoopError) as ref:
+        lo.run(model, {})
+    with pytest.raises(ll.LazyLoopError) as fast:
+        lo.evaluate(model, {})
+    assert type(fast.value) is type(ref.value) and fast.value.rule == ref.value.rule
+    assert ref.value.rule == "structure/shapes"
+    np.testing.assert_array_equal(lo.evaluate(widening_scan_output(200, 500), {})["es"],
+                                  np.ones((200, 1), np.float32))

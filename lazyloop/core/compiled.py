@@ -44,6 +44,7 @@ class Emitter:
         self.unmarked = unmarked_streams(d)
         self.check = schedule.check
         self.scheduled = set(d.phases[0]) | set(d.phases[1])
+        self.shapes = set()  # members whose admitted shape the function updates
         self.invariants = {}  # ref -> local name
         self.lines = []
 
@@ -128,14 +129,14 @@ class Emitter:
             if check:  # a carried element is another stream's or an invariant: not marked
                 self.emit(depth, f"if {v}.__class__ is not ND or {v}.dtype != d{c} "
                                  f"or {v}.shape != t{c}:")
-                self.emit(depth + 1, f"CHECK(N[{c}], {v})")
+                self.admit(depth + 1, c, v)
         else:
             mark = k not in self.unmarked
             if check or mark:
                 self.emit(depth, f"if {v}.__class__ is ND:")
                 if check:
                     self.emit(depth + 1, f"if {v}.dtype != d{c} or {v}.shape != t{c}:")
-                    self.emit(depth + 2, f"CHECK(N[{c}], {v})")
+                    self.admit(depth + 2, c, v)
                 if mark:
                     self.emit(depth + 1, f"{v}.flags.writeable = False")
                 elif not check:
@@ -146,6 +147,14 @@ class Emitter:
         self.emit(depth, f"m{c}[{j}] = {v}")
         if self.recording:
             self.emit(depth, f"RECORD(({k!r}, {j}))")
+
+    def admit(self, depth, c, v):
+        """`structure/shapes` on an element whose shape is not the one last admitted: the
+        full check, then its shape is the one to compare with (as `Schedule.check_element`)."""
+        self.emit(depth, f"CHECK(N[{c}], {v})")
+        self.emit(depth, f"if {v}.__class__ is ND:")
+        self.emit(depth + 1, f"t{c} = {v}.shape")
+        self.shapes.add(c)
 
     # -- the function -----------------------------------------------------------------------
     def trips(self, collected):
@@ -183,6 +192,8 @@ class Emitter:
         for group, names in (("M", "m"), ("STEPS", "s"), ("F", "f"), ("D", "d"), ("S", "t")):
             self.emit(1, f"[{', '.join(names + str(c) for c in self.ids.values())}] = {group}")
         self.emit(1, "def trips(i, until):")
+        if self.shapes:
+            self.emit(2, f"nonlocal {', '.join(f't{c}' for c in sorted(self.shapes))}")
         for ref, name in self.invariants.items():
             self.emit(2, f"{name} = INVS.get({ref!r}, _M)")
         self.emit(2, "while i < until:")
@@ -217,7 +228,7 @@ def trip_function(schedule, trip):
         [schedule.memo[n.id] for n in members], [schedule.steps[n.id] for n in members],
         [getattr(n, "fn", None) for n in members], members,
         [getattr(n.type, "dtype", None) for n in members],
-        [getattr(n.type, "shape", None) for n in members],
+        [schedule.admitted.get(n.id, getattr(n.type, "shape", None)) for n in members],
         schedule.invariant, schedule.invariants, schedule.get, schedule.iterate,
         schedule.check_element, None if schedule.record is None else schedule.record.append,
         list(schedule.collected.values()))

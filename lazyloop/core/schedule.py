@@ -50,6 +50,7 @@ class Schedule:
         self.record = record
         self.check = machine.relaxed
         self.first_shape = {}
+        self.admitted = {}  # stream -> the shape its last checked element had
         self.batched = frozenset()  # streams whose elements come from a batch (batch.py)
         self.collected = {machine.plan.nodes[o].source: [] for o in demand.loop.outputs
                           if machine.plan.nodes[o].kind is not LoopOutput.LAST_VALUE}
@@ -188,13 +189,17 @@ class Schedule:
         return finish
 
     def check_element(self, node, value):
-        """`structure/shapes`, cheaply when the element has exactly the static type."""
+        """`structure/shapes`, cheaply when the element has the static type or the shape of
+        the stream's last checked element (the check depends on dtype and shape alone)."""
         ty = node.type
-        if value.__class__ is np.ndarray and value.dtype == ty.dtype and value.shape == ty.shape:
+        plain = value.__class__ is np.ndarray and value.dtype == ty.dtype
+        if plain and value.shape == self.admitted.get(node.id, ty.shape):
             return
         shape = np.shape(value)
         first = self.first_shape.setdefault(node.id, shape) if node.id in self.m.one_shape else None
         self.m.check_element(node, value, first)
+        if plain:
+            self.admitted[node.id] = shape
 
     def iterate(self, node, k):
         whole = self.invariant(node.source)
