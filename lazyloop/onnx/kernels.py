@@ -15,6 +15,7 @@ import numpy as np
 
 from ..core.errors import EvaluationError, LazyLoopError
 from ..core.batch import elementwise
+from .batched_kernels import batched_form, with_batched
 from .numpy_kernels import direct, with_single
 
 _ndarray = np.ndarray
@@ -118,9 +119,13 @@ def bind(node, opsets: dict, where: str) -> Optional[Callable]:
     if getattr(kernel, "has_linked_attribute", False) or kernel.need_context():
         return None  # the caller resolves function attributes / subgraphs before binding
     slow = _bound_reference(kernel, where)
-    if domain in ("", "ai.onnx"):
-        return direct(node.op_type, len(node.input), slow, where) or slow
-    return slow
+    if domain not in ("", "ai.onnx"):
+        return slow
+    fast = direct(node.op_type, len(node.input), slow, where)
+    if fast is not None:
+        return fast
+    form = batched_form(node.op_type, len(node.input), kernel, slow)  # stream/map
+    return slow if form is None else with_batched(slow, form)
 
 
 def _bound_reference(kernel, where: str) -> Callable:

@@ -1,0 +1,108 @@
+"""Batched forms of ONNX reference kernels (lazyloop/onnx/batched_kernels.py): a Scan whose
+body applies them to its scanned element is computed in one call over the stacked axis,
+with the reference evaluator's values bit for bit (rules: stream/map, onnx/scan9)."""
+import numpy as np
+import pytest
+
+import lazyloop as ll
+from lazyloop.core import batch
+
+onnx = pytest.importorskip("onnx")
+from onnx import TensorProto, helper  # noqa: E402
+
+import lazyloop.onnx as lo  # noqa: E402
+
+F = TensorProto.FLOAT
+
+
+@pytest.fixture
+def batched_streams(monkeypatch):
+    """The streams each batched run of a loop computed in one call."""
+    seen = []
+    real = batch.install
+
+    def spy(schedule, batches):
+        seen.extend(batches)
+        return real(schedule, batches)
+    monkeypatch.setattr(batch, "install", spy)
+    return seen
+
+
+def scan_model(nodes, out_shape, out_type=F, initializers=(), opset=18, element=(3, 4)):
+    """Scan over x [T, *element]: the body maps its element `e` to `y` (nodes), stacked."""
+    body = helper.make_graph(
+        nodes, "body", [helper.make_tensor_value_info("e", F, list(element))],
+        [helper.make_tensor_value_info("y", out_type, list(out_shape))], list(initializers))
+    graph = helper.make_graph(
+        [helper.make_node("Scan", ["x"], ["ys"], body=body, num_scan_inputs=1)], "g",
+        [helper.make_tensor_value_info("x", F, [None] + list(element))],
+        [helper.make_tensor_value_info("ys", out_type, None)])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+
+
+def ints(name, values):
+    return helper.make_tensor(name, TensorProto.INT64, [len(values)], values)
+
+
+X = np.random.default_rng(7).uniform(-2, 2, (50, 3, 4)).astype(np.float32)
+
+CASES = {
+    # name: (body nodes, element result shape, result dtype, initializers, expected from x)
+    "Transpose": ([helper.make_node("Transpose", ["e"], ["y"], perm=[1, 0])], (4, 3), F, (),
+                  lambda x: np.transpose(x, (0, 2, 1))),
+    "Reshape": ([helper.make_node("Reshape", ["e", "s"], ["y"])], (2, 6), F,
+                (ints("s", [2, -1]),), lambda x: x.reshape(50, 2, 6)),
+    "Flatten": ([helper.make_node("Flatten", ["e"], ["y"], axis=0)], (1, 12), F, (),
+                lambda x: x.reshape(50, 1, 12)),
+    "Unsqueeze": ([helper.make_node("Unsqueeze", ["e", "a"], ["y"])], (3, 1, 4), F,
+                  (ints("a", [1]),), lambda x: x[:, :, None, :]),
+    "ReduceSum": ([helper.make_node("ReduceSum", ["e", "a"], ["y"], keepdims=0)], (3,), F,
+                  (ints("a", [-1]),), None),
+    "ReduceMax": ([helper.make_node("ReduceMax", ["e", "a"], ["y"], keepdims=1)], (1, 4), F,
+                  (ints("a", [0]),), lambda x: x.max(axis=1, keepdims=True)),
+    "Cast": ([helper.make_node("Cast", ["e"], ["y"], to=TensorProto.INT32)], (3, 4),
+             TensorProto.INT32, (), lambda x: x.astype(np.int32)),
+    "Where": ([helper.make_node("Greater", ["e", "zero"], ["pos"]),
+               helper.make_node("Where", ["pos", "e", "zero"], ["y"])], (3, 4), F,
+              (helper.make_tensor("zero", F, [], [0.0]),), lambda x: np.maximum(x, 0)),
+    "Clip": ([helper.make_node("Clip", ["e", "lo", "hi"], ["y"])], (3, 4), F,
+             (helper.make_tensor("lo", F, [], [-1.0]), helper.make_tensor("hi", F, [], [0.5])),
+             lambda x: np.clip(x, np.float32(-1), np.float32(0.5))),
+}
+
+
+@pytest.mark.parametrize("op", sorted(CASES))
+def test_a_scan_over_the_op_is_batched_and_exact(op, batched_streams):
+    # rule: stream/map, onnx/scan9 -- one call over the stacked elements, the reference's
+    # values bit for bit, and (where a numpy expression says it) the expected values
+    nodes, shape, dtype, inits, expected = CASES[op]
+    model = scan_model(nodes, shape, dtype, inits)
+    got = lo.evaluate(model, {"x": X})["ys"]
+    ref = lo.run(model, {"x": X}).outputs["ys"]
+    assert got.dtype == ref.dtype and got.shape == ref.shape == (50,) + shape
+    assert got.tobytes() == ref.tobytes()
+    if expected is not None:
+        np.testing.assert_array_equal(got, expected(X))
+    assert "Scan(ys)/y" in batched_streams  # the body's output, in one call
+
+
+def test_a_reduction_over_every_axis_is_not_batched_but_exact(batched_streams):
+    # rule: stream/map -- no axes: the reduction takes every axis of an element, which is
+    # not a reduction of the stack; per element it is the sum of the 12 values
+    model = scan_model([helper.make_node("ReduceSum", ["e", "a"], ["y"], keepdims=0)], (), F,
+                       (helper.make_tensor("a", TensorProto.INT64, [0], []),))
+    got = lo.evaluate(model, {"x": X})["ys"]
+    assert got.tobytes() == lo.run(model, {"x": X}).outputs["ys"].tobytes()
+    np.testing.assert_allclose(got, X.reshape(50, 12).sum(axis=1), rtol=1e-5)
+    assert "Scan(ys)/y" not in batched_streams
+
+
+def test_a_kernel_refusing_the_stack_leaves_that_stream_alone():
+    # rule: stream/map -- Reshape to a shape that fits no element: the reference's error
+    model = scan_model([helper.make_node("Reshape", ["e", "s"], ["y"])], (5,), F,
+                       (ints("s", [5]),))
+    with pytest.raises(ll.LazyLoopError) as ref:
+        lo.run(model, {"x": X})
+    with pytest.raises(ll.LazyLoopError) as fast:
+        lo.evaluate(model, {"x": X})
+    assert type(fast.value) is type(ref.value) and fast.value.rule == ref.value.rule
