@@ -107,7 +107,7 @@ def test_a_hot_loop_is_compiled_and_exact(limit):
 
 
 def test_source_names_every_scheduled_stream():
-    net = counter_loop(10)
+    net = counter_loop(100)
     plan = compile_network(net)
     from lazyloop.core.evaluate import Machine, check_feeds
     from lazyloop.core.schedule import Schedule
@@ -116,8 +116,20 @@ def test_source_names_every_scheduled_stream():
     demand = machine.static_demand(name)
     text = compiled.source(Schedule(demand, machine, machine.root, 0))
     for stream in demand.phases[1]:
-        assert f"# {stream}" in text
+        assert f"# {stream!r}" in text
     compile(text, "<trips>", "exec")
+
+
+def test_any_stream_name_compiles():
+    # stream names may hold quotes and line breaks: the source quotes them; 2 * 100
+    net = counter_loop(100)
+    for k in range(net.num_layers):
+        layer = net.get_layer(k)
+        for j in range(layer.num_outputs):
+            layer.get_output(j).name = f"it's\n{k}:{j}\\"
+    with compiled_from_trip_zero() as used:
+        assert int(list(ll.evaluate(net, {}).values())[0]) == 200
+    assert used
 
 
 def gather_loop(trips, extent):

@@ -88,7 +88,7 @@ class Emitter:
     def element(self, depth, k, index, low):
         """Element `index` of member k, unless memoised; `low`: the least value of index."""
         c = self.ids[k]
-        self.emit(depth, f"j0 = {index}  # {k}")
+        self.emit(depth, f"j0 = {index}  # {k!r}")
         guard = f"j0 not in m{c}" if low >= 0 else f"j0 >= 0 and j0 not in m{c}"
         self.emit(depth, f"if {guard}:")
         if k in self.batched:  # its step takes the element from the batch
