@@ -20,17 +20,18 @@ from __future__ import annotations
 
 import numpy as np
 
-from .element_rules import axis_extent
+from .element_rules import axis_extent, check_index, while_holds
 from .enums import LoopOutput
-from .errors import IteratorOutOfBounds, LazyLoopError, EvaluationError
+from .errors import LazyLoopError, EvaluationError
 from .batch import batch_maps
 from .fixpoint import first_check, settle, watch_for
 from .fuel import CLOCK_EVERY
 from .readonly import unmarked_streams
-from .demand import Demand, Fallback, NotStatic  # noqa: F401 -- Demand re-exported
+from .demand import Demand, NotStatic  # noqa: F401 -- Demand re-exported
+from .masked_steps import MasksNeeded, masked_iterate, masked_map_step
 from .plan import Iterator, Map, Project, Recurrence
 from .types import TensorType
-from .undefined import Partial
+from .undefined import Partial, split
 
 
 _MISSING = object()
@@ -39,8 +40,9 @@ _MISSING = object()
 class Schedule:
     """Runs one activation of a static loop. `machine` supplies invariants and readings."""
 
-    def __init__(self, demand: Demand, machine, act, index, record=None):
+    def __init__(self, demand: Demand, machine, act, index, record=None, masked=False):
         self.d = demand
+        self.masked = masked  # carries undefined masks (masked_steps.py)
         self.m = machine
         self.act = act
         self.index = index
@@ -58,8 +60,8 @@ class Schedule:
     def invariant(self, ref):
         if ref not in self.invariants:
             value = self.m.fetch(ref, self.act, self.index) if ref is not None else None
-            if type(value) is Partial:
-                raise Fallback(ref)
+            if type(value) is Partial and not self.masked:
+                raise MasksNeeded(ref)  # the machine runs the loop again, masked
             self.invariants[ref] = value
         return self.invariants[ref]
 
@@ -110,6 +112,8 @@ class Schedule:
     def step_for(self, nid, node):
         finish = self.finisher(nid, node)
         if isinstance(node, Map):
+            if self.masked:
+                return masked_map_step(self, nid, node, finish)
             return self.map_step(nid, node, finish)
         if isinstance(node, Project):
             def compute(k):
@@ -121,8 +125,10 @@ class Schedule:
             def compute(k):
                 return finish(k, init(k) if k == 0 else nxt(k - 1))
         elif isinstance(node, Iterator):
+            iterate = masked_iterate if self.masked else Schedule.iterate
+
             def compute(k):
-                return finish(k, self.iterate(node, k))
+                return finish(k, iterate(self, node, k))
         else:  # pragma: no cover -- Demand refuses every other kind
             raise NotStatic(repr(node))
         return compute
@@ -162,6 +168,7 @@ class Schedule:
         ndarray = np.ndarray
         dtype, shape = (node.type.dtype, node.type.shape) if check else (None, None)
         mark = nid not in unmarked_streams(self.d)  # stream/memo: only what a kernel could write
+        masked = self.masked
         if isinstance(node, Recurrence) and record is None:
             def carry(k, value):  # an element of another stream or an invariant: read-only
                 if check and (value.__class__ is not ndarray or value.dtype != dtype
@@ -177,8 +184,11 @@ class Schedule:
                     self.check_element(node, value)
                 if mark:
                     value.flags.writeable = False
-            elif check:
-                self.check_element(node, value)
+            else:
+                if value.__class__ is Partial and not masked:
+                    raise MasksNeeded(nid)  # a kernel returned an undefined value
+                if check:
+                    self.check_element(node, value)
             memo[k] = value
             if record is not None:
                 record.append((nid, k))
@@ -190,7 +200,7 @@ class Schedule:
         ty = node.type
         if value.__class__ is np.ndarray and value.dtype == ty.dtype and value.shape == ty.shape:
             return
-        shape = np.shape(value)
+        shape = np.shape(split(value)[0])
         first = self.first_shape.setdefault(node.id, shape) if node.id in self.m.one_shape else None
         self.m.check_element(node, value, first)
 
@@ -198,10 +208,7 @@ class Schedule:
         whole = self.invariant(node.source)
         extent = axis_extent(node, whole)
         index = extent - 1 - k if node.reverse else k
-        if not 0 <= index < extent:
-            raise IteratorOutOfBounds(f"iterator {node.id!r} ({node!r})", "iterator/bounds",
-                                      f"trip {k} asks for index {index} of an axis of extent "
-                                      f"{extent}", "limit the trips to the iterated extent")
+        check_index(node, k, index, extent)
         if node.axis == 0:
             return whole[index]
         return np.take(whole, index, axis=node.axis)
@@ -239,6 +246,8 @@ class Schedule:
                     step(i)
             if cond is not None:
                 c = cond_memo[i] if cond_local else self.invariant(cond)
+                if c.__class__ is Partial:  # masked: trip/while refuses an undefined element
+                    c = while_holds(loop, i, c)
                 if not c:  # a 0-D or one-element bool
                     break
             if i >= max_trips:
