@@ -133,6 +133,33 @@ def test_padding_read_by_a_later_loop(installs, trips2, carry):
         assert any(any(masked.values()) for masked in installs)
 
 
+def test_an_inner_loop_meets_padding_of_its_outer_element():
+    # rule: recurrence/def, stream/map, output/last -- the outer loop runs 4 trips over p
+    # (2 rows of x padded to 4); per row r the inner loop (its own schedule) sums r 3 times:
+    # 3 * r, undefined for the padded rows; the outer loop stacks those sums
+    net = ll.Network()
+    x = net.add_input("x", ll.float32, (3, 3))
+    first = net.add_loop()
+    first.add_trip_limit(const(net, 2, np.int32), ll.TripLimit.COUNT)
+    p = concat(net, first, first.add_iterator(x).get_output(0), 4)
+    outer = net.add_loop()
+    outer.add_trip_limit(const(net, 4, np.int32), ll.TripLimit.COUNT)
+    row = outer.add_iterator(p).get_output(0)
+    inner = net.add_loop()
+    inner.add_trip_limit(const(net, 3, np.int32), ll.TripLimit.COUNT)
+    acc = inner.add_recurrence(const(net, np.zeros(3, np.float32)))
+    acc.set_input(1, net.add_elementwise(acc.get_output(0), row, SUM).get_output(0))
+    sums = concat(net, outer, last(inner, acc.get_output(0)), 4)
+    sums.name = "sums"
+    net.mark_output(sums)
+    values, defined, machine = fast_and_reference(net, {"x": X})
+    want, mask = padded_rows(3 * X, 2, 4)
+    assert np.array_equal(values["sums"], want, equal_nan=True)
+    np.testing.assert_array_equal(defined["sums"], mask)
+    assert machine.static_demand(inner.name) is not None and inner.name in machine.masked_loops
+    assert {r[2] for r in machine.fast_record if len(r) == 3} == {(0,), (1,), (2,), (3,)}
+
+
 # -- an A3 "undefined" last value after zero trips, read by a later loop --------------------
 
 def zero_trip_last_value(trips1, relaxed_profile="openvino"):
@@ -192,6 +219,40 @@ def test_a_zero_trip_last_value_under_a3_error_is_refused_on_both_paths():
     with pytest.raises(ll.EvaluationError) as fast:
         ll.evaluate(net, {"x": X}, readings=readings)
     assert ref.value.rule == fast.value.rule == "openvino/loop5"
+
+
+ECHO = """
+<ir_version: 8, opset_import: ["" : 17]>
+g (int64 M, float a0) => (float a, float[N] sums) {
+  one = Constant <value = float {1}> ()
+  a, sums = Loop <body = b (int64 i, bool c_in, float a_in) => (bool c_out, float a_out, float s) {
+      c_out = Identity (c_in)
+      a_out = Add (a_in, one)
+      f = Cast <to = 1> (c_in)
+      s = Add (f, a_in)
+  }> (M, "", a0)
+}"""
+
+
+@pytest.mark.parametrize("a9", ["true", "undefined"])
+def test_an_onnx_condition_input_that_starts_undefined(a9):
+    # rule: onnx/loop, stream/map -- cond omitted, reading A9=undefined: the body's condition
+    # input is undefined on every trip, so s = float(c_in) + a_in is (per trip; a frontend
+    # kernel masks wholly), while the carried a stays defined: a = 0.5 + 3 after 3 trips
+    pytest.importorskip("onnx")
+    from onnx import parser
+
+    import lazyloop.onnx as lo
+    low = lo.lower(parser.parse_model(ECHO), {"A9": a9})
+    feeds = low.core_feeds({"M": np.array(3, np.int64), "a0": np.array(0.5, np.float32)})
+    values, defined, machine = fast_and_reference(low.network, feeds)
+    a, sums = low.user_outputs(values), low.user_outputs(defined)
+    assert a["a"] == np.float32(3.5) and sums["a"]
+    if a9 == "true":  # c_in = 1.0 on every trip: 1 + 0.5, 1 + 1.5, 1 + 2.5
+        np.testing.assert_array_equal(a["sums"], np.array([1.5, 2.5, 3.5], np.float32))
+    np.testing.assert_array_equal(sums["sums"], np.full(3, a9 == "true"))
+    assert ("Loop(a)" in machine.masked_loops) == (a9 == "undefined")
+    assert machine.static_demand("Loop(a)") is not None
 
 
 # -- a loop is not decided on an undefined value ---------------------------------------------
