@@ -22,9 +22,17 @@ evaluator's. So a stream is batched only when
 * n is within the fuel, and the batched result's element 0 equals, in dtype, shape and
   bytes, the per-element kernel applied to the inputs' elements 0.
 
-Anything else -- a kernel raising, an undefined invariant -- abandons batching for that run of
-the loop, and the per-element schedule runs as before, reporting what the reference reports.
-The batched elements are recorded as forced once, in full, when the batches are made.
+Anything else -- a kernel raising -- abandons batching for that run of the loop, and the
+per-element schedule runs as before, reporting what the reference reports. The batched
+elements are recorded as forced once, in full, when the batches are made.
+
+Undefined values batch too (on a masked schedule, masked_steps.py): an iterator over a
+tensor undefined somewhere batches its mask beside its values (`iterator/forward`); a map
+batches its values as above and its mask by the rule its elements follow
+(`undefined.mapped`, `stream/map`: a position-wise kernel's masks aligned as its values
+are, any other kernel's result wholly undefined), and element 0's mask must equal the
+element rule's too. Each element read from such a batch is a `Partial` where its row of the
+mask is not all True (`undefined.join`), as the reference's element is.
 """
 from __future__ import annotations
 

@@ -15,6 +15,12 @@ and when the loop stops it forces the point-demanded ones on demand. It keeps a 
 window of elements per stream, so memory does not grow with the trip count, and it forces
 exactly the elements the reference evaluator forces (`stream/memo`, `laziness/dead`); the
 tests check both claims against the reference.
+
+Undefined values (spec/13-outputs.md) take the same path: a schedule starts plain, and the
+first undefined value it meets (an invariant or an element that is a `Partial`) makes the
+machine run the loop again on a masked schedule (`self.masked`), whose map and iterator
+steps carry the masks by the element rules' own functions (masked_steps.py); the WHILE test
+refuses an undefined element as `trip/while` does.
 """
 from __future__ import annotations
 
