@@ -212,11 +212,11 @@ def map_batch(schedule, node, batches, length):
     if (result.shape[:1] != (length,) or result.dtype != one.dtype
             or result.shape[1:] != one.shape or result[0, ...].tobytes() != one.tobytes()):
         raise NotBatchable(f"{node.id}: the batched form differs from the kernel")
-    if all(m is None for m in masks):
-        return result
-    stand_ins = aligned([v if m is None else m for v, m in zip(args, masks)], flags)
-    batch = mapped(result, [s for s, m in zip(stand_ins, masks) if m is not None],
-                   node.positionwise, False)
+    batch = result
+    if any(m is not None for m in masks):
+        stand_ins = aligned([v if m is None else m for v, m in zip(args, masks)], flags)
+        batch = mapped(result, [s for s, m in zip(stand_ins, masks) if m is not None],
+                       node.positionwise, False)
     mask = split(batch)[1]
     if not np.array_equal(full_mask(one, one_mask),
                           full_mask(one, None if mask is None else mask[0, ...])):

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from .element_rules import apply_map, axis_extent, check_index, iterator_element
 from .errors import EvaluationError, LazyLoopError
-from .undefined import split
+from .undefined import Partial
 
 
 class MasksNeeded(BaseException):
@@ -55,7 +55,10 @@ def masked_map_step(schedule, nid, node, finish):
 def masked_iterate(schedule, node, k):
     """`iterator/forward`, `iterator/reverse` (A2 "guide"), `iterator/bounds` over a tensor
     that may be undefined somewhere: the element carries the slice of the mask."""
-    value, mask = split(schedule.invariant(node.source))
+    whole = schedule.invariant(node.source)
+    if type(whole) is not Partial:
+        return schedule.iterate(node, k)
+    value, mask = whole.value, whole.mask
     extent = axis_extent(node, value)
     index = extent - 1 - k if node.reverse else k
     check_index(node, k, index, extent)
