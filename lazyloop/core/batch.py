@@ -236,13 +236,15 @@ def install(schedule, batches):
 
 def batched_step(memo, batch, per_element):
     length = extent(batch)
-    if type(batch) is Partial:  # each element with its row of the mask (`undefined.join`)
-        values, masks = batch.value, batch.mask
+    if type(batch) is Partial:  # each element with its row of the mask, as `undefined.join`
+        values, masks = batch.value, batch.mask  # makes it: Partial where not all defined
+        whole = masks.reshape(length, -1).all(axis=1) if length else ()
 
         def masked_step(k):
             if k >= length:
                 return per_element(k)
-            value = memo[k] = join(values[k, ...], masks[k, ...])
+            value = values[k, ...] if whole[k] else Partial(values[k, ...], masks[k, ...])
+            memo[k] = value
             return value
         return masked_step
 

@@ -76,8 +76,10 @@ def mapped(value, masks, positionwise: bool, multi: bool):
         return tuple(Partial(v, whole_mask(v, False)) for v in value)
     if positionwise:
         shape = np.shape(value)
-        mask = np.ones(shape, bool)
+        mask = None
         for m in masks:
-            mask &= np.broadcast_to(m, shape)
+            if type(m) is not np.ndarray or m.shape != shape:
+                m = np.broadcast_to(m, shape)
+            mask = m if mask is None else mask & m  # masks are never written: shared
         return join(value, mask)
     return join(value, whole_mask(value, False))
