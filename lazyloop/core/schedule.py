@@ -130,11 +130,12 @@ class Schedule:
 
             def compute(k):
                 return finish(k, init(k) if k == 0 else nxt(k - 1))
-        elif isinstance(node, Iterator):
-            iterate = masked_iterate if self.masked else Schedule.iterate
-
+        elif isinstance(node, Iterator) and self.masked:
             def compute(k):
-                return finish(k, iterate(self, node, k))
+                return finish(k, masked_iterate(self, node, k))
+        elif isinstance(node, Iterator):
+            def compute(k):
+                return finish(k, self.iterate(node, k))
         else:  # pragma: no cover -- Demand refuses every other kind
             raise NotStatic(repr(node))
         return compute
