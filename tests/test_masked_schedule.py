@@ -294,16 +294,16 @@ BINARY = [SUM, ll.ElementWiseOperation.SUB, PROD, ll.ElementWiseOperation.MAX]
 
 @st.composite
 def padded_programs(draw):
-    """A loop stacks t0 rows of x padded to L >= t0 (p); a second (COUNT t1, at most one past
-    L: iterator/bounds) iterates over p, mixes its rows with invariants (p's row 0; v's
+    """A loop stacks t0 rows of x padded to L >= t0 (p); a second (t1 trips, at most one past
+    L: iterator/bounds; a COUNT or a WHILE limit) iterates over p, mixes its rows with invariants (p's row 0; v's
     first items padded to the width by a third loop) through a chain of elementwise and
     unary layers and reduces, and stacks some streams (padded again) or sums one in a
     recurrence read as LAST_VALUE."""
     width = draw(st.integers(1, 3))
     extent = draw(st.integers(1, 4))
     t0 = draw(st.integers(0, extent))
-    length = t0 + draw(st.integers(0, 2))
-    t1 = draw(st.integers(0, length + 1))
+    length = t0 + draw(st.integers(1, 2))  # some padding, read when t1 > t0
+    t1 = length - draw(st.integers(-1, length))  # simplest: all of p, padding included
     net = ll.Network()
     x = net.add_input("x", ll.float32, (extent, width))
     feeds = {"x": draw(hnp.arrays(np.float32, (extent, width),
@@ -314,7 +314,12 @@ def padded_programs(draw):
     if draw(st.booleans()):
         net.mark_output(p)  # then loop 0 runs on the schedule too
     second = net.add_loop()
-    second.add_trip_limit(const(net, t1, np.int32), ll.TripLimit.COUNT)
+    if draw(st.booleans()):
+        second.add_trip_limit(const(net, t1, np.int32), ll.TripLimit.COUNT)
+    else:  # the same trips under a WHILE limit: not batched, trip by trip
+        i, _ = counter(net, second)
+        second.add_trip_limit(net.add_elementwise(i, const(net, t1, np.int32), LESS)
+                              .get_output(0), ll.TripLimit.WHILE)
     streams = [second.add_iterator(p, reverse=draw(st.booleans())).get_output(0)]
     invariants = []
     if length and draw(st.booleans()):  # row 0 of p (a gather: wholly undefined if t0 = 0)
