@@ -372,7 +372,7 @@ def test_generated_programs_with_undefined_values_do_run_masked(installs):
     # rule: stream/map -- the law above is not vacuous: masked schedules and masked batches
     masked = []
 
-    @settings(max_examples=40, database=None, derandomize=True, deadline=None)
+    @settings(max_examples=80, database=None, derandomize=True, deadline=None)
     @given(padded_programs())
     def run(program):
         net, feeds = program
@@ -386,5 +386,5 @@ def test_generated_programs_with_undefined_values_do_run_masked(installs):
         masked.extend(machine.masked_loops)
 
     run()
-    assert len(masked) >= 10
-    assert sum(any(m.values()) for m in installs) >= 5
+    assert len(masked) >= 20  # 35 when written
+    assert sum(any(m.values()) for m in installs) >= 5  # 11 when written
