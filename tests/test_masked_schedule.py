@@ -219,6 +219,10 @@ def test_a_zero_trip_last_value_under_a3_error_is_refused_on_both_paths():
     with pytest.raises(ll.EvaluationError) as fast:
         ll.evaluate(net, {"x": X}, readings=readings)
     assert ref.value.rule == fast.value.rule == "openvino/loop5"
+    # after two trips the undefined start is never read: no error, u = 2 * x[1]
+    values, _, machine = fast_and_reference(zero_trip_last_value(2), {"x": X}, readings)
+    np.testing.assert_array_equal(values["u"], 2 * X[1])
+    assert machine.static_demand("loop0") is not None
 
 
 ECHO = """
