@@ -8,12 +8,15 @@ masks along (`stream/map`, `iterator/forward`, `recurrence/def`, `trip/while`).
 
 The schedule does the same, by the same functions (`element_rules.apply_map`,
 `iterator_element`, `while_holds` and `undefined.mapped`), without slowing down the loops that
-never meet one: a schedule starts *plain*, and the first `Partial` it meets -- an invariant
-fetched, or an element a kernel returns -- raises `MasksNeeded`. Nothing observable has
-happened by then (the schedule is pure; the machine drops what it recorded for the tests), so
-the machine runs the loop again with a *masked* schedule, whose map and iterator steps are
-the ones below; recurrences, projections and the stores need no change, since they pass
-elements on whole. Later runs of that loop (another outer element) start masked.
+never meet one: a schedule starts *plain*, and the first `Partial` invariant it fetches
+raises `MasksNeeded`. (Undefined values enter a loop only that way: what makes one -- the
+plan's `Undefined` start of a relaxed LAST_VALUE, `Network.add_undefined`, ONNX's undefined
+condition input -- has no inputs and sits outside every loop; every other kernel returns
+plain values on plain arguments.) Nothing observable has happened by then (the schedule is
+pure; the machine drops what it recorded for the tests), so the machine runs the loop again
+with a *masked* schedule, whose map and iterator steps are the ones below; recurrences,
+projections and the stores need no change, since they pass elements on whole. Later runs of
+that loop (another outer element) start masked.
 """
 from __future__ import annotations
 

@@ -17,8 +17,7 @@ exactly the elements the reference evaluator forces (`stream/memo`, `laziness/de
 tests check both claims against the reference.
 
 Undefined values (spec/13-outputs.md) take the same path: a schedule starts plain, and the
-first undefined value it meets (an invariant or an element that is a `Partial`) makes the
-machine run the loop again on a masked schedule (`self.masked`), whose map and iterator
+first undefined invariant it fetches (a `Partial`) makes the machine run the loop again on a masked schedule (`self.masked`), whose map and iterator
 steps carry the masks by the element rules' own functions (masked_steps.py); the WHILE test
 refuses an undefined element as `trip/while` does.
 """
@@ -175,7 +174,6 @@ class Schedule:
         ndarray = np.ndarray
         dtype, shape = (node.type.dtype, node.type.shape) if check else (None, None)
         mark = nid not in unmarked_streams(self.d)  # stream/memo: only what a kernel could write
-        masked = self.masked
         if isinstance(node, Recurrence) and record is None:
             def carry(k, value):  # an element of another stream or an invariant: read-only
                 if check and (value.__class__ is not ndarray or value.dtype != dtype
@@ -191,11 +189,8 @@ class Schedule:
                     self.check_element(node, value)
                 if mark:
                     value.flags.writeable = False
-            else:
-                if value.__class__ is Partial and not masked:
-                    raise MasksNeeded(nid)  # a kernel returned an undefined value
-                if check:
-                    self.check_element(node, value)
+            elif check:
+                self.check_element(node, value)
             memo[k] = value
             if record is not None:
                 record.append((nid, k))
