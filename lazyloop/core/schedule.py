@@ -17,9 +17,10 @@ exactly the elements the reference evaluator forces (`stream/memo`, `laziness/de
 tests check both claims against the reference.
 
 Undefined values (spec/13-outputs.md) take the same path: a schedule starts plain, and the
-first undefined invariant it fetches (a `Partial`) makes the machine run the loop again on a masked schedule (`self.masked`), whose map and iterator
-steps carry the masks by the element rules' own functions (masked_steps.py); the WHILE test
-refuses an undefined element as `trip/while` does.
+first undefined invariant it fetches (a `Partial`) makes the machine run the loop again on a
+masked schedule (`self.masked`), whose map and iterator steps carry the masks by the element
+rules' own functions (masked_steps.py); the WHILE test refuses an undefined element as
+`trip/while` does.
 """
 from __future__ import annotations
 
