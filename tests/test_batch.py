@@ -44,9 +44,11 @@ def both(net, feeds):
 
 def agree(net, feeds):
     reference, values, record, ran = both(net, feeds)
+    untraced = ll.run(net, feeds, trace=False)  # the fast path, with the defined masks
     for name, want in reference.outputs.items():
         got = np.asarray(values[name])
         assert got.dtype == want.dtype and got.tobytes() == np.ascontiguousarray(want).tobytes()
+        np.testing.assert_array_equal(untraced.defined[name], reference.defined[name])
     assert len(record) == len(set(record))  # stream/memo
     for loop in ran:  # the loops the schedule ran (nested ones: per outer element)
         forced = {r if len(r) == 3 else r + ((),) for r in record if r[0] in ran[loop].members}

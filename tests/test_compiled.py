@@ -208,3 +208,41 @@ def test_a_shape_change_in_a_compiled_trip_is_the_references():
     assert ref.value.rule == "structure/shapes"
     np.testing.assert_array_equal(lo.evaluate(widening_scan_output(200, 500), {})["es"],
                                   np.ones((200, 1), np.float32))
+
+
+def test_a_hot_masked_loop_runs_step_by_step():
+    # rule: stream/map, recurrence/def -- 250 trips over rows of which the first 100 are
+    # defined: the masked schedule is not compiled, and gives the reference's values and
+    # masks; acc = the sum of the 100 defined rows, undefined once a padded row is added
+    from test_masked_schedule import fast_and_reference
+    net = ll.Network()
+    x = net.add_input("x", ll.float32, (100, 2))
+    first = net.add_loop()
+    first.add_trip_limit(const(net, 100, np.int32), ll.TripLimit.COUNT)
+    out = first.add_loop_output(first.add_iterator(x).get_output(0), ll.LoopOutput.CONCATENATE)
+    out.set_input(1, const(net, 300, np.int32))
+    second = net.add_loop()
+    second.add_trip_limit(const(net, 250, np.int32), ll.TripLimit.COUNT)
+    row = second.add_iterator(out.get_output(0)).get_output(0)
+    acc = second.add_recurrence(const(net, np.zeros(2, np.float32)))
+    acc.set_input(1, net.add_elementwise(acc.get_output(0), row, SUM).get_output(0))
+    total = last(second, acc.get_output(0))
+    total.name = "acc"
+    net.mark_output(total)
+    xs = np.arange(200, dtype=np.float32).reshape(100, 2)
+    used = []
+    real = compiled.trip_function
+    import lazyloop.core.schedule as sched
+
+    def spy(schedule, trip):
+        fn = real(schedule, trip)
+        used.append((schedule.d.loop.name, schedule.masked, fn is not None))
+        return fn
+    sched.trip_function = spy
+    try:
+        values, defined, machine = fast_and_reference(net, {"x": xs})
+    finally:
+        sched.trip_function = real
+    assert "loop1" in machine.masked_loops
+    assert not [u for u in used if u[1]]  # a masked schedule never asks for compiled trips
+    assert values["acc"].shape == (2,) and not defined["acc"].any()

@@ -508,15 +508,19 @@ def run_fast(plan, feeds):
 @given(networks())
 def test_fast_path_equals_the_reference(program):
     # rule: laziness/dead -- the per-trip schedule returns the reference evaluator's values
-    # and forces exactly the elements it forces, in every loop the schedule runs
+    # and defined masks, and forces exactly the elements it forces, in every loop it runs
     plan = compile_network(program.net)
     feeds = program.feeds
     reference = ll.run(plan, feeds)
     fast = ll.evaluate(plan, feeds)
+    untraced = ll.run(plan, feeds, trace=False)  # the fast path, with the defined masks
     values, record, ran = run_fast(plan, feeds)
     for name, value in reference.outputs.items():
         np.testing.assert_array_equal(fast[name], value, err_msg=name)
         np.testing.assert_array_equal(values[name], value, err_msg=name)
+        np.testing.assert_array_equal(untraced.outputs[name], value, err_msg=name)
+        np.testing.assert_array_equal(untraced.defined[name], reference.defined[name],
+                                      err_msg=name)
     for loop in ran:  # a nested loop's schedule also says which outer element it ran for
         forced = [r if len(r) == 3 else r + ((),) for r in record if plan.nodes[r[0]].scope == loop]
         assert len(forced) == len(set(forced))  # rule: stream/memo

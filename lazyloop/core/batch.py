@@ -22,16 +22,26 @@ evaluator's. So a stream is batched only when
 * n is within the fuel, and the batched result's element 0 equals, in dtype, shape and
   bytes, the per-element kernel applied to the inputs' elements 0.
 
-Anything else -- a kernel raising, an undefined invariant -- abandons batching for that run of
-the loop, and the per-element schedule runs as before, reporting what the reference reports.
-The batched elements are recorded as forced once, in full, when the batches are made.
+Anything else -- a kernel raising -- abandons batching for that run of the loop, and the
+per-element schedule runs as before, reporting what the reference reports. The batched
+elements are recorded as forced once, in full, when the batches are made.
+
+Undefined values batch too (on a masked schedule, masked_steps.py): an iterator over a
+tensor undefined somewhere batches its mask beside its values (`iterator/forward`); a map
+batches its values as above and its mask by the rule its elements follow
+(`undefined.mapped`, `stream/map`: a position-wise kernel's masks aligned as its values
+are, any other kernel's result wholly undefined), and element 0's mask must equal the
+element rule's too. Each element read from such a batch is a `Partial` where its row of the
+mask is not all True (`undefined.join`), as the reference's element is.
 """
 from __future__ import annotations
 
 import numpy as np
 
+from .element_rules import apply_map
 from .plan import Iterator, Map
 from .types import TensorType
+from .undefined import Partial, full_mask, join, mapped, split
 
 # A batch larger than this many bytes per stream is not made: memory stays bounded.
 MAX_BATCH_BYTES = 1 << 27
@@ -46,13 +56,18 @@ def elementwise(fct, finish=None):
     the batch axis, so that their elements broadcast against the invariants as they do one
     by one; `finish(result, first_arg)` adjusts the result as the kernel does."""
     def batched(args, flags):
-        ranks = [a.ndim - 1 if f else a.ndim for a, f in zip(args, flags)]
-        top = max(ranks)
-        aligned = [a.reshape((a.shape[0],) + (1,) * (top - r) + a.shape[1:]) if f else a
-                   for a, f, r in zip(args, flags, ranks)]
-        result = np.asarray(fct(*aligned))
+        result = np.asarray(fct(*aligned(args, flags)))
         return result if finish is None else finish(result, args[0])
     return batched
+
+
+def aligned(args, flags):
+    """Stacked arguments (flags) with singleton axes after the batch axis, up to the rank of
+    the highest-ranked element: they then broadcast as their elements do one by one."""
+    ranks = [a.ndim - 1 if f else a.ndim for a, f in zip(args, flags)]
+    top = max(ranks)
+    return [a.reshape((a.shape[0],) + (1,) * (top - r) + a.shape[1:]) if f else a
+            for a, f, r in zip(args, flags, ranks)]
 
 
 def batched_form(fn):
@@ -102,13 +117,27 @@ def batch_maps(schedule, n) -> int:
         return 0
     install(schedule, batches)
     per_trip = [k for k in d.members if d.certain[k] is not None]
-    if not all(k in batches and len(batches[k]) == n + d.certain[k] for k in per_trip):
+    if not all(k in batches and extent(batches[k]) == n + d.certain[k] for k in per_trip):
         return 0
     if not all(src in batches for src in schedule.collected):
         return 0
     for src in schedule.collected:
-        schedule.collected[src] = batches[src][:n]
+        schedule.collected[src] = head(batches[src], n)
     return n
+
+
+# A batch is an array of stacked elements, or, where some are undefined somewhere, a
+# `Partial` of that array and a bool array of the same shape: the elements' masks stacked.
+
+def extent(batch) -> int:
+    return len(split(batch)[0])
+
+
+def head(batch, length):
+    """The first `length` stacked elements of a batch, with their masks."""
+    if type(batch) is Partial:
+        return Partial(batch.value[:length], batch.mask[:length])
+    return batch[:length]
 
 
 def make_batches(schedule, streams, n):
@@ -129,50 +158,70 @@ def make_batches(schedule, streams, n):
                 continue
         if batch is None:
             continue
-        batch.flags.writeable = False
+        values = split(batch)[0]
+        values.flags.writeable = False
         ty = node.type
         if schedule.check and isinstance(ty, TensorType):
-            schedule.check_element(node, batch[0, ...])  # one element's type is all of theirs
+            schedule.check_element(node, values[0, ...])  # one element's type is all of theirs
         batches[nid] = batch
     return batches
 
 
 def iterator_batch(schedule, node, length):
-    """`iterator/forward`, `iterator/reverse` (A2 "guide"): indices 0..length-1 as a view."""
-    whole = schedule.invariant(node.source)
+    """`iterator/forward`, `iterator/reverse` (A2 "guide"): indices 0..length-1 as a view,
+    and as many slices of the mask of a tensor undefined somewhere (`iterator_element`)."""
+    whole, mask = split(schedule.invariant(node.source))
     if not isinstance(whole, np.ndarray):
         return None
-    extent = whole.shape[node.axis]
-    if length > extent:
+    if length > whole.shape[node.axis]:
         return None  # a demanded index is out of bounds: the per-element path says where
-    stacked = np.moveaxis(whole, node.axis, 0)
-    return stacked[::-1][:length] if node.reverse else stacked[:length]
+
+    def rows(array):
+        stacked = np.moveaxis(array, node.axis, 0)
+        return stacked[::-1][:length] if node.reverse else stacked[:length]
+    if mask is None:
+        return rows(whole)
+    return join(rows(whole), rows(full_mask(whole, mask)))
 
 
 def map_batch(schedule, node, batches, length):
-    """`stream/map` over stacked elements, checked against the kernel on elements 0."""
-    args, flags, firsts = [], [], []
+    """`stream/map` over stacked elements, checked against the element rule on elements 0;
+    the masks of undefined arguments make the batch's mask by the rule elements follow
+    (`undefined.mapped`, a position-wise kernel's masks aligned as its values are)."""
+    args, flags, firsts, masks = [], [], [], []
     for a in node.args:
         if a in batches:
-            stacked = batches[a][:length]
-            args.append(stacked)
+            value, mask = split(head(batches[a], length))
+            first = value[0, ...] if mask is None else join(value[0, ...], mask[0, ...])
             flags.append(True)
-            firsts.append(stacked[0, ...])
         else:
-            value = schedule.invariant(a)
+            first = schedule.invariant(a)
+            value, mask = split(first)
             if not isinstance(value, np.ndarray):
                 return None
-            args.append(value)
+            mask = None if mask is None else full_mask(value, mask)
             flags.append(False)
-            firsts.append(value)
-    one = np.asarray(node.fn(*firsts))
+        args.append(value)
+        firsts.append(first)
+        masks.append(mask)
+    one, one_mask = split(apply_map(node, firsts))
+    one = np.asarray(one)
     if length * one.nbytes > MAX_BATCH_BYTES:  # decided before the batch is made
         raise NotBatchable(f"{node.id}: {length} elements of {one.nbytes} bytes")
     result = np.asarray(batched_form(node.fn)(args, tuple(flags)))
     if (result.shape[:1] != (length,) or result.dtype != one.dtype
             or result.shape[1:] != one.shape or result[0, ...].tobytes() != one.tobytes()):
         raise NotBatchable(f"{node.id}: the batched form differs from the kernel")
-    return result
+    batch = result
+    if any(m is not None for m in masks):
+        stand_ins = aligned([v if m is None else m for v, m in zip(args, masks)], flags)
+        batch = mapped(result, [s for s, m in zip(stand_ins, masks) if m is not None],
+                       node.positionwise, False)
+    mask = split(batch)[1]
+    if not np.array_equal(full_mask(one, one_mask),
+                          full_mask(one, None if mask is None else mask[0, ...])):
+        raise NotBatchable(f"{node.id}: the batched mask differs from the element rule's")
+    return batch
 
 
 def install(schedule, batches):
@@ -181,13 +230,24 @@ def install(schedule, batches):
     record = schedule.record
     if record is not None:
         for nid, batch in batches.items():
-            record.extend((nid, k) for k in range(len(batch)))
+            record.extend((nid, k) for k in range(extent(batch)))
     for nid, batch in batches.items():
         schedule.steps[nid] = batched_step(schedule.memo[nid], batch, schedule.steps[nid])
 
 
 def batched_step(memo, batch, per_element):
-    length = len(batch)
+    length = extent(batch)
+    if type(batch) is Partial:  # each element with its row of the mask, as `undefined.join`
+        values, masks = batch.value, batch.mask  # makes it: Partial where not all defined
+        whole = masks.reshape(length, -1).all(axis=1) if length else ()
+
+        def masked_step(k):
+            if k >= length:
+                return per_element(k)
+            value = values[k, ...] if whole[k] else Partial(values[k, ...], masks[k, ...])
+            memo[k] = value
+            return value
+        return masked_step
 
     def step(k):
         if k >= length:

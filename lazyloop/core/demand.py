@@ -12,15 +12,11 @@ from collections import deque
 from typing import Dict, Optional
 
 from .enums import LoopOutput
-from .plan import IfOutput, LoopOut, Map, Plan, Project, Recurrence, Undefined
+from .plan import IfOutput, LoopOut, Map, Plan, Project, Recurrence
 
 
 class NotStatic(Exception):
     """The loop's demand depends on values; the reference evaluator runs it."""
-
-
-class Fallback(Exception):
-    """A value the schedule does not handle (an undefined position) reached the loop."""
 
 
 def same_trip_inputs(node):
@@ -49,8 +45,6 @@ class Demand:
         for node in self.members.values():
             if isinstance(node, (IfOutput, LoopOut)):
                 raise NotStatic(f"{loop} contains {node!r}")
-            if isinstance(node, Recurrence) and isinstance(plan.nodes.get(node.init), Undefined):
-                raise NotStatic(f"{loop} carries an undefined start")
         if self.loop.count is None and self.loop.while_ is None:
             raise NotStatic(f"{loop} has no trip limit")
         self.edges = {k: [(r, o) for r, o in same_trip_inputs(n) if r in self.members]

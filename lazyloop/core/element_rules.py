@@ -15,7 +15,7 @@ from .errors import (EvaluationError, IteratorOutOfBounds, LazyLoopError, Length
 from .fuel import CLOCK_EVERY
 from .plan import Node
 from .types import TensorType
-from .undefined import Partial, filled, join, split, whole_mask
+from .undefined import Partial, filled, join, mapped, split, whole_mask
 
 
 @attrs.frozen(repr=False)
@@ -58,12 +58,8 @@ class ElementRules:
         args = []
         for ref in node.args:
             args.append(None if ref is None else (yield (ref, act, i)))
-        partial = [a for a in args if type(a) is Partial]
         try:
-            if not partial:
-                return node.fn(*args)
-            raw = [split(a)[0] for a in args]
-            value = node.fn(*raw)
+            return apply_map(node, args)
         except LazyLoopError:
             raise
         except Exception as exc:  # a kernel refused its element: name it, do not leak it
@@ -71,15 +67,6 @@ class ElementRules:
                                   f"its function refused element {i}: {type(exc).__name__}: "
                                   f"{exc}", "give this layer inputs its operation accepts at "
                                   "that element (the error above says which)") from None
-        if node.multi:
-            return tuple(Partial(v, whole_mask(v, False)) for v in value)
-        if node.positionwise:
-            shape = np.shape(value)
-            mask = np.ones(shape, bool)
-            for a in partial:
-                mask &= np.broadcast_to(a.mask, shape)
-            return join(value, mask)
-        return join(value, whole_mask(value, False))
 
     def rule_project(self, node, act, i):
         whole = yield (node.call, act, i)
@@ -95,14 +82,8 @@ class ElementRules:
             index = yield from self.reverse_by_count(node, act, i)
         elif node.reverse:
             index = extent - 1 - i
-        if not 0 <= index < extent:
-            raise IteratorOutOfBounds(f"iterator {node.id!r} ({node!r})", "iterator/bounds",
-                                      f"trip {i} asks for index {index} of an axis of extent "
-                                      f"{extent}", "limit the trips to the iterated extent")
-        element = np.take(value, index, axis=node.axis)
-        if mask is None:
-            return element
-        return join(element, np.take(np.broadcast_to(mask, np.shape(value)), index, axis=node.axis))
+        check_index(node, i, index, extent)
+        return iterator_element(value, mask, index, node.axis)
 
     def reverse_by_count(self, node, act, i):
         """A2 "api-reference": a reverse iterator reads index M-1-i, M the COUNT limit."""
@@ -148,13 +129,7 @@ class ElementRules:
             if count is not None and j >= count:
                 break
             if loop.while_ is not None:
-                x = yield (loop.while_, act, j)
-                value, mask = split(x)
-                if mask is not None and not np.all(mask):
-                    raise EvaluationError(f"WHILE input {loop.while_!r} of {loop.name}",
-                                          "trip/while", f"its element {j} is undefined",
-                                          "do not decide a loop on an undefined value")
-                if not bool(np.asarray(value).reshape(-1)[0]):
+                if not while_holds(loop, j, (yield (loop.while_, act, j))):
                     break
             if j >= self.max_trips:
                 raise self.fuel.exhausted(loop, count)
@@ -232,24 +207,29 @@ class ElementRules:
             elem_shape = (0,) * node.axis
         else:
             elem_shape = tuple(ty.shape[:node.axis] + ty.shape[node.axis + 1:])
-        if len(elements):
-            elem_shape = np.shape(split(elements[0])[0])
-        elem_shape = tuple(0 if d is None else d for d in elem_shape)
-        dtype = ty.dtype if isinstance(ty, TensorType) else np.float32
         if isinstance(elements, np.ndarray):  # a batch of defined elements (core/batch.py)
-            values, masks = elements, ()
+            values, masks = elements, True
+        elif type(elements) is Partial:  # a batch with a mask per element (core/batch.py)
+            values, masks = elements.value, elements.mask
         else:
             values = [np.asarray(split(e)[0]) for e in elements]
             masks = [split(e)[1] for e in elements]
+        if len(values):
+            elem_shape = np.shape(values[0])
+        elem_shape = tuple(0 if d is None else d for d in elem_shape)
+        dtype = ty.dtype if isinstance(ty, TensorType) else np.float32
         n = len(values)
         out = filled((length,) + elem_shape, dtype)
         mask = np.zeros((length,) + elem_shape, bool)
         if n:
             out[:n] = values if isinstance(values, np.ndarray) else np.stack(values)
-            mask[:n] = True
-            for j, m in enumerate(masks):
-                if m is not None:
-                    mask[j] = np.broadcast_to(m, elem_shape)
+            if isinstance(masks, list):
+                mask[:n] = True
+                for j, m in enumerate(masks):
+                    if m is not None:
+                        mask[j] = np.broadcast_to(m, elem_shape)
+            else:
+                mask[:n] = masks
         if node.kind is LoopOutput.REVERSE:
             if self.readings["A1"] == "reverse-all":
                 out, mask = out[::-1], mask[::-1]
@@ -269,3 +249,42 @@ def axis_extent(node, value) -> int:
                               f"axis {node.axis} is out of range for a value of shape "
                               f"{list(shape)}", "iterate over an axis the value has")
     return shape[node.axis]
+
+
+def apply_map(node, args):
+    """`stream/map`: the node's function of its arguments' elements. Undefined arguments
+    (`Partial`) pass their raw values to the kernel, and the result gets the mask
+    `undefined.mapped` gives it (spec/13-outputs.md, "Propagation")."""
+    masks = [a.mask for a in args if type(a) is Partial]
+    if not masks:
+        return node.fn(*args)
+    value = node.fn(*[a.value if type(a) is Partial else a for a in args])
+    return mapped(value, masks, node.positionwise, node.multi)
+
+
+def check_index(node, i, index, extent):
+    """`iterator/bounds`: trip i of an iterator reads an index inside the iterated axis."""
+    if not 0 <= index < extent:
+        raise IteratorOutOfBounds(f"iterator {node.id!r} ({node!r})", "iterator/bounds",
+                                  f"trip {i} asks for index {index} of an axis of extent "
+                                  f"{extent}", "limit the trips to the iterated extent")
+
+
+def iterator_element(value, mask, index, axis):
+    """`iterator/forward`: slice `index` of `value` along `axis`, undefined where the same
+    slice of its mask (None: wholly defined), broadcast to the value, is False."""
+    element = np.take(value, index, axis=axis)
+    if mask is None:
+        return element
+    return join(element, np.take(np.broadcast_to(mask, np.shape(value)), index, axis=axis))
+
+
+def while_holds(loop, j, x) -> bool:
+    """`trip/while`: whether element j of the WHILE input lets trip j run. A loop is not
+    decided on an undefined value: an undefined element is an error."""
+    value, mask = split(x)
+    if mask is not None and not np.all(mask):
+        raise EvaluationError(f"WHILE input {loop.while_!r} of {loop.name}", "trip/while",
+                              f"its element {j} is undefined",
+                              "do not decide a loop on an undefined value")
+    return bool(np.asarray(value).reshape(-1)[0])

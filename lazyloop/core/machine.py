@@ -85,6 +85,7 @@ class Machine(ElementRules):
         self.one_shape = one_shape_streams(plan)
         self.fast_record = None  # tests: a list to collect (stream, index) the schedule forces
         self._demands = {}
+        self.masked_loops = set()  # loops whose schedule met an undefined value (masked_steps.py)
         self._needed = None
         self.relaxed = plan.profile != "tensorrt"
         self.rules = {Input: self.rule_input, Const: self.rule_const, Map: self.rule_map,
@@ -260,23 +261,10 @@ class Machine(ElementRules):
 
     def run_schedule(self, node, act, i):
         """Run the whole loop with its per-trip schedule and store every output of it."""
-        from .schedule import Fallback, Schedule
         demand = self.static_demand(node.loop)
         if demand is None:
             return None
-        record = self.fast_record
-        if record is not None and act.loop is not None:  # tests: say which outer element
-            record = NestedRecord(self.activation(node.loop, act, i).path)
-        schedule = Schedule(demand, self, act, i, record=record)
-        try:
-            n = schedule.run()
-            values = schedule.outputs(n)
-        except Fallback:
-            return None
-        finally:
-            schedule.release()
-        if isinstance(record, NestedRecord):  # kept only from the run that completed
-            self.fast_record.extend(record.entries)
+        n, values = self.schedule_values(demand, node, act, i)
         self.ran(node.loop, act.path, n)
         result = None
         for out_id, value in values.items():
@@ -296,6 +284,34 @@ class Machine(ElementRules):
                 self.store(out_id, act, i, value)
         return result
 
+    def schedule_values(self, demand, node, act, i):
+        """(n, the loop's outputs) from its schedule. A plain schedule that meets an undefined
+        value stops (`MasksNeeded`) and the loop runs again on a masked one, which carries the
+        masks as the element rules do (masked_steps.py); later runs of the loop start masked."""
+        from .schedule import MasksNeeded, Schedule
+        while True:
+            record = self.fast_record
+            if record is not None:  # tests: what it forced; for a nested loop, for which element
+                record = NestedRecord(self.activation(node.loop, act, i).path
+                                      if act.loop is not None else None)
+            schedule = Schedule(demand, self, act, i, record=record,
+                                masked=node.loop in self.masked_loops)
+            try:
+                n = schedule.run()
+                values = schedule.outputs(n)
+            except MasksNeeded:
+                self.masked_loops.add(node.loop)
+                continue  # what the plain schedule recorded is dropped
+            except LazyLoopError:
+                if record is not None and act.loop is None:  # what it forced until the error
+                    self.fast_record.extend(record.entries)
+                raise
+            finally:
+                schedule.release()
+            if record is not None:  # kept only from the run that completed
+                self.fast_record.extend(record.entries)
+            return n, values
+
 
 class NeedsValue(BaseException):
     """A nested loop's schedule reads a value not computed yet: the driver computes it
@@ -308,15 +324,17 @@ class NeedsValue(BaseException):
 
 
 class NestedRecord:
-    """`fast_record` for a nested loop's schedule: (stream, index, outer indices), the
-    outer indices as a reference trace's `activation` holds them; held until the run
-    completes (a run interrupted by `NeedsValue` is run again)."""
+    """`fast_record` for one run of a schedule, held until the run completes (a run
+    interrupted by `NeedsValue` or `MasksNeeded` is run again): (stream, index) pairs, and
+    for a nested loop (`path` given) (stream, index, outer indices), the outer indices as a
+    reference trace's `activation` holds them."""
 
     def __init__(self, path):
-        self.entries, self.outer = [], tuple(ix for _, ix in path)
+        self.entries = []
+        self.outer = None if path is None else (tuple(ix for _, ix in path),)
 
     def append(self, pair):
-        self.entries.append(pair + (self.outer,))
+        self.entries.append(pair if self.outer is None else pair + self.outer)
 
     def extend(self, pairs):
-        self.entries.extend(pair + (self.outer,) for pair in pairs)
+        self.entries.extend(pairs if self.outer is None else (p + self.outer for p in pairs))

@@ -15,23 +15,30 @@ and when the loop stops it forces the point-demanded ones on demand. It keeps a 
 window of elements per stream, so memory does not grow with the trip count, and it forces
 exactly the elements the reference evaluator forces (`stream/memo`, `laziness/dead`); the
 tests check both claims against the reference.
+
+Undefined values (spec/13-outputs.md) take the same path: a schedule starts plain, and the
+first undefined invariant it fetches (a `Partial`) makes the machine run the loop again on a
+masked schedule (`self.masked`), whose map and iterator steps carry the masks by the element
+rules' own functions (masked_steps.py); the WHILE test refuses an undefined element as
+`trip/while` does.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from .element_rules import axis_extent
+from .element_rules import axis_extent, check_index, while_holds
 from .enums import LoopOutput
-from .errors import IteratorOutOfBounds, LazyLoopError, EvaluationError
+from .errors import LazyLoopError, EvaluationError
 from .batch import batch_maps
 from .compiled import trip_function
 from .fixpoint import first_check, settle, watch_for
 from .fuel import CLOCK_EVERY
 from .readonly import unmarked_streams
-from .demand import Demand, Fallback, NotStatic  # noqa: F401 -- Demand re-exported
+from .demand import Demand, NotStatic  # noqa: F401 -- Demand re-exported
+from .masked_steps import MasksNeeded, masked_iterate, masked_map_step
 from .plan import Iterator, Map, Project, Recurrence
 from .types import TensorType
-from .undefined import Partial
+from .undefined import Partial, split
 
 
 _MISSING = object()
@@ -40,8 +47,9 @@ _MISSING = object()
 class Schedule:
     """Runs one activation of a static loop. `machine` supplies invariants and readings."""
 
-    def __init__(self, demand: Demand, machine, act, index, record=None):
+    def __init__(self, demand: Demand, machine, act, index, record=None, masked=False):
         self.d = demand
+        self.masked = masked  # carries undefined masks (masked_steps.py)
         self.m = machine
         self.act = act
         self.index = index
@@ -61,8 +69,8 @@ class Schedule:
     def invariant(self, ref):
         if ref not in self.invariants:
             value = self.m.fetch(ref, self.act, self.index) if ref is not None else None
-            if type(value) is Partial:
-                raise Fallback(ref)
+            if type(value) is Partial and not self.masked:
+                raise MasksNeeded(ref)  # the machine runs the loop again, masked
             self.invariants[ref] = value
         return self.invariants[ref]
 
@@ -113,6 +121,8 @@ class Schedule:
     def step_for(self, nid, node):
         finish = self.finisher(nid, node)
         if isinstance(node, Map):
+            if self.masked:
+                return masked_map_step(self, nid, node, finish)
             return self.map_step(nid, node, finish)
         if isinstance(node, Project):
             def compute(k):
@@ -123,6 +133,9 @@ class Schedule:
 
             def compute(k):
                 return finish(k, init(k) if k == 0 else nxt(k - 1))
+        elif isinstance(node, Iterator) and self.masked:
+            def compute(k):
+                return finish(k, masked_iterate(self, node, k))
         elif isinstance(node, Iterator):
             def compute(k):
                 return finish(k, self.iterate(node, k))
@@ -195,7 +208,7 @@ class Schedule:
         plain = value.__class__ is np.ndarray and value.dtype == ty.dtype
         if plain and value.shape == self.admitted.get(node.id, ty.shape):
             return
-        shape = np.shape(value)
+        shape = np.shape(split(value)[0])
         first = self.first_shape.setdefault(node.id, shape) if node.id in self.m.one_shape else None
         self.m.check_element(node, value, first)
         if plain:
@@ -205,10 +218,7 @@ class Schedule:
         whole = self.invariant(node.source)
         extent = axis_extent(node, whole)
         index = extent - 1 - k if node.reverse else k
-        if not 0 <= index < extent:
-            raise IteratorOutOfBounds(f"iterator {node.id!r} ({node!r})", "iterator/bounds",
-                                      f"trip {k} asks for index {index} of an axis of extent "
-                                      f"{extent}", "limit the trips to the iterated extent")
+        check_index(node, k, index, extent)
         if node.axis == 0:
             return whole[index]
         return np.take(whole, index, axis=node.axis)
@@ -240,7 +250,7 @@ class Schedule:
         i = start  # n when every trip's work was batched
         ordinary = None  # the loop's ordinary trips, compiled once it is hot (compiled.py)
         while True:
-            if deferred is None:
+            if deferred is None and not self.masked:  # masked steps are not compiled
                 ordinary = ordinary or trip_function(self, i)
                 if ordinary is not None:
                     i = ordinary(i, self.ordinary_until(i, stop, check_at))
@@ -251,6 +261,8 @@ class Schedule:
                     step(i)
             if cond is not None:
                 c = cond_memo[i] if cond_local else self.invariant(cond)
+                if c.__class__ is Partial:  # masked: trip/while refuses an undefined element
+                    c = while_holds(loop, i, c)
                 if not c:  # a 0-D or one-element bool
                     break
             if i >= max_trips:

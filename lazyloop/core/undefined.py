@@ -58,3 +58,28 @@ def whole_mask(value, defined: bool):
     if isinstance(value, np.ndarray) or isinstance(value, np.generic):
         return np.full(np.shape(value), defined, dtype=bool)
     return defined
+
+
+def full_mask(value, mask):
+    """`mask` (None: wholly defined) as a bool array of the value's shape."""
+    return np.broadcast_to(True if mask is None else mask, np.shape(value))
+
+
+def mapped(value, masks, positionwise: bool, multi: bool):
+    """`stream/map` on undefined positions (spec/13-outputs.md, "Propagation"): the element
+    a map returns when its kernel ran on the raw values of arguments, `masks` the masks of
+    those that were undefined somewhere. A position-wise kernel's result is defined where
+    every such mask, broadcast like the values, is; any other kernel's result is wholly
+    undefined, and a kernel with several results has each wholly undefined. The reference
+    evaluator, the fast path and its batches (a mask per stacked element) all use this."""
+    if multi:
+        return tuple(Partial(v, whole_mask(v, False)) for v in value)
+    if positionwise:
+        shape = np.shape(value)
+        mask = None
+        for m in masks:
+            if type(m) is not np.ndarray or m.shape != shape:
+                m = np.broadcast_to(m, shape)
+            mask = m if mask is None else mask & m  # masks are never written: shared
+        return join(value, mask)
+    return join(value, whole_mask(value, False))
