@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .plan import Iterator, Map, Project, Recurrence
+from .plan import Iterator, LoopOut, Map, Project, Recurrence
 from .readonly import unmarked_streams
 from .types import TensorType
 
@@ -110,6 +110,8 @@ class Emitter:
             self.emit(depth, f"{v} = {v}[{node.k}]")
         elif isinstance(node, Iterator):
             self.emit(depth, f"{v} = ITERATE(N[{c}], {j})")
+        elif isinstance(node, LoopOut):  # the inner loop's run for this element
+            self.emit(depth, f"{v} = INNER(N[{c}], {j})")
         elif isinstance(node, Recurrence):
             if low >= 1:
                 self.read(depth, node.next, f"{j} - 1", v, level)
@@ -188,7 +190,8 @@ class Emitter:
             if d.prefix[k] is not None:
                 self.emit(2, f"m{c}.pop(g, None)")
         body, self.lines = self.lines, []
-        self.emit(0, "def bind(M, STEPS, F, N, D, S, INV, INVS, GET, ITERATE, CHECK, RECORD, C):")
+        self.emit(0, "def bind(M, STEPS, F, N, D, S, INV, INVS, GET, ITERATE, INNER, CHECK, RECORD, "
+                     "C):")
         for group, names in (("M", "m"), ("STEPS", "s"), ("F", "f"), ("D", "d"), ("S", "t")):
             self.emit(1, f"[{', '.join(names + str(c) for c in self.ids.values())}] = {group}")
         self.emit(1, "def trips(i, until):")
@@ -230,5 +233,5 @@ def trip_function(schedule, trip):
         [getattr(n.type, "dtype", None) for n in members],
         [schedule.admitted.get(n.id, getattr(n.type, "shape", None)) for n in members],
         schedule.invariant, schedule.invariants, schedule.get, schedule.iterate,
-        schedule.check_element, None if schedule.record is None else schedule.record.append,
+        schedule.inner_element, schedule.check_element, None if schedule.record is None else schedule.record.append,
         list(schedule.collected.values()))

@@ -42,12 +42,16 @@ class Demand:
         self.plan = plan
         self.loop = plan.loops[loop]
         self.members = {k: n for k, n in plan.nodes.items() if n.scope == loop}
-        for node in self.members.values():
-            if isinstance(node, (IfOutput, LoopOut)):
+        self.inner = {}  # loop output of an inner loop -> what every run of it reads here
+        for k, node in self.members.items():
+            if isinstance(node, IfOutput):
                 raise NotStatic(f"{loop} contains {node!r}")
+            if isinstance(node, LoopOut):
+                self.inner[k] = inner_reads(plan, node, self.members)
         if self.loop.count is None and self.loop.while_ is None:
             raise NotStatic(f"{loop} has no trip limit")
-        self.edges = {k: [(r, o) for r, o in same_trip_inputs(n) if r in self.members]
+        self.edges = {k: [(r, 0) for r in self.inner[k]] if k in self.inner else
+                      [(r, o) for r, o in same_trip_inputs(n) if r in self.members]
                       for k, n in self.members.items()}
         prefix, points = self.output_roots()
         self.certain, self.points = self.solve(prefix, points)
@@ -177,3 +181,50 @@ class Demand:
         members = self.members
         return (self.order([k for k in members if (self.prefix[k] or -1) >= 1], self.prefix),
                 self.order([k for k in members if self.certain[k] is not None], self.certain))
+
+
+def needed_in_every_run(demand, k) -> bool:
+    """Some element of stream k is forced whatever the trip count n: index 0 (needed below
+    n + p with p >= 1, or in the WHILE input's cone of a loop without a COUNT, whose element
+    0 is always tested), or index n + q with q >= 0 (what LAST_VALUE reads)."""
+    if (demand.certain[k] or 0) >= 1:
+        return True
+    if demand.loop.count is None and (demand.prefix[k] or 0) >= 1:
+        return True
+    return not isinstance(demand.members[k], Recurrence) and any(
+        q >= 0 for q in demand.points.get(k, ()))
+
+
+def inner_reads(plan, out, members) -> tuple:
+    """`structure/nesting`: the streams of the enclosing loop (`members`) that every run of
+    the inner loop behind `out` reads, at the outer element's index. The enclosing loop is
+    scheduled only when that set is static: the inner loop has the one output (so a run is
+    made only when that output is needed), it is static itself with no loop inside, and each
+    stream of the enclosing loop it reads is read in every run (its limits, the length of
+    its output, and what its streams forced in every run read); otherwise NotStatic."""
+    loop = plan.loops[out.loop]
+    if len(loop.outputs) != 1:
+        raise NotStatic(f"inner {loop.name} has {len(loop.outputs)} outputs")
+    inner = Demand(plan, out.loop)
+    if inner.inner:
+        raise NotStatic(f"inner {loop.name} contains a loop")
+    reads = []
+
+    def read(ref, every_run):
+        if ref in members and ref not in reads:
+            if not every_run:
+                raise NotStatic(f"inner {loop.name} reads {ref} only in some runs")
+            reads.append(ref)
+    read(loop.count, True)
+    read(loop.while_, loop.count is None)  # a COUNT of 0 stops it before WHILE element 0
+    read(out.length, True)
+    for k, node in inner.members.items():
+        if inner.prefix[k] is None and not inner.points.get(k):
+            continue  # never forced: reads nothing
+        forced = needed_in_every_run(inner, k)
+        if isinstance(node, Recurrence):
+            read(node.init, forced)
+        else:
+            for ref in node.inputs():
+                read(ref, forced)
+    return tuple(reads)

@@ -130,6 +130,8 @@ class FixedPointWatch:
     def of(cls, demand) -> Optional["FixedPointWatch"]:
         """The watch for a loop the rule applies to, else None: a forced stream that is an
         iterator or a nondeterministic kernel rules it out."""
+        if demand.inner:  # a loop inside: its runs are not compared here
+            return None
         forced = [k for k, node in demand.members.items()
                   if demand.prefix[k] is not None or demand.points.get(k)]
         nodes = demand.members

@@ -269,47 +269,67 @@ class Machine(ElementRules):
         result = None
         for out_id, value in values.items():
             out = self.plan.nodes[out_id]
-            if out.kind is not LoopOutput.LAST_VALUE:
-                length = n
-                if out.length is not None:
-                    length = int(np.asarray(split(self.demand(out.length, act, i))[0]).reshape(-1)[0])
-                    if length < n:
-                        raise LengthTooShort(f"loop output {out_id!r} ({out!r})", "output/concat",
-                                             f"length {length} is less than the {n} trips",
-                                             "make the length at least the trip count")
-                value = self.stack(out, value, length)
+            value = self.output_value(out, value, n, lambda: self.demand(out.length, act, i))
             if out_id == node.id:
                 result = value
             else:
                 self.store(out_id, act, i, value)
         return result
 
-    def schedule_values(self, demand, node, act, i):
+    def inner_output(self, outer, node, k):
+        """Element k of `node`, the one output of a loop nested in the loop `outer` runs:
+        that element's run of the inner loop, on a schedule of its own that reads the
+        enclosing loop's elements at k (`structure/nesting`)."""
+        path = outer.path + ((outer.d.loop.name, k),)
+        demand = self.static_demand(node.loop)
+        n, values = self.schedule_values(demand, node, None, k, outer, path)
+        self.ran(node.loop, path, n)
+        return self.output_value(node, values[node.id], n, lambda: outer.get(node.length, k))
+
+    def output_value(self, out, value, n, length):
+        """A loop output after n trips: LAST_VALUE as it is; the elements stacked, to the
+        length `length()` reads (`output/concat`, `output/reverse`)."""
+        if out.kind is LoopOutput.LAST_VALUE:
+            return value
+        size = n
+        if out.length is not None:
+            size = int(np.asarray(split(length())[0]).reshape(-1)[0])
+            if size < n:
+                raise LengthTooShort(f"loop output {out.id!r} ({out!r})", "output/concat",
+                                     f"length {size} is less than the {n} trips",
+                                     "make the length at least the trip count")
+        return self.stack(out, value, size)
+
+    def schedule_values(self, demand, node, act, i, outer=None, path=None):
         """(n, the loop's outputs) from its schedule. A plain schedule that meets an undefined
         value stops (`MasksNeeded`) and the loop runs again on a masked one, which carries the
         masks as the element rules do (masked_steps.py); later runs of the loop start masked."""
         from .schedule import MasksNeeded, Schedule
+        sink = self.fast_record if outer is None or outer.record is None else outer.record.entries
         while True:
             record = self.fast_record
             if record is not None:  # tests: what it forced; for a nested loop, for which element
-                record = NestedRecord(self.activation(node.loop, act, i).path
-                                      if act.loop is not None else None)
+                nested = path if outer is not None else (
+                    self.activation(node.loop, act, i).path if act.loop is not None else None)
+                record = NestedRecord(nested)
             schedule = Schedule(demand, self, act, i, record=record,
-                                masked=node.loop in self.masked_loops)
+                                masked=node.loop in self.masked_loops, outer=outer, path=path)
             try:
                 n = schedule.run()
                 values = schedule.outputs(n)
-            except MasksNeeded:
+            except MasksNeeded as need:
+                if need.loop != node.loop:  # an enclosing loop's: it runs again
+                    raise
                 self.masked_loops.add(node.loop)
                 continue  # what the plain schedule recorded is dropped
             except LazyLoopError:
-                if record is not None and act.loop is None:  # what it forced until the error
-                    self.fast_record.extend(record.entries)
+                if record is not None and (outer is not None or act.loop is None):
+                    sink.extend(record.entries)  # what it forced until the error
                 raise
             finally:
                 schedule.release()
             if record is not None:  # kept only from the run that completed
-                self.fast_record.extend(record.entries)
+                sink.extend(record.entries)
             return n, values
 
 

@@ -30,9 +30,9 @@ class MasksNeeded(BaseException):
     Internal control flow (caught by `Machine.run_schedule`); a BaseException so that no
     kernel guard converts it."""
 
-    def __init__(self, ref):
+    def __init__(self, ref, loop):
         super().__init__(ref)
-        self.ref = ref
+        self.ref, self.loop = ref, loop  # the loop whose schedule must run again
 
 
 def masked_map_step(schedule, nid, node, finish):

@@ -35,11 +35,14 @@ def unmarked_streams(demand) -> frozenset:
     key = ("unmarked", demand.loop.name)
     derived = demand.plan.derived
     if key not in derived:
-        derived[key] = _unmarked(demand.members)
+        derived[key] = _unmarked(demand.members, demand.inner)
     return derived[key]
 
 
-def _unmarked(members) -> frozenset:
+def _unmarked(members, inner=None) -> frozenset:
+    """`inner`: an inner loop's output -> the streams its runs read (any kernel of the
+    inner loop may be a writing one, so what they read is marked)."""
+    inner = inner or {}
     readers = {k: [] for k in members}
     for nid, node in members.items():
         if isinstance(node, Map):
@@ -48,10 +51,12 @@ def _unmarked(members) -> frozenset:
                     readers[arg].append(nid)
         elif isinstance(node, Recurrence) and node.next in readers:
             readers[node.next].append(nid)
+        for arg in inner.get(nid, ()):
+            readers[arg].append(nid)
 
     def writes(reader):
         node = members[reader]
-        return isinstance(node, Map) and not reads_only(node.fn)
+        return (isinstance(node, Map) and not reads_only(node.fn)) or reader in inner
 
     def carries(reader):
         node = members[reader]

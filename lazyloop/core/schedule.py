@@ -36,7 +36,7 @@ from .fuel import CLOCK_EVERY
 from .readonly import unmarked_streams
 from .demand import Demand, NotStatic  # noqa: F401 -- Demand re-exported
 from .masked_steps import MasksNeeded, masked_iterate, masked_map_step
-from .plan import Iterator, Map, Project, Recurrence
+from .plan import Iterator, LoopOut, Map, Project, Recurrence
 from .types import TensorType
 from .undefined import Partial, split
 
@@ -47,12 +47,16 @@ _MISSING = object()
 class Schedule:
     """Runs one activation of a static loop. `machine` supplies invariants and readings."""
 
-    def __init__(self, demand: Demand, machine, act, index, record=None, masked=False):
+    def __init__(self, demand: Demand, machine, act, index, record=None, masked=False,
+                 outer=None, path=None):
         self.d = demand
         self.masked = masked  # carries undefined masks (masked_steps.py)
         self.m = machine
         self.act = act
         self.index = index
+        self.outer = outer  # the enclosing loop's schedule, when that loop is scheduled too
+        self.given_path = path
+        self.failures = {}  # (inner loop output, index) -> the error its run raised
         self.memo = {k: {} for k in demand.members}
         self.invariants = {}
         self.record = record
@@ -68,11 +72,43 @@ class Schedule:
     # -- values ---------------------------------------------------------------------------
     def invariant(self, ref):
         if ref not in self.invariants:
-            value = self.m.fetch(ref, self.act, self.index) if ref is not None else None
+            value = self.fetch(ref) if ref is not None else None
             if type(value) is Partial and not self.masked:
-                raise MasksNeeded(ref)  # the machine runs the loop again, masked
+                raise MasksNeeded(ref, self.d.loop.name)  # run the loop again, masked
             self.invariants[ref] = value
         return self.invariants[ref]
+
+    def fetch(self, ref):
+        """A value from outside the loop (`stream/invariant`): in a run for an element of an
+        enclosing scheduled loop, that loop's element at this index or its invariant; else
+        what the machine holds."""
+        outer = self.outer
+        if outer is None:
+            return self.m.fetch(ref, self.act, self.index)
+        if ref in outer.memo:
+            return outer.get(ref, self.index)
+        return outer.invariant(ref)
+
+    def inner_element(self, node, k):
+        """Element k of an inner loop's output: its run for this loop's element k. A run that
+        failed is not made twice (the compiled trips hand a failed trip back to `run`)."""
+        failed = self.failures.get((node.id, k))
+        if failed is not None:
+            raise failed
+        try:
+            return self.m.inner_output(self, node, k)
+        except LazyLoopError as error:
+            self.failures[(node.id, k)] = error
+            raise
+
+    @property
+    def path(self):
+        """(loop, index) of each enclosing loop's element this run belongs to, outermost
+        first (as the reference's activations say it)."""
+        if self.given_path is None:  # as `Activation` makes it, without making one
+            act = self.act
+            self.given_path = act.path + (((act.loop, self.index),) if act.loop else ())
+        return self.given_path
 
     def get(self, ref, k):
         """Element k of `ref`: a memoised element, an invariant, or forced now."""
@@ -133,6 +169,9 @@ class Schedule:
 
             def compute(k):
                 return finish(k, init(k) if k == 0 else nxt(k - 1))
+        elif isinstance(node, LoopOut):  # structure/nesting: a run of the inner loop
+            def compute(k):
+                return finish(k, self.inner_element(node, k))
         elif isinstance(node, Iterator) and self.masked:
             def compute(k):
                 return finish(k, masked_iterate(self, node, k))

@@ -1,0 +1,137 @@
+"""A loop that contains a loop, on the fast path: the enclosing loop runs on its schedule, and
+each of its elements that needs the inner loop's output runs the inner loop on a schedule of
+its own (rules: structure/nesting, laziness/dead, stream/memo)."""
+import numpy as np
+import pytest
+from hypothesis import given, settings
+
+import lazyloop as ll
+from lazyloop.core.evaluate import Machine, check_feeds
+from lazyloop.core.plan import compile_network
+from lazyloop.core.undefined import split
+from lazyloop.strategies import networks
+from nets import SUM, const, counter, last
+from test_laws import run_fast
+
+
+def nested_programs():
+    return networks().filter(lambda p: any(
+        loop.parent for loop in compile_network(p.net).loops.values()))
+
+
+def scheduled_nests(machine):
+    """The loops the schedule ran that contain a loop."""
+    return [loop for loop, d in machine._demands.items() if d is not None and d.inner]
+
+
+@given(nested_programs())
+def test_nested_programs_equal_the_reference(program):
+    # rule: structure/nesting, laziness/dead -- values, and the forced elements with the
+    # outer indices of their run, are the reference evaluator's
+    plan = compile_network(program.net)
+    reference = ll.run(plan, program.feeds)
+    values, record, ran = run_fast(plan, program.feeds)
+    for name, value in reference.outputs.items():
+        np.testing.assert_array_equal(values[name], value, err_msg=name)
+    assert len(record) == len(set(record))
+    for loop in ran:
+        forced = {r if len(r) == 3 else r + ((),) for r in record
+                  if plan.nodes[r[0]].scope == loop}
+        assert forced == {(e.stream, e.index, e.activation) for e in reference.trace
+                          if e.loop == loop}
+
+
+def test_generated_nests_are_scheduled_whole():
+    # rule: structure/nesting -- the law above meets enclosing loops on the schedule
+    found = []
+
+    @settings(max_examples=120, database=None, derandomize=True, deadline=None)
+    @given(nested_programs())
+    def collect(program):
+        plan = compile_network(program.net)
+        machine = Machine(plan, check_feeds(plan, program.feeds), fast=True)
+        for _, nid in plan.outputs:
+            machine.demand(nid)
+        found.extend(scheduled_nests(machine))
+
+    collect()
+    assert len(found) >= 5
+
+
+def carried_through(outer_trips, inner_trips, poison_at=None):
+    """y = 0; outer: y = inner(y) where inner adds 1 per trip: y = outer * inner. With
+    `poison_at`, the inner loop's per-trip step divides 1 by (i - poison_at) on int32:
+    numpy refuses nothing there, so the poison is an out-of-range iterator instead."""
+    net = ll.Network()
+    xs = net.add_input("xs", ll.float32, (inner_trips,))
+    outer = net.add_loop()
+    outer.add_trip_limit(const(net, outer_trips, np.int32), ll.TripLimit.COUNT)
+    oi, _ = counter(net, outer)
+    y = outer.add_recurrence(const(net, 0.0, np.float32))
+    inner = net.add_loop()
+    count = inner_trips if poison_at is None else inner_trips + 1
+    inner.add_trip_limit(const(net, count, np.int32), ll.TripLimit.COUNT)
+    z = inner.add_recurrence(y.get_output(0))
+    step = inner.add_iterator(xs).get_output(0)
+    z.set_input(1, net.add_elementwise(z.get_output(0), step, SUM).get_output(0))
+    y.set_input(1, last(inner, z.get_output(0)))
+    out = last(outer, y.get_output(0))
+    out.name = "y"
+    net.mark_output(out)
+    return net, outer.name, inner.name
+
+
+def test_a_carried_value_through_an_inner_loop():
+    # rule: structure/nesting, recurrence/def -- 300 x 70 ones: y = 21000; the enclosing loop
+    # ran on its schedule (compiled once hot), and no activation of it was made
+    net, outer, inner = carried_through(300, 70)
+    plan = compile_network(net)
+    machine = Machine(plan, check_feeds(plan, {"xs": np.ones(70, np.float32)}), fast=True)
+    (nid,) = [nid for _, nid in plan.outputs]
+    assert float(split(machine.demand(nid))[0]) == 21000.0
+    assert scheduled_nests(machine) == [outer]
+    assert not machine.root.children  # the reference evaluator never ran the outer loop
+    assert len(machine.trips[inner]) == 300 and all(n == 70 for _, n in machine.trips[inner])
+    assert sorted(path for path, _ in machine.trips[inner]) == [(k,) for k in range(300)]
+
+
+def test_an_inner_error_is_the_references_and_forced_once():
+    # rule: iterator/bounds -- the inner loop runs one trip past its iterated extent, in
+    # every outer element: the first run refuses; same error on both paths
+    net, _, _ = carried_through(100, 5, poison_at=5)
+    feeds = {"xs": np.ones(5, np.float32)}
+    with pytest.raises(ll.LazyLoopError) as ref:
+        ll.run(net, feeds)
+    plan = compile_network(net)
+    machine = Machine(plan, check_feeds(plan, feeds), fast=True)
+    machine.fast_record = []
+    with pytest.raises(ll.LazyLoopError) as fast:
+        for _, nid in plan.outputs:
+            machine.demand(nid)
+    assert type(fast.value) is type(ref.value) and fast.value.rule == ref.value.rule
+    assert len(machine.fast_record) == len(set(machine.fast_record))
+
+
+def test_an_inner_loop_reading_the_outer_loop_only_in_some_runs_is_left_to_the_reference():
+    # rule: laziness/dead -- the inner COUNT is the outer counter (0 on the first element),
+    # and its body reads an outer stream: that run reads it, the first does not; so the
+    # enclosing loop is not scheduled whole. sum over i < 4 of i * (i + 10) = 74
+    net = ll.Network()
+    outer = net.add_loop()
+    outer.add_trip_limit(const(net, 4, np.int32), ll.TripLimit.COUNT)
+    i, _ = counter(net, outer)
+    w = net.add_elementwise(i, const(net, 10, np.int32), SUM).get_output(0)
+    inner = net.add_loop()
+    inner.add_trip_limit(i, ll.TripLimit.COUNT)
+    acc = inner.add_recurrence(const(net, 0, np.int32))
+    acc.set_input(1, net.add_elementwise(acc.get_output(0), w, SUM).get_output(0))
+    total = outer.add_recurrence(const(net, 0, np.int32))
+    total.set_input(1, net.add_elementwise(total.get_output(0), last(inner, acc.get_output(0)),
+                                           SUM).get_output(0))
+    net.mark_output(last(outer, total.get_output(0)))
+    plan = compile_network(net)
+    machine = Machine(plan, check_feeds(plan, {}), fast=True)
+    (nid,) = [nid for _, nid in plan.outputs]
+    assert int(split(machine.demand(nid))[0]) == 74
+    assert not scheduled_nests(machine)
+    assert int(list(ll.run(net, {}).outputs.values())[0]) == 74
