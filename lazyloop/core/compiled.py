@@ -162,9 +162,9 @@ class Emitter:
     def trips(self, collected):
         d = self.d
         self.emit(2, "try:")
-        for k in d.phases[0]:  # phase A: the WHILE input's cone at i
-            self.element(3, k, "i", 0)
         cond = d.loop.while_
+        for k in d.phases[0] if cond is not None else ():  # phase A: the WHILE input's cone
+            self.element(3, k, "i", 0)  # (without a WHILE, phase B forces the same elements)
         if cond is not None:
             if cond in self.ids:
                 self.emit(3, f"if not m{self.ids[cond]}[i]:")
