@@ -125,27 +125,29 @@ class Emitter:
         self.finish(depth, k, c, node, j, v)
 
     def finish(self, depth, k, c, node, j, v):
-        """What `Schedule.finisher` does: check, mark read-only, memoise, record."""
+        """What `Schedule.finisher` does: check, mark read-only, memoise, record. An array or
+        numpy scalar of the dtype and the shape last admitted passes `structure/shapes`."""
         check = self.check and isinstance(node.type, TensorType)
+        same = f"{v}.dtype == d{c} and {v}.shape == t{c}"
         if isinstance(node, Recurrence) and not self.recording:
             if check:  # a carried element is another stream's or an invariant: not marked
-                self.emit(depth, f"if {v}.__class__ is not ND or {v}.dtype != d{c} "
-                                 f"or {v}.shape != t{c}:")
+                self.emit(depth, f"if not (({v}.__class__ is ND or isinstance({v}, GENERIC)) "
+                                 f"and {same}):")
                 self.admit(depth + 1, c, v)
         else:
             mark = k not in self.unmarked
             if check or mark:
                 self.emit(depth, f"if {v}.__class__ is ND:")
                 if check:
-                    self.emit(depth + 1, f"if {v}.dtype != d{c} or {v}.shape != t{c}:")
+                    self.emit(depth + 1, f"if not ({same}):")
                     self.admit(depth + 2, c, v)
                 if mark:
                     self.emit(depth + 1, f"{v}.flags.writeable = False")
                 elif not check:
                     self.emit(depth + 1, "pass")
                 if check:
-                    self.emit(depth, "else:")
-                    self.emit(depth + 1, f"CHECK(N[{c}], {v})")
+                    self.emit(depth, f"elif not (isinstance({v}, GENERIC) and {same}):")
+                    self.admit(depth + 1, c, v)
         self.emit(depth, f"m{c}[{j}] = {v}")
         if self.recording:
             self.emit(depth, f"RECORD(({k!r}, {j}))")
@@ -154,7 +156,7 @@ class Emitter:
         """`structure/shapes` on an element whose shape is not the one last admitted: the
         full check, then its shape is the one to compare with (as `Schedule.check_element`)."""
         self.emit(depth, f"CHECK(N[{c}], {v})")
-        self.emit(depth, f"if {v}.__class__ is ND:")
+        self.emit(depth, f"if {v}.__class__ is ND or isinstance({v}, GENERIC):")
         self.emit(depth + 1, f"t{c} = {v}.shape")
         self.shapes.add(c)
 
@@ -223,7 +225,7 @@ def trip_function(schedule, trip):
         if trip < HOT_TRIPS:
             return None
         text = source(schedule, schedule.batched, recording)
-        scope = {"_M": _MISSING, "ND": np.ndarray}
+        scope = {"_M": _MISSING, "ND": np.ndarray, "GENERIC": np.generic}
         exec(compile(text, f"<trips of {d.loop.name}>", "exec"), scope)  # noqa: S102
         derived[key] = scope["bind"]
     members = list(d.members.values())

@@ -244,7 +244,7 @@ class Schedule:
         """`structure/shapes`, cheaply when the element has the static type or the shape of
         the stream's last checked element (the check depends on dtype and shape alone)."""
         ty = node.type
-        plain = value.__class__ is np.ndarray and value.dtype == ty.dtype
+        plain = isinstance(value, (np.ndarray, np.generic)) and value.dtype == ty.dtype
         if plain and value.shape == self.admitted.get(node.id, ty.shape):
             return
         shape = np.shape(split(value)[0])
