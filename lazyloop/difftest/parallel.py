@@ -49,7 +49,7 @@ def explore_shard(spec, indices, seed, formats, kinds, isolate, timeout, memory_
             runner.close()
 
 
-def check_parallel(spec, max_examples, seed, formats, kinds, shrink_it, shrink_steps,
+def check_parallel(spec, max_examples, seed, formats, kinds, shrink_it, budget,
                    progress, isolate, timeout, memory_mb, workers, scheduler, deadline=None,
                    tolerance=(None, None)):
     """`check` with the exploration spread over Dask workers (see the module docstring).
@@ -75,8 +75,8 @@ def check_parallel(spec, max_examples, seed, formats, kinds, shrink_it, shrink_s
     runner, owned = runner_for(spec, isolate, timeout, memory_mb)
     try:
         _, strategy = campaign_strategy(runner, formats, kinds)
-        report = finish(tally, Checker(runner, tolerance=tolerance), strategy, runner.name, seed, shrink_it,
-                        shrink_steps, progress)
+        report = finish(tally, Checker(runner, tolerance=tolerance), strategy, runner.name,
+                        seed, shrink_it, budget, progress)
     finally:
         if owned:
             runner.close()
