@@ -157,21 +157,21 @@ class _Stage:
         self.interrupted = False
 
     def shrink(self, strategy, checker, sig, choices):
-        """(minimal, outcome or None, shrunk?, why shrinking ended) for one signature."""
-        subject = None
+        """(minimal, outcome, shrunk?, why shrinking ended) for one signature; the minimal
+        program and its outcome are None when nothing was reached."""
         if self.interrupted or INTERRUPTED.is_set():
             self.interrupted = True
-            return subject, None, False, "interrupted"
+            return None, None, False, "interrupted"
         now = time.monotonic()
         if self.deadline is not None and now > self.deadline:
-            return subject, None, False, "time"
-        mine = None if self.budget.seconds is None else now + self.budget.seconds
-        deadline = min(d for d in (mine, self.deadline, float("inf")) if d is not None)
+            return None, None, False, "time"
+        ends = [d for d in (self.deadline, self.budget.seconds and now + self.budget.seconds)
+                if d is not None]
         try:
             result = shrink(strategy, checker, sig, choices, self.budget,
-                            None if deadline == float("inf") else deadline)
+                            min(ends) if ends else None)
         except KeyboardInterrupt:
-            result = (subject, None, False, "interrupted")
+            result = (None, None, False, "interrupted")
         self.interrupted = result[3] == "interrupted"
         return result
 
