@@ -2,10 +2,10 @@
 
 Everything the user gives is checked before the campaign starts (options, --out created and
 written to, --json/--junit writable, the baseline readable, the backend started); the
-campaign then runs with a progress line, can be cut short by Ctrl-C or --max-time (the report
-so far is still written), and its exit status follows the verdict of
-`lazyloop.difftest.schema.judge` (0 nothing new, 1 findings that count, 2 nothing ran, 3
-lazyloop failed).
+campaign then runs with a progress line, can be cut short by Ctrl-C (while exploring or
+shrinking) or --max-time (the report so far is still written), and its exit status follows
+the verdict of `lazyloop.difftest.schema.judge` (0 nothing new, 1 findings that count, 2
+nothing ran, 3 lazyloop failed, 130 interrupted with no finding that counts).
 """
 from __future__ import annotations
 
