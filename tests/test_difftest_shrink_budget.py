@@ -133,3 +133,16 @@ def test_ctrl_c_while_shrinking_writes_the_reports_and_cases_and_exits_1(tmp_pat
     [note] = [x for x in err.splitlines() if "interrupted (Ctrl-C)" in x]
     assert note.startswith("lazyloop check: interrupted (Ctrl-C) after 12 program(s)")
     assert "Traceback" not in err
+
+
+def test_the_isolated_child_leaves_ctrl_c_to_the_parent():
+    # rule: onnx/loop -- Ctrl-C reaches the whole process group; the child must not die of
+    # it (its death would be reported as a crash of the backend)
+    import time
+    b = dt.Isolated("lazyloop")
+    try:
+        os.kill(b._proc.pid, signal.SIGINT)
+        time.sleep(0.3)
+        assert b._proc.is_alive() and b.restarts == 0
+    finally:
+        b.close()

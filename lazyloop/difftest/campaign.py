@@ -136,8 +136,12 @@ def finish(tally: Tally, checker, strategy, backend_name: str, seed: int, shrink
                 minimal, mout, shrunk, how = stage.shrink(strategy, checker, sig, choices)
             if mout is None or mout.status != "disagree":  # not run again: as explored
                 minimal, mout, shrunk = subject, out, False
-            disagreements.append(_disagreement(minimal, mout, checker, sig, index,
-                                               tally.counts[sig], shrunk, how))
+            record = (minimal, mout, checker, sig, index, tally.counts[sig], shrunk, how)
+            try:
+                disagreements.append(_disagreement(*record, attribute=not stage.hurried))
+            except KeyboardInterrupt:  # Ctrl-C while looking for ambiguities: no more of it
+                stage.interrupted = stage.hurried = True
+                disagreements.append(_disagreement(*record, attribute=False))
     if stage.interrupted:
         report.stopped = "interrupted"
     report.disagreements = merge_by_root_cause(disagreements)
@@ -155,6 +159,7 @@ class _Stage:
         total = budget.total_seconds
         self.deadline = None if total is None else time.monotonic() + total
         self.interrupted = False
+        self.hurried = False  # Ctrl-C came while looking for ambiguities: look no more
 
     def shrink(self, strategy, checker, sig, choices):
         """(minimal, outcome, shrunk?, why shrinking ended) for one signature; the minimal
@@ -176,12 +181,14 @@ class _Stage:
         return result
 
 
-def _disagreement(subject, out, checker, sig, index, count, shrunk,
-                  shrinking="off") -> Disagreement:
+def _disagreement(subject, out, checker, sig, index, count, shrunk, shrinking="off",
+                  attribute=True) -> Disagreement:
     """The record of one (minimal) disagreement; its ambiguity is looked for here, on the
-    minimal program, where nothing unrelated to the difference is left to explain it."""
+    minimal program, where nothing unrelated to the difference is left to explain it (not
+    when `attribute` is False: after a Ctrl-C that came while looking for one)."""
     expected, defined, rules = subject.expectation()
-    checker.attribute(subject, out, out.actual)
+    if attribute:
+        checker.attribute(subject, out, out.actual)
     return Disagreement(model=subject.model(), feeds=subject.feeds, expected=expected,
                         actual=out.actual, rules=out.rules or rules, ambiguity=out.ambiguity,
                         defined=defined, differences=out.differences, error=out.error,
