@@ -146,3 +146,15 @@ def test_the_isolated_child_leaves_ctrl_c_to_the_parent():
         assert b._proc.is_alive() and b.restarts == 0
     finally:
         b.close()
+
+
+def test_the_progress_line_ticks_while_one_finding_is_shrunk():
+    # rule: onnx/loop -- besides one call per finding, one per candidate run while shrinking
+    calls = []
+    report = dt.check(planted.loop_plus_one(), max_examples=30, seed=1, kinds=["onnx-loop"],
+                      isolate=False, progress=lambda stage, done, total, tally:
+                      calls.append((stage, done, total)))
+    shrinking = [c for c in calls if c[0] == "shrink"]
+    signatures = {total for _, _, total in shrinking}
+    assert len(signatures) == 1 and len(shrinking) > signatures.pop()  # more than 1 each
+    assert calls[-1][0] == "done" and report.disagreements

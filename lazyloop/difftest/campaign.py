@@ -133,7 +133,8 @@ def finish(tally: Tally, checker, strategy, backend_name: str, seed: int, shrink
                 progress("shrink", k, len(found), tally)
             minimal, mout, shrunk, how = subject, out, False, "off"
             if shrink_it:
-                minimal, mout, shrunk, how = stage.shrink(strategy, checker, sig, choices)
+                tick = progress and (lambda k=k: progress("shrink", k, len(found), tally))
+                minimal, mout, shrunk, how = stage.shrink(strategy, checker, sig, choices, tick)
             if mout is None or mout.status != "disagree":  # not run again: as explored
                 minimal, mout, shrunk = subject, out, False
             record = (minimal, mout, checker, sig, index, tally.counts[sig], shrunk, how)
@@ -161,7 +162,7 @@ class _Stage:
         self.interrupted = False
         self.hurried = False  # Ctrl-C came while looking for ambiguities: look no more
 
-    def shrink(self, strategy, checker, sig, choices):
+    def shrink(self, strategy, checker, sig, choices, tick=None):
         """(minimal, outcome, shrunk?, why shrinking ended) for one signature; the minimal
         program and its outcome are None when nothing was reached."""
         if self.interrupted or INTERRUPTED.is_set():
@@ -174,7 +175,7 @@ class _Stage:
                 if d is not None]
         try:
             result = shrink(strategy, checker, sig, choices, self.budget,
-                            min(ends) if ends else None)
+                            min(ends) if ends else None, tick)
         except KeyboardInterrupt:
             result = (None, None, False, "interrupted")
         self.interrupted = result[3] == "interrupted"

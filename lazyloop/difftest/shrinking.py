@@ -138,10 +138,11 @@ def _cut(spent: int, hangs: int, budget: ShrinkBudget, deadline) -> Optional[str
 
 
 def shrink(strategy, checker, sig, choices, budget: ShrinkBudget = ShrinkBudget(),
-           deadline: Optional[float] = None):
+           deadline: Optional[float] = None, tick=None):
     """(minimal subject, its outcome, shrunk?, why shrinking ended: a SHRINKING key) for the
     disagreement of signature `sig` drawn by `choices`; within `budget` (its steps and
-    hangs) and before `deadline` (a time.monotonic() value)."""
+    hangs) and before `deadline` (a time.monotonic() value). `tick()` is called after each
+    new candidate ran (a progress line)."""
     from hypothesis import HealthCheck, Phase, settings
     from hypothesis.internal.conjecture.data import Status
     from hypothesis.internal.conjecture.engine import ConjectureRunner, RunIsComplete
@@ -170,6 +171,8 @@ def shrink(strategy, checker, sig, choices, budget: ShrinkBudget = ShrinkBudget(
             spent[0] += 1
         out = checker.outcome(candidate)
         hangs[0] += new and hung(out)
+        if new and tick:
+            tick()
         if out.status == "disagree" and out.signature(candidate) == sig:
             best[key] = (candidate, out)
             data.mark_interesting(origin)
