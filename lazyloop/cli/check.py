@@ -200,13 +200,17 @@ def programs_exist(b, args) -> None:
 
 @contextlib.contextmanager
 def ctrl_c_stops():
-    """Ctrl-C during a campaign: raise KeyboardInterrupt as usual, and also mark the campaign
-    interrupted, so exploring stops at the next program whatever caught the exception."""
+    """Ctrl-C during a campaign, as a fuzzer takes it: the first only marks the campaign
+    interrupted (`INTERRUPTED`) -- exploring and shrinking stop at the next program, a wait
+    for an isolated backend ends at once, and the findings so far are reported; raising
+    KeyboardInterrupt there instead could land anywhere, also where the report is being
+    made, or be swallowed by a library. A second Ctrl-C stops at once (no report)."""
     from ..difftest.campaign import INTERRUPTED
 
     def interrupted(signum, frame):
+        if INTERRUPTED.is_set():
+            raise KeyboardInterrupt
         INTERRUPTED.set()
-        raise KeyboardInterrupt
 
     if threading.current_thread() is not threading.main_thread():
         yield

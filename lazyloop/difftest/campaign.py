@@ -95,7 +95,7 @@ def explore(checker, strategy, seed: int, indices, progress=None, total=None,
             if deadline is not None and time.monotonic() > deadline:
                 tally.stopped = "max-time"
                 break
-            if INTERRUPTED.is_set():  # a Ctrl-C whose KeyboardInterrupt something swallowed
+            if INTERRUPTED.is_set():  # Ctrl-C, as the command line's handler marks it
                 tally.stopped = "interrupted"
                 break
             subject, choices = draw_program(strategy, seed, index)

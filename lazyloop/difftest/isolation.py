@@ -18,6 +18,7 @@ import numpy as np
 
 from .backends import Unsupported, _onnx_bytes, formats_of
 from .comparing import plain
+from .shrinking import INTERRUPTED
 
 
 class BackendCrashed(Exception):
@@ -138,6 +139,8 @@ class Isolated:
                     raise BackendCrashed(self._died()) from None
             if not self._proc.is_alive():
                 raise BackendCrashed(self._died())
+            if INTERRUPTED.is_set():  # Ctrl-C (the command line's handler): stop waiting
+                raise KeyboardInterrupt
             rss = resident_mb(self._proc.pid)
             if self.memory_mb and rss is not None and rss > self.memory_mb:
                 self._kill()

@@ -19,6 +19,7 @@ import time
 
 from .campaign import Tally, explore, finish
 from .checking import Checker, campaign_strategy, runner_for
+from .shrinking import INTERRUPTED
 
 SHARD_SIZE = 10
 
@@ -97,6 +98,8 @@ def gather(futures, tally, deadline, progress, total):
                 progress("generate", tally.generated, total, tally)
             future.release()
             merged += 1
+            if merged < len(futures) and INTERRUPTED.is_set():  # Ctrl-C (command line)
+                raise KeyboardInterrupt
             if merged < len(futures) and deadline is not None and time.monotonic() > deadline:
                 raise TimeoutError
     except KeyboardInterrupt:

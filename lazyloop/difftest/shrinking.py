@@ -43,8 +43,8 @@ SHRINKING = {
     "off": "shrinking was off (--no-shrink, or the exploration stopped early)",
 }
 
-# set by the command line's Ctrl-C handler: exploring and shrinking stop at the next program
-# even if the KeyboardInterrupt raised with it was caught inside a backend or a library
+# set by the command line's Ctrl-C handler (which raises nothing the first time): exploring
+# and shrinking stop at the next program, and a wait for an isolated backend ends at once
 INTERRUPTED = threading.Event()
 
 
