@@ -179,8 +179,8 @@ def shrink(strategy, checker, sig, choices, budget: ShrinkBudget = ShrinkBudget(
 
     config = settings(database=None, deadline=None, phases=[Phase.shrink],
                       suppress_health_check=list(HealthCheck), report_multiple_bugs=False)
-    # ignore_limits: no wall-clock limit on shrinking (hypothesis's five minutes); the budget
-    # in steps and hypothesis's cap on successful shrinks bound it instead
+    # ignore_limits: not hypothesis's own five-minute limit; the budget (steps, hangs, wall
+    # time) and hypothesis's cap on successful shrinks bound it instead
     runner = ConjectureRunner(test, settings=config, random=random.Random(0),
                               ignore_limits=True)
     original = replay_program(strategy, choices)
