@@ -261,3 +261,43 @@ class UnknownRankFlattened(_LoopRewrite):
         unknown = [b_in.name for _, _, b_in in self._carried(node, body, "tensor_type")
                    if not b_in.type.tensor_type.HasField("shape")]
         self._prepend(body, unknown, [-1])
+
+
+class SleepsOnLoop:
+    """Correct (lazyloop's frontend) except that it sleeps `seconds` on every model with a
+    Loop: a backend that hangs. Each model it is given is noted as one line in `log` (a file:
+    the backend runs in a child process)."""
+
+    name = "sleeps-on-loop"
+    format = "onnx"
+    formats = ("onnx",)
+
+    def __init__(self, log, seconds=60.0):
+        self.log, self.seconds = log, seconds
+        self.inner = dt.backend("lazyloop")
+
+    def run(self, model, feeds):
+        import time
+        with open(self.log, "a") as f:
+            f.write(f"{len(model.graph.node)}\n")
+        if any(n.op_type == "Loop" for n in model.graph.node):
+            time.sleep(self.seconds)
+        return self.inner.run(model, feeds)
+
+
+class SlowLoopPlusOne:
+    """Every ONNX Loop runs one trip too many, and every model takes `seconds` (a slow
+    backend: its shrinking is long enough to be interrupted)."""
+
+    name = "slow-loop-plus-one"
+    format = "onnx"
+    formats = ("onnx",)
+
+    def __init__(self, seconds=0.3):
+        self.seconds = seconds
+        self.inner = loop_plus_one()
+
+    def run(self, model, feeds):
+        import time
+        time.sleep(self.seconds)
+        return self.inner.run(model, feeds)

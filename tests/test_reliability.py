@@ -536,6 +536,8 @@ def test_traces_hold_small_events_and_can_be_bounded():
                for f in ("loop", "stream", "index", "activation", "by"))
     bounded = ll.run(net, {}, trace=5)
     assert bounded.trace == full.trace[-5:]
+    sink = []  # any object with append is handed every event, in order
+    assert ll.run(net, {}, trace=sink).trace == full.trace and sink == full.trace
     assert ll.run(net, {}, trace=False).trace == []
     for run in (bounded, ll.run(net, {}, trace=False)):
         np.testing.assert_array_equal(list(run.outputs.values())[0], np.arange(6, dtype=np.float32))

@@ -2,10 +2,10 @@
 
 Everything the user gives is checked before the campaign starts (options, --out created and
 written to, --json/--junit writable, the baseline readable, the backend started); the
-campaign then runs with a progress line, can be cut short by Ctrl-C or --max-time (the report
-so far is still written), and its exit status follows the verdict of
-`lazyloop.difftest.schema.judge` (0 nothing new, 1 findings that count, 2 nothing ran, 3
-lazyloop failed).
+campaign then runs with a progress line, can be cut short by Ctrl-C (while exploring or
+shrinking) or --max-time (the report so far is still written), and its exit status follows
+the verdict of `lazyloop.difftest.schema.judge` (0 nothing new, 1 findings that count, 2
+nothing ran, 3 lazyloop failed, 130 interrupted with no finding that counts).
 """
 from __future__ import annotations
 
@@ -23,7 +23,8 @@ from ..difftest.checking import check
 from ..difftest.isolation import DEFAULT_MEMORY_MB, Isolated
 from ..difftest.plugins import BackendSpecError, factory_of
 from ..difftest.schema import FAIL_ON, check_document, judge, lazyloop_version
-from ..difftest.shrinking import DEFAULT_SHRINK_STEPS
+from ..difftest.shrinking import (DEFAULT_SHRINK_HANGS, DEFAULT_SHRINK_SECONDS,
+                                   DEFAULT_SHRINK_STEPS, DEFAULT_SHRINK_TOTAL_SECONDS)
 
 EXIT_INTERNAL = 3
 
@@ -76,6 +77,19 @@ def build_parser():
                         metavar="N", help="new programs the shrinker may run on the backend "
                                           "per finding (steps, not seconds: the same minimal "
                                           "program on any machine)")
+    parser.add_argument("--shrink-seconds", type=non_negative_float,
+                        default=DEFAULT_SHRINK_SECONDS, metavar="SECONDS",
+                        help="wall time the shrinker may spend on one finding; past it the "
+                             "finding is reported as far as it was shrunk (0: no limit)")
+    parser.add_argument("--shrink-total-seconds", type=non_negative_float,
+                        default=DEFAULT_SHRINK_TOTAL_SECONDS, metavar="SECONDS",
+                        help="wall time the whole shrink stage may take; findings not reached "
+                             "are reported unshrunk (0: no limit)")
+    parser.add_argument("--shrink-hangs", type=non_negative_int,
+                        default=DEFAULT_SHRINK_HANGS, metavar="N",
+                        help="shrink candidates of one finding that may time out (each with "
+                             "a shorter time limit than --timeout, from the backend's slowest "
+                             "answer) before its shrinking stops")
     parser.add_argument("--max-time", type=positive_float, default=None, metavar="SECONDS",
                         help="stop generating after this long and report what was found so "
                              "far (Ctrl-C does the same) (default: no limit)")
@@ -128,6 +142,11 @@ def _check_command(argv) -> int:
         if isinstance(b, Isolated):
             b.close()
     print(report.summary())
+    if report.stopped == "interrupted":
+        unshrunk = sum(d.shrinking in ("off", "interrupted") for d in report.disagreements)
+        print(f"lazyloop check: interrupted (Ctrl-C) after {report.generated} program(s): "
+              f"writing the {len(report.disagreements)} finding(s) so far, {unshrunk} of them "
+              f"not shrunk", file=sys.stderr)
     command = "lazyloop check " + " ".join(shlex.quote(a) for a in argv)
     if args.out:
         context = Context(report.backend, report.backend_version, lazyloop_version(),
@@ -181,13 +200,17 @@ def programs_exist(b, args) -> None:
 
 @contextlib.contextmanager
 def ctrl_c_stops():
-    """Ctrl-C during a campaign: raise KeyboardInterrupt as usual, and also mark the campaign
-    interrupted, so exploring stops at the next program whatever caught the exception."""
+    """Ctrl-C during a campaign, as a fuzzer takes it: the first only marks the campaign
+    interrupted (`INTERRUPTED`) -- exploring and shrinking stop at the next program, a wait
+    for an isolated backend ends at once, and the findings so far are reported; raising
+    KeyboardInterrupt there instead could land anywhere, also where the report is being
+    made, or be swallowed by a library. A second Ctrl-C stops at once (no report)."""
     from ..difftest.campaign import INTERRUPTED
 
     def interrupted(signum, frame):
+        if INTERRUPTED.is_set():
+            raise KeyboardInterrupt
         INTERRUPTED.set()
-        raise KeyboardInterrupt
 
     if threading.current_thread() is not threading.main_thread():
         yield
@@ -201,6 +224,19 @@ def ctrl_c_stops():
         INTERRUPTED.clear()
 
 
+def progress_text(name, stage, done, total, tally, examples, seconds) -> str:
+    """The progress line: programs done of all, findings (distinct signatures) so far, the
+    outcomes, elapsed seconds; while shrinking, which finding is being shrunk."""
+    refused = tally.examples - tally.agreements - tally.instances
+    counts = (f"{tally.generated}/{examples} programs, {len(tally.first_seen)} finding(s) "
+              f"(agree {tally.agreements}, disagree {tally.instances}, refused {refused})")
+    if stage == "shrink":
+        what = f"shrinking finding {done + 1}/{total}; "
+    else:
+        what = "done: " if stage == "done" else ""
+    return f"lazyloop check {name}: {what}{counts}, {seconds:.0f} s"
+
+
 def campaign(b, args):
     """`check` with a progress line, no example database, nothing written to the current
     folder (hypothesis keeps its other files in a temporary folder)."""
@@ -209,16 +245,14 @@ def campaign(b, args):
     from hypothesis.configuration import set_hypothesis_home_dir
 
     from .common import ProgressLine
+    import time
     line = ProgressLine(quiet=args.quiet)
     name = getattr(b, "name", args.backend)
+    started = time.monotonic()
 
-    def progress(stage, done, total, report):  # report: the campaign's Tally so far
-        refused = report.examples - report.agreements - report.instances
-        what = "generated" if stage in ("generate", "done") else stage
-        count = f"{report.generated}/{args.examples}" if stage == "done" else f"{done}/{total}"
-        line.update(stage, f"lazyloop check {name}: {what} {count} "
-                           f"(agree {report.agreements}, disagree {report.instances}, "
-                           f"refused {refused})", force=stage == "done")
+    def progress(stage, done, total, tally):
+        line.update(stage, progress_text(name, stage, done, total, tally, args.examples,
+                                         time.monotonic() - started), force=stage == "done")
 
     with tempfile.TemporaryDirectory(prefix="lazyloop-hypothesis-") as home, ctrl_c_stops():
         set_hypothesis_home_dir(home)
@@ -228,6 +262,9 @@ def campaign(b, args):
             return check(target, max_examples=args.examples, seed=args.seed,
                          formats=args.format, kinds=args.kind, shrink=not args.no_shrink,
                          shrink_steps=args.shrink_steps, progress=progress,
+                         shrink_seconds=args.shrink_seconds or None,
+                         shrink_total_seconds=args.shrink_total_seconds or None,
+                         shrink_hangs=args.shrink_hangs,
                          isolate=args.isolate, timeout=args.timeout, memory_mb=args.memory_mb,
                          workers=args.workers, scheduler=args.scheduler,
                          max_seconds=args.max_time, rtol=args.rtol, atol=args.atol)

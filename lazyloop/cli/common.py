@@ -9,6 +9,7 @@ Exit statuses (README "Command line"):
   2  usage or input error: bad options, unreadable or unwritable paths, a bad --input, a
      backend that is not installed or cannot start, a run in which no program ran
   3  lazyloop itself failed (a bug: the traceback is printed)
+  130 interrupted (Ctrl-C); `check` then writes its reports and exits 1 if a finding counts
 """
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ EXIT_INTERRUPTED = 130
 EXIT_EPILOG = ("exit status: 0 nothing new found; 1 findings not explained by a registered "
                "ambiguity (check, conformance run) or the model/feeds refused by the "
                "specification (run, explain); 2 usage or input error; 3 lazyloop itself "
-               "failed")
+               "failed; 130 interrupted by Ctrl-C (check: when no finding counts)")
 
 
 class UsageError(Exception):

@@ -3,7 +3,8 @@ evaluators change (the reliability work adds a wall-time budget and a memory-lea
 
 - `outputs_and_masks`: `ll.run` without a trace: the fast path, keeping only what demand
   needs, with the masks of defined positions that `ll.evaluate` drops.
-- `traced`: the reference evaluator with the forcing trace, for `explain` only.
+- `traced`: the reference evaluator with its forcing events handed to a sink, for `explain`
+  only (which keeps what it draws).
 - `progress_while`: on a terminal, a progress line while an evaluation runs long.
 """
 from __future__ import annotations
@@ -26,12 +27,12 @@ def outputs_and_masks(lowered, user_feeds, max_trips, max_seconds=None):
     return lowered.user_outputs(result.outputs), lowered.user_outputs(result.defined)
 
 
-def traced(lowered, user_feeds, max_trips, max_seconds=None):
-    """The reference evaluator's `Evaluation` with the whole forcing trace (for `explain`,
-    which shows a bounded part of it)."""
+def traced(lowered, user_feeds, max_trips, max_seconds=None, sink=True):
+    """The reference evaluator's `Evaluation`, its forcing events handed to `sink` (for
+    `explain`: a `DrawnTrace`, which keeps only what it draws; True keeps every event)."""
     from ..core.evaluate import run
     return run(lowered.network, lowered.core_feeds(user_feeds), max_trips=max_trips,
-               trace=True, max_seconds=max_seconds)
+               trace=sink, max_seconds=max_seconds)
 
 
 def progress_while(label: str, work, stream=None, after: float = 2.0):

@@ -54,19 +54,23 @@ def plan_of(net, readings) -> Plan:
 
 
 def trace_option(trace):
-    """True: every forcing event; False: none; an int N: the last N events (`stream/order`)."""
+    """True: every forcing event; False: none; an int N: the last N events; an object with
+    `append`: a sink given every event in order, keeping what it wants (`stream/order`)."""
     if isinstance(trace, bool):
         return trace
     if isinstance(trace, int) and trace > 0:
         return deque(maxlen=trace)
-    raise InputError("trace", "stream/order", f"is {trace!r}", "pass True, False, or a "
-                     "positive int (keep the last that many events)")
+    if callable(getattr(trace, "append", None)) and not isinstance(trace, (str, bytes)):
+        return trace
+    raise InputError("trace", "stream/order", f"is {trace!r}", "pass True, False, a "
+                     "positive int (keep the last that many events) or a sink with append")
 
 
 def run(net, feeds, max_trips=DEFAULT_MAX_TRIPS, readings=None, trace=True,
         max_seconds=None) -> Evaluation:
     """Evaluate; also return the `defined` masks, the trip counts and, when `trace`, the
-    forcing trace of the reference evaluator (True: every event; an int N: the last N).
+    forcing trace of the reference evaluator (True: every event; an int N: the last N; a
+    sink with `append`: each event handed to it, and `trace` is then `list(sink)`).
     Events are small (stream, index, activation, asker), never element copies; but a traced
     run is the reference evaluator, which memoises every element it forces. Without a trace
     (`trace=False`) loops the schedule can run take the fast path, as in `evaluate`, keeping
@@ -76,7 +80,7 @@ def run(net, feeds, max_trips=DEFAULT_MAX_TRIPS, readings=None, trace=True,
     traced = kept is not False
     machine = Machine(plan, check_feeds(plan, feeds), max_trips, readings, trace=traced,
                       fast=not traced, max_seconds=max_seconds)
-    if isinstance(kept, deque):
+    if kept is not True and kept is not False:  # the last N events, or the caller's sink
         machine.trace = kept
     outputs, defined = {}, {}
     for name, nid in plan.outputs:

@@ -29,7 +29,8 @@ Comparison (`compare`): every expected output must be present; dtype and shape a
 exactly; values only where lazyloop says they are defined (CONCATENATE padding, A3 values are
 ignored), floats with ``rtol=1e-4, atol=1e-5`` (float16: 1e-2), everything else exactly.
 
-Each disagreement is shrunk by hypothesis (at most `shrink_steps` new programs) to a minimal
+Each disagreement is shrunk by hypothesis (at most `shrink_steps` new programs; wall time,
+candidates that time out and Ctrl-C bound it too: `shrinking.ShrinkBudget`) to a minimal
 program of the same *signature* (subject kind, kind of difference); minimal programs are
 grouped by root cause (`grouping`); a difference that an alternative reading of the
 ambiguity register explains (lazyloop evaluated under that reading agrees with the backend)

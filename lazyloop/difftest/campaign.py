@@ -1,18 +1,19 @@
 """A campaign's two halves: exploring programs (any range of indices, anywhere) into a
 `Tally`, and finishing merged tallies into a `Report` (shrinking each signature's first
-instance, then grouping by root cause)."""
+instance within a `ShrinkBudget`, then grouping by root cause)."""
 from __future__ import annotations
 
-import threading
 import time
 from collections import Counter
 from typing import Optional
 
 import attrs
 
+from .isolation import Isolated
 from .grouping import merge_by_root_cause, root_cause
 from .report import Disagreement, Refusal, Report, _error_key
-from .shrinking import draw_program, shrink
+from .shrinking import (INTERRUPTED, ShrinkBudget, draw_program, hang_limit, shrink,
+                        time_limit)
 
 
 @attrs.define
@@ -33,6 +34,7 @@ class Tally:
     first_seen: dict = attrs.Factory(dict)    # signature -> (index, subject, choices, outcome)
     counts: Counter = attrs.Factory(Counter)  # signature -> instances
     stopped: Optional[str] = None  # "max-time" or "interrupted": a partial exploration
+    slowest: float = 0.0  # seconds of the backend's slowest answer (what is normal for it)
 
     def add(self, index, subject, choices, out) -> None:
         self.generated += 1
@@ -69,6 +71,7 @@ class Tally:
         self.internal_errors += other.internal_errors
         self.counts.update(other.counts)
         self.stopped = self.stopped or other.stopped
+        self.slowest = max(self.slowest, other.slowest)
         for reason, (n, index, subject, rules) in other.refusals.items():
             mine = self.refusals.get(reason)
             if mine is None or index < mine[1]:
@@ -92,7 +95,7 @@ def explore(checker, strategy, seed: int, indices, progress=None, total=None,
             if deadline is not None and time.monotonic() > deadline:
                 tally.stopped = "max-time"
                 break
-            if INTERRUPTED.is_set():  # a Ctrl-C whose KeyboardInterrupt something swallowed
+            if INTERRUPTED.is_set():  # Ctrl-C, as the command line's handler marks it
                 tally.stopped = "interrupted"
                 break
             subject, choices = draw_program(strategy, seed, index)
@@ -101,19 +104,16 @@ def explore(checker, strategy, seed: int, indices, progress=None, total=None,
                 progress("generate", tally.generated, total or len(indices), tally)
     except KeyboardInterrupt:
         tally.stopped = "interrupted"
+    tally.slowest = max(tally.slowest, checker.slowest)
     return tally
 
 
-# set by the command line's Ctrl-C handler: exploring stops before the next program even if
-# the KeyboardInterrupt raised with it was caught inside a backend or a library
-INTERRUPTED = threading.Event()
-
-
 def finish(tally: Tally, checker, strategy, backend_name: str, seed: int, shrink_it: bool,
-           shrink_steps: int, progress=None) -> Report:
+           budget: ShrinkBudget = ShrinkBudget(), progress=None) -> Report:
     """The report of a (merged) tally: each signature's first instance shrunk (in index
-    order, so the result does not depend on how the programs were split), then one
-    disagreement per root cause. A stopped (partial) tally is reported unshrunk."""
+    order, so the result does not depend on how the programs were split) within `budget`,
+    then one disagreement per root cause. A stopped (partial) tally is reported unshrunk;
+    Ctrl-C while shrinking keeps what was reached and leaves the rest unshrunk."""
     report = Report(backend_name, seed, stopped=tally.stopped)
     shrink_it = shrink_it and tally.stopped is None
     for name in ("generated", "examples", "agreements", "instances", "invalid",
@@ -124,27 +124,75 @@ def finish(tally: Tally, checker, strategy, backend_name: str, seed: int, shrink
                           in sorted(tally.refusals.items(), key=lambda kv: kv[1][1])]
     found = sorted(tally.first_seen.items(), key=lambda kv: kv[1][0])
     disagreements = []
-    for k, (sig, (index, subject, choices, out)) in enumerate(found):
-        if progress:
-            progress("shrink", k, len(found), tally)
-        minimal, mout, shrunk = subject, out, False
-        if shrink_it:
-            minimal, mout, shrunk = shrink(strategy, checker, sig, choices, shrink_steps)
-        disagreements.append(_disagreement(minimal, mout, checker, sig, index,
-                                           tally.counts[sig], shrunk))
+    stage = _Stage(budget)
+    runner = checker.backend
+    with time_limit(runner, hang_limit(runner.timeout, tally.slowest)
+                    if isinstance(runner, Isolated) else None):
+        for k, (sig, (index, subject, choices, out)) in enumerate(found):
+            if progress:
+                progress("shrink", k, len(found), tally)
+            minimal, mout, shrunk, how = subject, out, False, "off"
+            if shrink_it:
+                tick = progress and (lambda k=k: progress("shrink", k, len(found), tally))
+                minimal, mout, shrunk, how = stage.shrink(strategy, checker, sig, choices, tick)
+            if mout is None or mout.status != "disagree":  # not run again: as explored
+                minimal, mout, shrunk = subject, out, False
+            record = (minimal, mout, checker, sig, index, tally.counts[sig], shrunk, how)
+            try:
+                disagreements.append(_disagreement(*record, attribute=not stage.hurried))
+            except KeyboardInterrupt:  # Ctrl-C while looking for ambiguities: no more of it
+                stage.interrupted = stage.hurried = True
+                disagreements.append(_disagreement(*record, attribute=False))
+    if stage.interrupted:
+        report.stopped = "interrupted"
     report.disagreements = merge_by_root_cause(disagreements)
     if progress:
         progress("done", len(found), len(found), tally)
     return report
 
 
-def _disagreement(subject, out, checker, sig, index, count, shrunk) -> Disagreement:
+class _Stage:
+    """The shrink stage: its total wall-time budget, and whether Ctrl-C ended it (then the
+    remaining signatures are not shrunk)."""
+
+    def __init__(self, budget: ShrinkBudget):
+        self.budget = budget
+        total = budget.total_seconds
+        self.deadline = None if total is None else time.monotonic() + total
+        self.interrupted = False
+        self.hurried = False  # Ctrl-C came while looking for ambiguities: look no more
+
+    def shrink(self, strategy, checker, sig, choices, tick=None):
+        """(minimal, outcome, shrunk?, why shrinking ended) for one signature; the minimal
+        program and its outcome are None when nothing was reached."""
+        if self.interrupted or INTERRUPTED.is_set():
+            self.interrupted = True
+            return None, None, False, "interrupted"
+        now = time.monotonic()
+        if self.deadline is not None and now > self.deadline:
+            return None, None, False, "time"
+        ends = [d for d in (self.deadline, self.budget.seconds and now + self.budget.seconds)
+                if d is not None]
+        try:
+            result = shrink(strategy, checker, sig, choices, self.budget,
+                            min(ends) if ends else None, tick)
+        except KeyboardInterrupt:
+            result = (None, None, False, "interrupted")
+        self.interrupted = result[3] == "interrupted"
+        return result
+
+
+def _disagreement(subject, out, checker, sig, index, count, shrunk, shrinking="off",
+                  attribute=True) -> Disagreement:
     """The record of one (minimal) disagreement; its ambiguity is looked for here, on the
-    minimal program, where nothing unrelated to the difference is left to explain it."""
+    minimal program, where nothing unrelated to the difference is left to explain it (not
+    when `attribute` is False: after a Ctrl-C that came while looking for one)."""
     expected, defined, rules = subject.expectation()
-    checker.attribute(subject, out, out.actual)
+    if attribute:
+        checker.attribute(subject, out, out.actual)
     return Disagreement(model=subject.model(), feeds=subject.feeds, expected=expected,
                         actual=out.actual, rules=out.rules or rules, ambiguity=out.ambiguity,
                         defined=defined, differences=out.differences, error=out.error,
                         subject=subject, signature=sig, found_after=index,
-                        occurrences=count, shrunk=shrunk, root_cause=root_cause(subject, out))
+                        occurrences=count, shrunk=shrunk, shrinking=shrinking,
+                        root_cause=root_cause(subject, out))

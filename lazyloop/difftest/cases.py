@@ -133,11 +133,22 @@ def shown(value):
     return np.asarray(value).tolist()
 
 
+def shrink_note(d: Disagreement) -> str:
+    """'shrunk' or 'not shrunk', and why shrinking ended when it was cut short."""
+    from .shrinking import SHRINKING
+    done = "shrunk" if d.shrunk else "not shrunk"
+    how = getattr(d, "shrinking", "off")
+    if how == "complete":
+        return done
+    partly = "partially shrunk" if d.shrunk else done
+    return f"{partly}: {SHRINKING.get(how, how)}"
+
+
 def case_readme(name: str, d: Disagreement, context: Context = Context()) -> str:
     lines = [f"# {name}", "",
              f"Found by `lazyloop check` (signature {d.signature!r}; {d.occurrences} "
              f"disagreeing example(s), first after {d.found_after} programs; "
-             f"{'shrunk' if d.shrunk else 'not shrunk'}).", "",
+             f"{shrink_note(d)}).", "",
              f"- backend: {context.backend} {context.backend_version or '(version unknown)'}",
              f"- lazyloop: {context.lazyloop_version}",
              f"- seed: {context.seed}",

@@ -10,10 +10,11 @@ from ..core.errors import EvaluationError, FuelExhausted, LazyLoopError
 from .backends import Unsupported, _frontend, formats_of
 from .comparing import Difference, compare, plain
 from .campaign import explore, finish
-from .isolation import DEFAULT_MEMORY_MB, Isolated
+from .isolation import DEFAULT_MEMORY_MB, BackendCrashed, Isolated
 from .plugins import is_backend
 from .report import Outcome, Report
-from .shrinking import DEFAULT_SHRINK_STEPS
+from .shrinking import (DEFAULT_SHRINK_HANGS, DEFAULT_SHRINK_SECONDS, DEFAULT_SHRINK_STEPS,
+                        DEFAULT_SHRINK_TOTAL_SECONDS, ShrinkBudget)
 from .subject import Invalid, NotExported, Refused, Subject, subjects
 
 
@@ -25,6 +26,7 @@ class Checker:
         self.memo: Dict[str, Outcome] = {}
         self.attribute_ambiguities = attribute
         self.tolerance = tolerance  # (rtol, atol) overriding comparing's defaults
+        self.slowest = 0.0  # seconds of the slowest answer the backend gave (not a hang)
 
     def outcome(self, subject: Subject) -> Outcome:
         key = subject.key()
@@ -46,22 +48,31 @@ class Checker:
             return Outcome("invalid", error=str(exc))
         except Exception as exc:  # lazyloop itself failed
             return Outcome("invalid", internal=f"{type(exc).__name__}: {exc}")
+        started = time.monotonic()
         try:
             if hasattr(self.backend, "run_subject"):
                 actual = self.backend.run_subject(subject, subject.feeds)
             else:
                 actual = self.backend.run(model, subject.feeds)
         except Unsupported as exc:
+            self.answered(started)
             return Outcome("unsupported", rules=rules, error=str(exc))
         except Exception as exc:
+            if not isinstance(exc, BackendCrashed):  # a death or a hang is not an answer
+                self.answered(started)
             return Outcome("disagree", rules=rules,
                            differences=(Difference("*", "error", f"{type(exc).__name__}"),),
                            error=f"{type(exc).__name__}: {exc}")
+        self.answered(started)
         diffs = compare(expected, defined, actual, *self.tolerance)
         if not diffs:
             return Outcome("agree", rules=rules)
         return Outcome("disagree", rules=rules, differences=tuple(diffs),
                        actual={k: plain(v) for k, v in actual.items()})
+
+    def answered(self, started: float) -> None:
+        """Note how long an answer took (what is normal for this backend: `hang_limit`)."""
+        self.slowest = max(self.slowest, time.monotonic() - started)
 
     def attribute(self, subject: Subject, out: Outcome, actual) -> None:
         """Which registered ambiguity, read otherwise, makes lazyloop agree with the backend."""
@@ -130,7 +141,10 @@ def alternative_readings(fmt: str):
 def check(b, max_examples: int = 200, seed: int = 0, formats=None, kinds=None,
           shrink: bool = True, shrink_steps: int = DEFAULT_SHRINK_STEPS, progress=None,
           isolate: bool = True, timeout: float = 60.0, memory_mb: float = DEFAULT_MEMORY_MB,
-          workers: int = 0, scheduler=None, max_seconds=None, rtol=None, atol=None) -> Report:
+          workers: int = 0, scheduler=None, max_seconds=None, rtol=None, atol=None,
+          shrink_seconds=DEFAULT_SHRINK_SECONDS,
+          shrink_total_seconds=DEFAULT_SHRINK_TOTAL_SECONDS,
+          shrink_hangs: int = DEFAULT_SHRINK_HANGS) -> Report:
     """Differential-test backend `b` against lazyloop on programs 0 .. `max_examples`-1 of
     the campaign seeded `seed` (see the package docstring). `b` is a backend object, a
     factory, or a name (built-in, registered in ``lazyloop.backends``, ``module:factory``).
@@ -143,13 +157,17 @@ def check(b, max_examples: int = 200, seed: int = 0, formats=None, kinds=None,
     `kinds` attribute or every subject kind; `progress(stage, done, total, tally)` is called
     as it goes. After `max_seconds`, or on Ctrl-C, exploring stops and the findings so far
     are reported unshrunk (`report.stopped`); `rtol`/`atol` replace the float tolerances.
-    Returns a `Report`."""
+    Shrinking is bounded per signature by `shrink_steps` new programs, `shrink_seconds` and
+    `shrink_hangs` candidates that time out (each with a shorter time limit,
+    `shrinking.hang_limit`), and in all by `shrink_total_seconds`; each disagreement says
+    why its shrinking ended (`shrinking`). Returns a `Report`."""
     from .schema import backend_version
+    budget = ShrinkBudget(shrink_steps, shrink_seconds, shrink_total_seconds, shrink_hangs)
     start = time.monotonic()
     deadline = None if max_seconds is None else start + max_seconds
     if workers or scheduler:
         from .parallel import check_parallel
-        report = check_parallel(b, max_examples, seed, formats, kinds, shrink, shrink_steps,
+        report = check_parallel(b, max_examples, seed, formats, kinds, shrink, budget,
                                 progress, isolate, timeout, memory_mb, workers, scheduler,
                                 deadline, (rtol, atol))
     else:
@@ -160,7 +178,7 @@ def check(b, max_examples: int = 200, seed: int = 0, formats=None, kinds=None,
             tally = explore(checker, strategy, seed, range(max_examples), progress,
                             max_examples, deadline)
             report = finish(tally, checker, strategy, getattr(runner, "name", type(b).__name__),
-                            seed, shrink, shrink_steps, progress)
+                            seed, shrink, budget, progress)
             report.backend_version = backend_version(runner)
         finally:
             if owned:

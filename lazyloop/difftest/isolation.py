@@ -18,6 +18,7 @@ import numpy as np
 
 from .backends import Unsupported, _onnx_bytes, formats_of
 from .comparing import plain
+from .shrinking import INTERRUPTED
 
 
 class BackendCrashed(Exception):
@@ -114,7 +115,11 @@ class Isolated:
             self._conn.send(message)
         except (OSError, BrokenPipeError):
             raise BackendCrashed(self._died()) from None
-        status, value = self._await(self.timeout, "running")
+        try:
+            status, value = self._await(self.timeout, "running")
+        except KeyboardInterrupt:  # its answer would come to the next question: start afresh
+            self._kill()
+            raise
         if status == "ok":
             return value
         kind, text = value
@@ -134,6 +139,8 @@ class Isolated:
                     raise BackendCrashed(self._died()) from None
             if not self._proc.is_alive():
                 raise BackendCrashed(self._died())
+            if INTERRUPTED.is_set():  # Ctrl-C (the command line's handler): stop waiting
+                raise KeyboardInterrupt
             rss = resident_mb(self._proc.pid)
             if self.memory_mb and rss is not None and rss > self.memory_mb:
                 self._kill()
@@ -141,7 +148,7 @@ class Isolated:
                                      f"{self.memory_mb:.0f} MiB while {doing} (killed)")
             if time.monotonic() > deadline:
                 self._kill()
-                raise BackendCrashed(f"no answer within {limit:.0f} s while {doing} (killed)")
+                raise BackendCrashed(f"no answer within {limit:.3g} s while {doing} (killed)")
 
     def _died(self) -> str:
         proc = self._proc
@@ -266,7 +273,11 @@ def _unpack_model(payload):
 
 def _child_main(conn, factory):  # pragma: no cover -- runs in the child process
     import faulthandler
+    import signal
     faulthandler.disable()  # a crash is reported by the parent, not dumped here
+    # Ctrl-C reaches the whole process group: it is the parent's to act on, and a child it
+    # killed would look like a crash of the backend
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     quiet = os.open(os.devnull, os.O_WRONLY)
     os.dup2(quiet, 1)  # what the backend prints goes nowhere (errors come through the pipe)
     os.dup2(quiet, 2)

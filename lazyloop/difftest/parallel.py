@@ -19,6 +19,7 @@ import time
 
 from .campaign import Tally, explore, finish
 from .checking import Checker, campaign_strategy, runner_for
+from .shrinking import INTERRUPTED
 
 SHARD_SIZE = 10
 
@@ -49,7 +50,7 @@ def explore_shard(spec, indices, seed, formats, kinds, isolate, timeout, memory_
             runner.close()
 
 
-def check_parallel(spec, max_examples, seed, formats, kinds, shrink_it, shrink_steps,
+def check_parallel(spec, max_examples, seed, formats, kinds, shrink_it, budget,
                    progress, isolate, timeout, memory_mb, workers, scheduler, deadline=None,
                    tolerance=(None, None)):
     """`check` with the exploration spread over Dask workers (see the module docstring).
@@ -75,8 +76,8 @@ def check_parallel(spec, max_examples, seed, formats, kinds, shrink_it, shrink_s
     runner, owned = runner_for(spec, isolate, timeout, memory_mb)
     try:
         _, strategy = campaign_strategy(runner, formats, kinds)
-        report = finish(tally, Checker(runner, tolerance=tolerance), strategy, runner.name, seed, shrink_it,
-                        shrink_steps, progress)
+        report = finish(tally, Checker(runner, tolerance=tolerance), strategy, runner.name,
+                        seed, shrink_it, budget, progress)
     finally:
         if owned:
             runner.close()
@@ -97,6 +98,8 @@ def gather(futures, tally, deadline, progress, total):
                 progress("generate", tally.generated, total, tally)
             future.release()
             merged += 1
+            if merged < len(futures) and INTERRUPTED.is_set():  # Ctrl-C (command line)
+                raise KeyboardInterrupt
             if merged < len(futures) and deadline is not None and time.monotonic() > deadline:
                 raise TimeoutError
     except KeyboardInterrupt:

@@ -68,6 +68,7 @@ class Disagreement:
     found_after: int = 0       # examples generated before the first instance
     occurrences: int = 1       # instances in the generation phase
     shrunk: bool = False
+    shrinking: str = "off"     # why its shrinking ended: a key of shrinking.SHRINKING
     case: Optional[str] = None  # the case folder it was written to, if any
     root_cause: tuple = ()     # grouping.root_cause of the minimal program
     also_seen_as: tuple = ()   # other signatures with the same root cause
@@ -156,7 +157,9 @@ def summary_table(report: Report) -> str:
             ("not exportable (skipped)", report.not_exportable),
             ("seconds", f"{report.seconds:.1f}")]
     if report.stopped:
-        rows.append(("stopped early", f"{report.stopped} (a partial report; nothing shrunk)"))
+        unshrunk = sum(d.shrinking in ("off", "interrupted") for d in report.disagreements)
+        rows.append(("stopped early", f"{report.stopped} (a partial report; {unshrunk} "
+                                      f"finding(s) not shrunk)"))
     width = max(len(k) for k, _ in rows)
     lines = [f"{k:<{width}}  {v}" for k, v in rows]
     if report.disagreements:
@@ -169,6 +172,8 @@ def summary_table(report: Report) -> str:
         lines += ["", "distinct disagreements:"]
         for k, d in enumerate(report.disagreements):
             amb = f" [ambiguity {d.ambiguity}]" if d.ambiguity else ""
+            if d.shrinking not in ("complete", "off"):
+                amb += f" [shrinking cut: {d.shrinking}]"
             lines.append(f"  {k}: {d.signature[1]} {d.kind} x{d.occurrences}{amb}: "
                          + "; ".join(f"{x.output}: {x.detail}" for x in d.differences)[:160])
     if report.unsupported:

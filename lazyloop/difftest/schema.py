@@ -81,6 +81,7 @@ def finding_entry(d) -> dict:
             "rules": sorted(d.rules), "ambiguity": d.ambiguity,
             "crash_signal": crash_signal(d), "case": d.case,
             "occurrences": d.occurrences, "found_after": d.found_after, "shrunk": d.shrunk,
+            "shrinking": getattr(d, "shrinking", "off"),
             "differences": [f"{x.output}: {x.kind}: {x.detail}" for x in d.differences],
             "error": (d.error or None) and d.error.strip()[:2000]}
 
@@ -141,18 +142,20 @@ def counts(finding: dict, fail_on: str) -> bool:
 
 def judge(document: dict, fail_on: str = "unexplained", known=frozenset()) -> dict:
     """Mark each finding `known` (in the baseline) and `counts` (fails the run), and add the
-    `verdict` with its exit status: 3 lazyloop failed, 2 nothing ran, 1 a finding counts,
-    else 0."""
+    `verdict` with its exit status: 3 lazyloop failed, 1 a finding counts, 130 interrupted
+    (Ctrl-C) with none that counts, 2 nothing ran, else 0."""
     for f in document["findings"]:
         f["known"] = f["root_cause"] in known
         f["counts"] = counts(f, fail_on)
     counted = sum(f["counts"] for f in document["findings"])
     if document.get("internal_errors"):
         status = 3
-    elif document["programs"]["run"] == 0:
-        status = 2
+    elif counted:
+        status = 1
+    elif document.get("stopped") == "interrupted":
+        status = 130  # Ctrl-C with nothing that counts: no verdict on what never ran
     else:
-        status = 1 if counted else 0
+        status = 2 if document["programs"]["run"] == 0 else 0
     document["verdict"] = {"fail_on": fail_on, "counted": counted,
                            "known": sum(f["known"] for f in document["findings"]),
                            "explained": sum(f["ambiguity"] is not None
@@ -186,7 +189,7 @@ def junit_xml(document: dict) -> str:
         cases.append(f"  <testcase classname={quoteattr(cls)} "
                      f"name={quoteattr(f['root_cause'])}>{inner}</testcase>")
     failures = sum(f["counts"] for f in document["findings"]) + (
-        0 if document["verdict"]["exit_status"] in (0, 1) else 1)
+        0 if document["verdict"]["exit_status"] in (0, 1, 130) else 1)
     skipped = sum(not f["counts"] for f in document["findings"])
     return ('<?xml version="1.0" encoding="utf-8"?>\n<testsuites>\n'
             f'<testsuite name={quoteattr(suite)} tests="{len(cases)}" failures="{failures}" '
@@ -202,7 +205,7 @@ def _campaign_case(document, cls) -> str:
                   f"{p['run']}, agreed {p['agreed']}; outcomes {document['outcomes']}; "
                   f"stopped: {document.get('stopped') or 'no'}")
     status = document["verdict"]["exit_status"]
-    if status in (0, 1):
+    if status in (0, 1, 130):
         return (f"  <testcase classname={quoteattr(cls)} name=\"campaign\">"
                 f"<system-out>{text}</system-out></testcase>")
     why = "lazyloop itself failed" if status == 3 else "no program ran"

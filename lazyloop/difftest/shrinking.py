@@ -11,12 +11,85 @@ disagrees with the same signature. The budget is a number of *steps* (programs r
 backend that were not run before), not seconds, so shrinking gives the same minimal program
 on any machine; past the budget only programs already known to fail still count, and after
 `CANDIDATES_PER_STEP` x steps proposals in all the shrinker is stopped with what it reached.
+
+Steps are the reproducible bound; three more bound what steps cannot (`ShrinkBudget`): a
+backend that hangs costs a whole time limit per candidate, so candidates run with a shorter
+limit (`hang_limit`), a signature stops after `hangs` candidates that timed out, and wall
+time is capped per signature and for the whole shrink stage. Ctrl-C stops shrinking too. A
+finding records why its shrinking ended (`SHRINKING`).
 """
 from __future__ import annotations
 
+import contextlib
 import random
+import threading
+import time
+from typing import Optional
+
+import attrs
 
 DEFAULT_SHRINK_STEPS = 300
+DEFAULT_SHRINK_SECONDS = 120.0        # per signature
+DEFAULT_SHRINK_TOTAL_SECONDS = 600.0  # the whole shrink stage
+DEFAULT_SHRINK_HANGS = 8              # candidates that time out, per signature
+
+# why a finding's shrinking ended ("complete": the shrinker found nothing smaller to try)
+SHRINKING = {
+    "complete": "the shrinker ran to its end",
+    "steps": "its --shrink-steps budget of new programs was spent",
+    "time": "its wall-time budget was spent (--shrink-seconds, --shrink-total-seconds)",
+    "hangs": "too many of its candidates timed out",
+    "interrupted": "Ctrl-C",
+    "off": "shrinking was off (--no-shrink, or the exploration stopped early)",
+}
+
+# set by the command line's Ctrl-C handler (which raises nothing the first time): exploring
+# and shrinking stop at the next program, and a wait for an isolated backend ends at once
+INTERRUPTED = threading.Event()
+
+
+@attrs.frozen
+class ShrinkBudget:
+    """What shrinking may cost: per signature at most `steps` new programs on the backend,
+    `seconds` of wall time and `hangs` candidates that time out; the whole shrink stage at
+    most `total_seconds` (None: no wall-time bound)."""
+
+    steps: int = DEFAULT_SHRINK_STEPS
+    seconds: Optional[float] = DEFAULT_SHRINK_SECONDS
+    total_seconds: Optional[float] = DEFAULT_SHRINK_TOTAL_SECONDS
+    hangs: int = DEFAULT_SHRINK_HANGS
+
+
+# a shrink candidate counts as hanging once it runs HANG_MARGIN times longer than the
+# slowest answer the backend gave while exploring, and never before HANG_FLOOR of the limit
+HANG_MARGIN = 10.0
+HANG_FLOOR = 0.1
+
+
+def hang_limit(timeout: float, slowest: float) -> float:
+    """Seconds a shrink candidate may run: a program that hung at `timeout` still hangs at a
+    smaller limit, as long as that limit is well past the backend's normal time (`slowest`
+    answer seen) -- HANG_MARGIN x slowest, at least HANG_FLOOR x timeout, at most timeout."""
+    return min(timeout, max(HANG_MARGIN * slowest, HANG_FLOOR * timeout))
+
+
+@contextlib.contextmanager
+def time_limit(runner, seconds: Optional[float]):
+    """Run the block with `runner`'s per-program time limit set to `seconds` (an isolated
+    backend has one; a backend run in this process has none to change)."""
+    old = getattr(runner, "timeout", None)
+    if old is None or seconds is None:
+        yield
+        return
+    runner.timeout = min(old, seconds)
+    try:
+        yield
+    finally:
+        runner.timeout = old
+
+
+def hung(out) -> bool:
+    return "no answer within" in (out.error or "")
 
 
 def _draw(data, strategy):
@@ -51,55 +124,90 @@ class _Budget(Exception):
 CANDIDATES_PER_STEP = 10
 
 
-def shrink(strategy, checker, sig, choices, steps: int = DEFAULT_SHRINK_STEPS):
-    """(minimal subject, its outcome, shrunk?) for the disagreement of signature `sig` drawn
-    by `choices`; at most `steps` new programs are run on the backend."""
+def _cut(spent: int, hangs: int, budget: ShrinkBudget, deadline) -> Optional[str]:
+    """Why a new candidate may not run on the backend (a SHRINKING key), or None."""
+    if INTERRUPTED.is_set():
+        return "interrupted"
+    if deadline is not None and time.monotonic() > deadline:
+        return "time"
+    if hangs >= budget.hangs:
+        return "hangs"
+    if spent >= budget.steps:
+        return "steps"
+    return None
+
+
+def shrink(strategy, checker, sig, choices, budget: ShrinkBudget = ShrinkBudget(),
+           deadline: Optional[float] = None, tick=None):
+    """(minimal subject, its outcome, shrunk?, why shrinking ended: a SHRINKING key) for the
+    disagreement of signature `sig` drawn by `choices`; within `budget` (its steps and
+    hangs) and before `deadline` (a time.monotonic() value). `tick()` is called after each
+    new candidate ran (a progress line)."""
     from hypothesis import HealthCheck, Phase, settings
     from hypothesis.internal.conjecture.data import Status
     from hypothesis.internal.conjecture.engine import ConjectureRunner, RunIsComplete
     from hypothesis.internal.escalation import InterestingOrigin
 
     origin = InterestingOrigin.from_exception(_SameFault())
-    spent, calls = [0], [0]
-    best = {}
+    spent, calls, hangs = [0], [0], [0]
+    best, ended = {}, set()
 
     def test(data):
         candidate = _draw(data, strategy)  # drawn first: hypothesis checks draws replay
         calls[0] += 1
-        if calls[0] > CANDIDATES_PER_STEP * steps:
+        if calls[0] > 1 + CANDIDATES_PER_STEP * budget.steps:
+            ended.add("steps")
             raise _Budget()  # ends the shrinker; what it reached so far is kept
         key = candidate.key()
-        if key not in checker.memo:
-            if spent[0] >= steps:
+        new = key not in checker.memo
+        if new:
+            why = _cut(spent[0], hangs[0], budget, deadline)
+            if why == "steps":  # only programs already run may still count
+                ended.add(why)
                 return
+            if why:
+                ended.add(why)
+                raise _Budget()
             spent[0] += 1
         out = checker.outcome(candidate)
+        hangs[0] += new and hung(out)
+        if new and tick:
+            tick()
         if out.status == "disagree" and out.signature(candidate) == sig:
             best[key] = (candidate, out)
             data.mark_interesting(origin)
 
     config = settings(database=None, deadline=None, phases=[Phase.shrink],
                       suppress_health_check=list(HealthCheck), report_multiple_bugs=False)
-    # ignore_limits: no wall-clock limit on shrinking (hypothesis's five minutes); the budget
-    # in steps and hypothesis's cap on successful shrinks bound it instead
+    # ignore_limits: not hypothesis's own five-minute limit; the budget (steps, hangs, wall
+    # time) and hypothesis's cap on successful shrinks bound it instead
     runner = ConjectureRunner(test, settings=config, random=random.Random(0),
                               ignore_limits=True)
-    first = runner.cached_test_function(choices)
-    if first.status != Status.INTERESTING:  # pragma: no cover -- a flaky backend
-        subject = replay_program(strategy, choices)
-        return subject, checker.outcome(subject), False
-    original = replay_program(strategy, choices).key()
+    original = replay_program(strategy, choices)
     try:
+        first = runner.cached_test_function(choices)  # remembered: nothing runs again
+        if first.status != Status.INTERESTING:  # cut before it ran again, or flaky
+            return original, checker.memo.get(original.key()), False, _why(ended)
         _hypothesis_name(runner, "shrink_interesting_test_cases", "shrink_interesting_examples")()
     except (_Budget, RunIsComplete):  # out of budget, or hypothesis's cap on shrinks
         pass
+    except KeyboardInterrupt:  # Ctrl-C: keep what was reached
+        ended.add("interrupted")
     except Exception:  # pragma: no cover -- hypothesis gave up: keep what it reached
         pass
     found = _hypothesis_name(runner, "interesting_test_cases", "interesting_examples")
-    result = found.get(origin) or first
-    subject = replay_program(strategy, result.choices)
-    candidate, out = best.get(subject.key(), (subject, checker.outcome(subject)))
-    return candidate, out, candidate.key() != original
+    result = found.get(origin)
+    subject = original if result is None else replay_program(strategy, result.choices)
+    candidate, out = best.get(subject.key(), (subject, checker.memo.get(subject.key())))
+    return candidate, out, candidate.key() != original.key(), _why(ended)
+
+
+def _why(ended) -> str:
+    """The SHRINKING key of a shrinker stopped for `ended` reasons (the strongest first)."""
+    for reason in ("interrupted", "time", "hangs", "steps"):
+        if reason in ended:
+            return reason
+    return "complete"
 
 
 def _hypothesis_name(runner, name, older_name):
