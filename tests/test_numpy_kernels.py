@@ -115,3 +115,32 @@ def test_identity_shares_the_element():
     x = np.arange(3, dtype=np.float32)
     x.flags.writeable = False
     assert bound("Identity", 1).single(x) is x
+
+
+CAST_TO = ["FLOAT", "DOUBLE", "FLOAT16", "INT8", "INT32", "INT64", "UINT8", "BOOL", "STRING",
+           "BFLOAT16", "FLOAT8E4M3FN"]
+
+
+@pytest.mark.parametrize("to", CAST_TO)
+@pytest.mark.parametrize("value", VALUES + [np.array([True, False]),
+                                            np.array([300, -1], np.int64)])
+def test_cast_is_the_reference_cast(to, value):
+    # rule: onnx/node -- plain dtypes by astype, the others by the reference kernel: the
+    # same values (bit for bit where floats), dtype and shape as ONNX's ReferenceEvaluator
+    from onnx import TensorProto
+    code = getattr(TensorProto, to)
+    n = helper.make_node("Cast", ["x0"], ["y"], to=code)
+    fn = kernels.bind(n, {"": 19}, "node Cast")
+    from onnx.helper import make_graph, make_model, make_opsetid, make_tensor_value_info
+    graph = make_graph([n], "g", [make_tensor_value_info(
+        "x0", helper.np_dtype_to_tensor_dtype(value.dtype), value.shape)],
+        [make_tensor_value_info("y", code, None)])
+    want = ReferenceEvaluator(make_model(graph, opset_imports=[make_opsetid("", 19)])).run(
+        None, {"x0": value})[0]
+    with np.errstate(all="ignore"):
+        got = np.asarray(fn(value)[0])
+    assert got.dtype == want.dtype and got.shape == want.shape
+    assert got.tobytes() == np.asarray(want).tobytes() if got.dtype != object else \
+        list(got.ravel()) == list(np.asarray(want).ravel())
+    if to in ("FLOAT", "INT32", "BOOL"):  # bound straight to numpy
+        assert fn.single.__doc__.startswith("Cast:")

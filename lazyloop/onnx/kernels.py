@@ -121,7 +121,7 @@ def bind(node, opsets: dict, where: str) -> Optional[Callable]:
     slow = _bound_reference(kernel, where)
     if domain not in ("", "ai.onnx"):
         return slow
-    fast = direct(node.op_type, len(node.input), slow, where)
+    fast = direct(node.op_type, len(node.input), slow, where, kernel)
     if fast is not None:
         return fast
     form = batched_form(node.op_type, len(node.input), kernel, slow)  # stream/map

@@ -138,11 +138,36 @@ def identity(slow):
     return single
 
 
-def direct(op_type: str, arity: int, slow: Callable, where: str) -> Optional[Callable]:
+def cast_dtype(kernel) -> Optional[np.dtype]:
+    """The numpy dtype a Cast node converts to, when the reference kernel converts to it
+    with a plain `astype` (booleans, integers and IEEE floats; not strings, float 8 or
+    bfloat16, which it converts its own way)."""
+    from onnx import helper
+    try:
+        dtype = np.dtype(helper.tensor_dtype_to_np_dtype(getattr(kernel, "to", None)))
+    except Exception:  # noqa: BLE001 -- no plain numpy dtype: the reference kernel casts
+        return None
+    return dtype if dtype.kind in "biuf" else None
+
+
+def cast(dtype, slow):
+    def single(x):
+        """Cast: what the reference kernel does for a plain dtype, `x.astype(dtype)`."""
+        if type(x) is _ndarray and x.dtype.kind in "biuf":
+            return x.astype(dtype)
+        return slow(x)[0]
+    return single
+
+
+def direct(op_type: str, arity: int, slow: Callable, where: str,
+           kernel=None) -> Optional[Callable]:
     """The direct binding of a default-domain node with `arity` inputs, or None; with its
     batched form (lazyloop.core.batch) where one gives the same values."""
     single = batched = None
-    if op_type == "Identity" and arity == 1:
+    if op_type == "Cast" and arity == 1 and cast_dtype(kernel) is not None:
+        dtype = cast_dtype(kernel)
+        single, batched = cast(dtype, slow), elementwise(lambda x: x.astype(dtype))
+    elif op_type == "Identity" and arity == 1:
         single, batched = identity(slow), elementwise(lambda x: x)
     elif arity == 1 and op_type in SAME_DTYPE_UNARY:
         fct = SAME_DTYPE_UNARY[op_type]
