@@ -123,7 +123,7 @@ CAST_TO = ["FLOAT", "DOUBLE", "FLOAT16", "INT8", "INT32", "INT64", "UINT8", "BOO
 
 @pytest.mark.parametrize("to", CAST_TO)
 @pytest.mark.parametrize("value", VALUES + [np.array([True, False]),
-                                            np.array([300, -1], np.int64)])
+                                            np.array([300, -1], np.int64), np.int64(-3)])
 def test_cast_is_the_reference_cast(to, value):
     # rule: onnx/node -- plain dtypes by astype, the others by the reference kernel: the
     # same values (bit for bit where floats), dtype and shape as ONNX's ReferenceEvaluator
@@ -133,14 +133,18 @@ def test_cast_is_the_reference_cast(to, value):
     fn = kernels.bind(n, {"": 19}, "node Cast")
     from onnx.helper import make_graph, make_model, make_opsetid, make_tensor_value_info
     graph = make_graph([n], "g", [make_tensor_value_info(
-        "x0", helper.np_dtype_to_tensor_dtype(value.dtype), value.shape)],
+        "x0", helper.np_dtype_to_tensor_dtype(value.dtype), np.shape(value))],
         [make_tensor_value_info("y", code, None)])
     want = ReferenceEvaluator(make_model(graph, opset_imports=[make_opsetid("", 19)])).run(
-        None, {"x0": value})[0]
+        None, {"x0": np.asarray(value)})[0]  # a numpy scalar: how the bound kernel gets
+    # the iteration number of a Loop, whose counter adds 0-D arrays
     with np.errstate(all="ignore"):
         got = np.asarray(fn(value)[0])
-    assert got.dtype == want.dtype and got.shape == want.shape
-    assert got.tobytes() == np.asarray(want).tobytes() if got.dtype != object else \
-        list(got.ravel()) == list(np.asarray(want).ravel())
+    want = np.asarray(want)
+    assert got.shape == want.shape
+    if to == "STRING":  # the width of a unicode dtype may differ: streams hold objects
+        assert list(got.astype(object).ravel()) == list(want.astype(object).ravel())
+    else:
+        assert got.dtype == want.dtype and got.tobytes() == want.tobytes()
     if to in ("FLOAT", "INT32", "BOOL"):  # bound straight to numpy
         assert fn.single.__doc__.startswith("Cast:")

@@ -152,9 +152,11 @@ def cast_dtype(kernel) -> Optional[np.dtype]:
 
 def cast(dtype, slow):
     def single(x):
-        """Cast: what the reference kernel does for a plain dtype, `x.astype(dtype)`."""
-        if type(x) is _ndarray and x.dtype.kind in "biuf":
-            return x.astype(dtype)
+        """Cast: what the reference kernel does for a plain dtype, `x.astype(dtype)` (a
+        numpy scalar's result made a 0-D array, as the bound reference kernel makes it)."""
+        if isinstance(x, (_ndarray, np.generic)) and x.dtype.kind in "biuf":
+            r = x.astype(dtype)
+            return r if type(r) is _ndarray else np.array(r)
         return slow(x)[0]
     return single
 
