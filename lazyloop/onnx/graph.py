@@ -109,7 +109,7 @@ def lower_one_node(low: Lowering, node: onnx.NodeProto, scope: Scope, where: str
     fn = None
     if not has_graph:
         try:
-            fn = kernels.bind(node, scope.opsets, where)
+            fn = kernels.bind(node, scope.opsets, where, low.reading("A30"))
         except LazyLoopError:
             raise
         except Exception as exc:  # noqa: BLE001 -- a kernel refusing its attributes
