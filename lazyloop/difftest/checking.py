@@ -11,7 +11,6 @@ from .backends import Unsupported, _frontend, formats_of
 from .comparing import Difference, compare, plain
 from .campaign import explore, finish
 from .isolation import DEFAULT_MEMORY_MB, Isolated
-from .overflowing import worth_trying
 from .plugins import is_backend
 from .report import Outcome, Report
 from .shrinking import DEFAULT_SHRINK_STEPS
@@ -79,6 +78,7 @@ class Checker:
             frontend.run(model, subject.feeds, max_trips=10_000)
         except Exception:
             return
+        from .overflowing import worth_trying
         for amb_id, reading in alternative_readings(subject.format):
             if actual is None and reading not in REFUSING_READINGS | {"no-limit", "infinite"}:
                 continue

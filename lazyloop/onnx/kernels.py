@@ -15,7 +15,6 @@ import numpy as np
 
 from ..core.errors import EvaluationError, LazyLoopError
 from ..core.batch import elementwise
-from ..core.overflow import WRAP, bound
 from .numpy_kernels import direct, with_single
 
 _ndarray = np.ndarray
@@ -102,10 +101,9 @@ OWN_KERNELS = {("", "Optional"): optional_kernel, ("", "Softsign"): softsign_ker
                ("", "SequenceInsert"): sequence_insert_kernel}
 
 
-def bind(node, opsets: dict, where: str, overflow: str = WRAP) -> Optional[Callable]:
+def bind(node, opsets: dict, where: str) -> Optional[Callable]:
     """fn(*input values) -> tuple of output values for one node, or None when there is no
-    reference kernel. The kernel is instantiated here, once (rule `onnx/node`); integer
-    Add, Sub, Mul, Neg and Abs are bound under the overflow reading `overflow` (A30)."""
+    reference kernel. The kernel is instantiated here, once (rule `onnx/node`)."""
     domain = node.domain or ""
     own = OWN_KERNELS.get(("" if domain == "ai.onnx" else domain, node.op_type))
     if own is not None:
@@ -119,21 +117,20 @@ def bind(node, opsets: dict, where: str, overflow: str = WRAP) -> Optional[Calla
     kernel = cls(node, run_params)
     if getattr(kernel, "has_linked_attribute", False) or kernel.need_context():
         return None  # the caller resolves function attributes / subgraphs before binding
-    slow = _bound_reference(kernel, where, overflow)
+    slow = _bound_reference(kernel, where)
     if domain in ("", "ai.onnx"):
-        return direct(node.op_type, len(node.input), slow, where, overflow) or slow
+        return direct(node.op_type, len(node.input), slow, where) or slow
     return slow
 
 
-def _bound_reference(kernel, where: str, overflow: str = WRAP) -> Callable:
-    """The reference kernel's call, through the fewest of its layers that keep its meaning
-    (its numpy function bound under the overflow reading, A30)."""
+def _bound_reference(kernel, where: str) -> Callable:
+    """The reference kernel's call, through the fewest of its layers that keep its meaning."""
     runner = public_run_of(kernel)
     if runner.__module__ not in ("onnx.reference.op_run", "onnx.reference.ops._op"):
         return _bound_call(kernel.run, {}, where)
     fct = binary_numpy_function(kernel)
     if fct is not None:
-        return _bound_binary(bound(fct, overflow), where)
+        return _bound_binary(fct, where)
     if runner.__module__ == "onnx.reference.ops._op":
         return _bound_call(kernel._run, {}, where)
     attributes = {name: getattr(kernel, name) for name in kernel.attributes_names_}
@@ -184,12 +181,9 @@ def _bound_binary(fct, where: str) -> Callable:
             raise _failed(where, exc) from exc
         return r if type(r) is _ndarray else asarray(r)
 
-    call = with_single(single, where, reads_only=isinstance(fct, np.ufunc)
-                       or getattr(fct, "reads_only", False))
+    call = with_single(single, where, reads_only=isinstance(fct, np.ufunc))
     if isinstance(fct, np.ufunc):  # per element it is fct(a, b), so batched it is too
         call.batched = single.batched = elementwise(fct)
-    elif hasattr(fct, "batched"):  # a saturating kernel (A30) brings its batched form
-        call.batched = single.batched = fct.batched
     return call
 
 

@@ -21,7 +21,6 @@ from typing import Callable, Optional
 import numpy as np
 
 from ..core.batch import NotBatchable, elementwise
-from ..core.overflow import WRAP, bound
 
 _ndarray = np.ndarray
 
@@ -139,16 +138,14 @@ def identity(slow):
     return single
 
 
-def direct(op_type: str, arity: int, slow: Callable, where: str,
-           overflow: str = WRAP) -> Optional[Callable]:
+def direct(op_type: str, arity: int, slow: Callable, where: str) -> Optional[Callable]:
     """The direct binding of a default-domain node with `arity` inputs, or None; with its
-    batched form (lazyloop.core.batch) where one gives the same values. Abs and Neg are
-    bound under the integer-overflow reading `overflow` (A30)."""
+    batched form (lazyloop.core.batch) where one gives the same values."""
     single = batched = None
     if op_type == "Identity" and arity == 1:
         single, batched = identity(slow), elementwise(lambda x: x)
     elif arity == 1 and op_type in SAME_DTYPE_UNARY:
-        fct = bound(SAME_DTYPE_UNARY[op_type], overflow)
+        fct = SAME_DTYPE_UNARY[op_type]
         single, batched = unary(fct, slow, False), elementwise(fct, same_dtype)
     elif arity == 1 and op_type in CAST_BACK_UNARY:
         fct = CAST_BACK_UNARY[op_type]
