@@ -349,3 +349,12 @@ def test_openvino_cpu_plugin_int8_counter_is_explained_by_a30():
     assert out.actual["counter_final"] == counter_by_hand(300, fold=sat8) == 127
     checker.attribute(subject, out, out.actual)
     assert out.ambiguity == "A30"
+
+
+def test_the_register_listing_shows_both_readings(capsys):
+    # rule: stream/map -- teach.show_ambiguity lists A30 with its default marked
+    from lazyloop import teach
+    teach.show_ambiguity("A30")
+    text = capsys.readouterr().out
+    assert text.startswith("A30 [stream/map]")
+    assert "* wrap:" in text and "saturate:" in text and "* saturate" not in text
