@@ -162,6 +162,14 @@ REGISTER = {a.id: a for a in [
                         "fails too)",
                "hold-last": "OpenVINO's reference implementation keeps feeding the last chunk"},
               "error"),
+    # -- kernels of every dialect (A30-A39) ----------------------------------------------------
+    Ambiguity("A30", "stream/map",
+              "integer Add, Sub, Mul, Neg or Abs whose exact result leaves the dtype's range",
+              {"wrap": "two's-complement wrap-around: numpy, onnxruntime, ONNX's reference "
+                       "evaluator, OpenVINO's Node.evaluate (the operator texts are silent)",
+               "saturate": "clamp to the dtype's range: OpenVINO's CPU plugin on int8 and "
+                           "uint8, tract's `x * x` on 8-bit types (spec/50 NARROW-1)"},
+              "wrap"),
 ]}
 
 

@@ -276,16 +276,17 @@ def innermost(loops, outer, loop_of, where):
 def compile_network(net, readings=None) -> Plan:
     """The network's plan, validated; cached on the network until it changes."""
     from .ambiguity import resolve
-    key = (net._version, resolve(readings)["A6"])
+    chosen = resolve(readings)
+    key = (net._version, chosen["A6"], chosen["A30"])
     cached = getattr(net, "_plan_cache", None)
     if cached is not None and cached[0] == key:
         return cached[1]
-    plan = _compile(net, readings)
+    plan = _compile(net, readings, chosen["A30"])
     net._plan_cache = (key, plan)
     return plan
 
 
-def _compile(net, readings) -> Plan:
+def _compile(net, readings, overflow: str) -> Plan:
     from .validate import validate_network  # the structure rules, before any forcing
 
     inside, outer, loop_of = infer_nesting(net)
@@ -317,7 +318,7 @@ def _compile(net, readings) -> Plan:
         nodes[ref(t)] = Input(ref(t), None, t.type)
     extra = []
     for layer in net.layers:
-        extra += _compile_layer(layer, nodes, ref, scope, net.profile)
+        extra += _compile_layer(layer, nodes, ref, scope, overflow)
     loops = {}
     for loop in net.loops:
         count = loop.limit(TripLimit.COUNT)
@@ -345,8 +346,10 @@ def _unique_ids(net):
     return names
 
 
-def _compile_layer(layer, nodes, ref, scope, profile):
-    """Add the nodes of one layer; returns helper nodes to add after all layers."""
+def _compile_layer(layer, nodes, ref, scope, overflow):
+    """Add the nodes of one layer; returns helper nodes to add after all layers. A layer's
+    own kernel is bound under the integer-overflow reading `overflow` (A30)."""
+    from .overflow import bound
     kind = layer.type
     if kind in (LayerType.TRIP_LIMIT, LayerType.CONDITION):
         return []
@@ -377,7 +380,8 @@ def _compile_layer(layer, nodes, ref, scope, profile):
         for k, t in enumerate(layer._outputs):
             nodes[ref(t)] = Project(ref(t), sc, t.type, call, k)
     else:
-        nodes[nid] = Map(nid, scope(out), out.type, layer.op_label(), layer.kernel(),
+        nodes[nid] = Map(nid, scope(out), out.type, layer.op_label(),
+                         bound(layer.kernel(), overflow),
                          tuple(ref(t) for t in layer.inputs()), kind in POSITIONWISE)
     return []
 

@@ -19,6 +19,7 @@ from ..core.types import TensorType
 from . import kernels
 from .function_bodies import resolve_attribute_refs, schema_function
 from .infer import infer_types, subgraphs
+from .overflow import saturating_kernel
 from .scope import Lowering, Scope, node_label, node_tag, opsets_of
 from .types import UNKNOWN
 
@@ -109,7 +110,8 @@ def lower_one_node(low: Lowering, node: onnx.NodeProto, scope: Scope, where: str
     fn = None
     if not has_graph:
         try:
-            fn = kernels.bind(node, scope.opsets, where)
+            fn = (saturating_kernel(node, scope.opsets, where, low.reading("A30"))  # A30
+                  or kernels.bind(node, scope.opsets, where))
         except LazyLoopError:
             raise
         except Exception as exc:  # noqa: BLE001 -- a kernel refusing its attributes

@@ -12,6 +12,7 @@ import numpy as np
 import openvino as ov
 
 from ..core.errors import EvaluationError, UnsupportedError
+from ..core.overflow import SATURATE, WRAP, saturating_twin
 from .types import describe
 
 
@@ -91,7 +92,33 @@ def _hard_sigmoid(node):
 HAND_KERNELS = {"Identity": lambda node: _identity, "Elu": _elu, "HardSigmoid": _hard_sigmoid}
 
 
-def kernel_for(node):
-    """`openvino/node`: OpenVINO's Node.evaluate, or the hand kernel where it has none."""
+# A30 `saturate`: the arithmetic ops whose integer results clamp to the type's range. Under
+# `wrap` they are Node.evaluate, which wraps (numpy's saturating twins would not).
+SATURATING_OPS = {"Add": np.add, "Subtract": np.subtract, "Multiply": np.multiply,
+                  "Negative": np.negative, "Abs": np.absolute}
+
+
+def saturates(node) -> bool:
+    """An integer Add/Subtract/Multiply/Negative/Abs broadcasting as numpy does (`none` only
+    refuses what numpy would broadcast; `pdpd` keeps OpenVINO's own evaluation)."""
+    return (node.get_type_name() in SATURATING_OPS
+            and node.get_output_element_type(0).is_integral_number()
+            and node.get_attributes().get("auto_broadcast", "numpy") in ("numpy", "none"))
+
+
+def _saturating(node):
+    """A30 `saturate`: the exact result clamped to the output type's range."""
+    fct = saturating_twin(SATURATING_OPS[node.get_type_name()])
+
+    def saturating(*values):
+        return (fct(*values),)
+    return saturating
+
+
+def kernel_for(node, overflow: str = WRAP):
+    """`openvino/node`: OpenVINO's Node.evaluate, or the hand kernel where it has none, or
+    under the overflow reading `saturate` (A30) a saturating kernel for integer arithmetic."""
+    if overflow == SATURATE and saturates(node):
+        return _saturating(node)
     own = HAND_KERNELS.get(node.get_type_name())
     return own(node) if own is not None else NodeKernel(node)

@@ -144,7 +144,7 @@ class Lowerer(LoopLowering, PortLowering, IfLowering):
             any_rank = any(isinstance(t.type, TensorType) and t.type.shape is None
                            for t in inputs)
             types = [relaxed(t, any_rank) for t in types]
-        layer = self.function(kernel_for(node), inputs, types, node.get_type_name(),
+        layer = self.function(kernel_for(node, self.readings["A30"]), inputs, types, node.get_type_name(),
                               node.get_friendly_name())
         for k in range(node.get_output_size()):
             self.env[_key(node.output(k))] = layer.get_output(k)
