@@ -136,6 +136,30 @@ def test_a_failing_kernel_is_reported_as_the_reference_reports_it(installs):
         assert info.value.rule == "stream/map"
 
 
+def test_a_batched_form_wrong_past_element_zero_is_not_used(installs, monkeypatch):
+    # rule: stream/map -- a batched form that agrees on element 0 but not on the last is
+    # refused (here every kernel's form is made wrong in its last row); the values are the
+    # kernels' own, max(x_t * 1.5, x_t + 1.5)
+    real = batch.batched_form
+
+    def wrong_at_the_end(fn):
+        form = real(fn)
+        if form is None:
+            return None
+
+        def batched(args, flags):
+            out = np.array(form(args, flags))
+            out[-1] += 1
+            return out
+        return batched
+    monkeypatch.setattr(batch, "batched_form", wrong_at_the_end)
+    net = map_loop((4, 2))
+    xs = np.arange(8, dtype=np.float32).reshape(4, 2)
+    (got,) = ll.evaluate(net, {"x": xs}).values()
+    np.testing.assert_array_equal(got, np.maximum(xs * 1.5, xs + 1.5))
+    assert all(all(k.startswith("iterator") or "Iterator" in k for k in b) for b in installs)
+
+
 def test_matmul_batches_as_vector_products():
     # rule: onnx/node, stream/map -- per row tanh(x_t W) as a Scan, batched and not
     pytest.importorskip("onnx")

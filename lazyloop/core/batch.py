@@ -19,8 +19,10 @@ evaluator's. So a stream is batched only when
   products, not as one matrix product, which sums in another order);
 * the iterated extent covers every demanded index (else the per-element path reports
   `iterator/bounds` at the element the reference reports it);
-* n is within the fuel, and the batched result's element 0 equals, in dtype, shape and
-  bytes, the per-element kernel applied to the inputs' elements 0.
+* n is within the fuel, and the batched result's first and last elements equal, in dtype,
+  shape and bytes, the per-element kernel applied to the inputs' first and last elements
+  (a batched form is the kernel's promise for every element; these two catch a form that
+  breaks it at the edges, or sums in another order where memory alignment differs).
 
 Anything else -- a kernel raising -- abandons batching for that run of the loop, and the
 per-element schedule runs as before, reporting what the reference reports. The batched
@@ -210,7 +212,8 @@ def map_batch(schedule, node, batches, length):
         raise NotBatchable(f"{node.id}: {length} elements of {one.nbytes} bytes")
     result = np.asarray(batched_form(node.fn)(args, tuple(flags)))
     if (result.shape[:1] != (length,) or result.dtype != one.dtype
-            or result.shape[1:] != one.shape or result[0, ...].tobytes() != one.tobytes()):
+            or result.shape[1:] != one.shape or result[0, ...].tobytes() != one.tobytes()
+            or not same_last(node, args, flags, result)):
         raise NotBatchable(f"{node.id}: the batched form differs from the kernel")
     batch = result
     if any(m is not None for m in masks):
@@ -222,6 +225,19 @@ def map_batch(schedule, node, batches, length):
                           full_mask(one, None if mask is None else mask[0, ...])):
         raise NotBatchable(f"{node.id}: the batched mask differs from the element rule's")
     return batch
+
+
+def same_last(node, args, flags, result) -> bool:
+    """The last element too equals the kernel's own (its bytes sit elsewhere in memory than
+    element 0's, which a reduction's order of summing could notice); a kernel that refuses
+    it leaves the stream to the per-element path, which reports that element's error."""
+    if len(result) < 2:
+        return True
+    try:
+        last = np.asarray(node.fn(*[v[-1, ...] if f else v for v, f in zip(args, flags)]))
+    except Exception:  # noqa: BLE001 -- reported by the per-element path
+        return False
+    return last.dtype == result.dtype and last.tobytes() == result[-1, ...].tobytes()
 
 
 def install(schedule, batches):
