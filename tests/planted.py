@@ -301,3 +301,9 @@ class SlowLoopPlusOne:
         import time
         time.sleep(self.seconds)
         return self.inner.run(model, feeds)
+
+
+def needs_openvino():
+    """A backend factory whose package is missing: what `--backend openvino` meets where
+    OpenVINO is not installed."""
+    raise ModuleNotFoundError("No module named 'openvino'", name="openvino")

@@ -246,3 +246,15 @@ def test_every_command_answers_a_mistake_in_one_line(tmp_path, argv):
     done = cli(*argv, cwd=tmp_path)
     assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
     assert "Traceback" not in done.stderr and "usage:" not in done.stderr
+
+
+def test_a_backend_whose_package_is_missing_names_the_extra(tmp_path):
+    # the isolated child cannot import the backend's package: one line naming the extra
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([ROOT, os.path.join(ROOT, "tests")]))
+    done = subprocess.run([sys.executable, "-m", "lazyloop", "check", "--backend",
+                           "planted:needs_openvino", "--examples", "3"], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip().splitlines() == [
+        "lazyloop check: --backend planted:needs_openvino: this needs 'openvino', which is "
+        "not installed: install lazyloop[openvino]"]

@@ -171,13 +171,17 @@ def start(args):
     """The backend, started now: an unknown or uninstalled one is a usage error. With
     --workers/--scheduler each worker starts its own; this one only answers what the backend
     takes and is closed before the campaign."""
-    from .common import UsageError
+    from .common import UsageError, missing_extra
     try:
         return Isolated(args.backend, timeout=args.timeout, memory_mb=args.memory_mb) \
             if args.isolate else backend(args.backend)
     except ImportError:
         raise
     except Exception as exc:
+        missing = re.search(r"No module named '([\w.]+)'", str(exc))
+        if missing:  # the isolated child could not import it: say which extra brings it
+            raise UsageError(f"--backend {args.backend}: "
+                             f"{missing_extra(ImportError(name=missing.group(1)))}") from None
         raise UsageError(f"--backend {args.backend}: the backend cannot start "
                          f"({type(exc).__name__}: {exc})") from None
 
