@@ -27,6 +27,14 @@ class Trips(Node):
         return f"Trips({self.loop})"
 
 
+def kernel_refused(node, k, exc) -> EvaluationError:
+    """`stream/map`: a kernel raised on element k of a map; the error names the stream."""
+    return EvaluationError(f"stream {node.id!r} ({node!r})", "stream/map",
+                           f"its function refused element {k}: {type(exc).__name__}: {exc}",
+                           "give this layer inputs its operation accepts at that element "
+                           "(the error above says which)")
+
+
 class ElementRules:
     """The rules half of `machine.Machine`, apart from its driver: the methods read the
     machine's `plan`, `nodes`, `feeds`, `readings`, `max_trips`, `trips` and `fast`, and call
@@ -63,10 +71,7 @@ class ElementRules:
         except LazyLoopError:
             raise
         except Exception as exc:  # a kernel refused its element: name it, do not leak it
-            raise EvaluationError(f"stream {node.id!r} ({node!r})", "stream/map",
-                                  f"its function refused element {i}: {type(exc).__name__}: "
-                                  f"{exc}", "give this layer inputs its operation accepts at "
-                                  "that element (the error above says which)") from None
+            raise kernel_refused(node, i, exc) from None
 
     def rule_project(self, node, act, i):
         whole = yield (node.call, act, i)

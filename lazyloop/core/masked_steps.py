@@ -20,8 +20,8 @@ that loop (another outer element) start masked.
 """
 from __future__ import annotations
 
-from .element_rules import apply_map, axis_extent, check_index, iterator_element
-from .errors import EvaluationError, LazyLoopError
+from .element_rules import apply_map, axis_extent, check_index, iterator_element, kernel_refused
+from .errors import LazyLoopError
 from .undefined import Partial
 
 
@@ -46,11 +46,7 @@ def masked_map_step(schedule, nid, node, finish):
         except LazyLoopError:
             raise
         except Exception as exc:
-            raise EvaluationError(f"stream {nid!r} ({node!r})", "stream/map",
-                                  f"its function refused element {k}: "
-                                  f"{type(exc).__name__}: {exc}", "give this layer inputs "
-                                  "its operation accepts at that element (the error above "
-                                  "says which)") from None
+            raise kernel_refused(node, k, exc) from None
         return finish(k, value)
     return compute
 

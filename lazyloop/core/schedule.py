@@ -26,9 +26,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .element_rules import axis_extent, check_index, while_holds
+from .element_rules import axis_extent, check_index, kernel_refused, while_holds
 from .enums import LoopOutput
-from .errors import LazyLoopError, EvaluationError
+from .errors import LazyLoopError
 from .batch import batch_maps
 from .compiled import trip_function
 from .fixpoint import first_check, settle, watch_for
@@ -201,11 +201,7 @@ class Schedule:
             except LazyLoopError:
                 raise
             except Exception as exc:
-                raise EvaluationError(f"stream {nid!r} ({node!r})", "stream/map",
-                                      f"its function refused element {k}: "
-                                      f"{type(exc).__name__}: {exc}", "give this layer inputs "
-                                      "its operation accepts at that element (the error above "
-                                      "says which)") from None
+                raise kernel_refused(node, k, exc) from None
             return finish(k, value)
         return compute
 
