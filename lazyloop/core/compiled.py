@@ -162,6 +162,9 @@ class Emitter:
 
     # -- the function -----------------------------------------------------------------------
     def trips(self, collected):
+        """The source of `bind(...)`, which returns `trips(i, until)`: the loop body of
+        `Schedule.run` for trips i .. until - 1, returning the first trip it did not finish
+        (`collected`: the streams CONCATENATE/REVERSE outputs collect, in order)."""
         d = self.d
         self.emit(2, "try:")
         cond = d.loop.while_
@@ -235,5 +238,6 @@ def trip_function(schedule, trip):
         [getattr(n.type, "dtype", None) for n in members],
         [schedule.admitted.get(n.id, getattr(n.type, "shape", None)) for n in members],
         schedule.invariant, schedule.invariants, schedule.get, schedule.iterate,
-        schedule.inner_element, schedule.check_element, None if schedule.record is None else schedule.record.append,
+        schedule.inner_element, schedule.check_element,
+        None if schedule.record is None else schedule.record.append,
         list(schedule.collected.values()))
