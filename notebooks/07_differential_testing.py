@@ -205,7 +205,7 @@ scan8 = [f for f in ort.findings if f["kind"] == "onnx-scan8"]
 assert len(scan8) == 1 and scan8[0]["ambiguity"] == "A14"
 scan_if = [f for f in ort.findings if f["kind"] == "onnx-scan-if"]
 slicer = "ort_value_tensor_slicer"
-assert len(scan_if) == 1 and slicer in scan_if[0]["error"]
+assert len(scan_if) == 1 and slicer in scan_if[0]["error"] and scan_if[0].key[1] == ("If", "Scan")
 first = min(zero_length, key=lambda f: f["crash_signal"] is not None)
 show(first)
 
@@ -273,6 +273,10 @@ finally:
 
 # %%
 ov = reports["openvino"]
+assert {f["kind"] for f in ov.findings} <= {"openvino-loop", "core"}
+errors = [f for f in ov.findings if f.key[3].startswith("error:")]
+assert len(errors) > len(ov.findings) / 2
+print(f"{len(errors)} of {len(ov.findings)} findings are errors, crashes among them")
 print("crash signals:", sorted({f["crash_signal"] for f in ov.findings if f["crash_signal"]}))
 (ov_finding,) = [f for f in ov.findings if f["ambiguity"]]
 assert ov_finding["ambiguity"] == "A22"

@@ -181,6 +181,10 @@ def print_rule_table(reports: Mapping[str, Report], width: int = 44) -> None:
         print("  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row[:4])), row[4])
 
 
+def _backend_label(backend: Mapping) -> str:
+    return f"{backend['name']} {backend['version'] or ''}".strip()
+
+
 def plot_outcomes(reports: Mapping[str, Report], ax=None):
     """One stacked bar per campaign: the report's `outcomes`, program by program."""
     import matplotlib.pyplot as plt
@@ -195,7 +199,8 @@ def plot_outcomes(reports: Mapping[str, Report], ax=None):
                    edgecolor="#555555", linewidth=0.5, label=status)
             bottom += heights
     ax.set_xticks(range(len(names)))
-    ax.set_xticklabels([f"{n}\n{reports[n]['backend']['name']}" for n in names], fontsize=8)
+    ax.set_xticklabels([f"{n}\n{_backend_label(reports[n]['backend'])}" for n in names],
+                       fontsize=8)
     ax.set_ylabel("generated programs")
     ax.legend(fontsize=8, frameon=False, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     ax.set_title("outcomes per campaign", fontsize=10, loc="left")
