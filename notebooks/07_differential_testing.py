@@ -42,6 +42,7 @@ import numpy as np
 import matplotlib.pyplot as plt
 import onnx, onnx.parser, onnx.printer
 import onnxruntime                       # section 2 replays one case on it, in a child process
+import openvino                          # section 3 runs one case on it, in a child process
 import lazyloop as ll
 import lazyloop.onnx
 import lazyloop.difftest as dt
