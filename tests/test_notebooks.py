@@ -344,14 +344,43 @@ def test_explore_without_a_live_kernel_draws_a_static_grid():
 
 
 def test_saved_campaign_findings_replay_on_lazyloop():
-    # rule: trip/both -- the planted fault's minimal Loop (M = 2, cond true) stacks [0, 1]
+    # rule: trip/both -- the planted Loop's minimal program (M = 2, cond true) stacks [0, 1]
+    # rule: iterator/reverse -- the planted Scan reads [[-1, -.75], [-.5, -.25]] last row first
     pytest.importorskip("onnx")
     import numpy as np
 
-    from lazyloop.teach import campaign
-    report = campaign.load_report(FOLDER / "data" / "campaign_planted_fault_seed0.json")
-    shape = next(f for f in report["findings"] if f["signature"][2] == "shape")
-    run = campaign.replay(shape)
-    assert campaign.still_expected(shape, run)
+    from lazyloop.teach import campaign, planted
+    report = campaign.load_report(FOLDER / "data" / "planted" / "report.json")
+    assert report["schema_version"] == 1 and report["backend"]["name"] == "planted-faults"
+    by_construct = {f.key[1]: f for f in report.findings}
+    assert set(by_construct) == {("Loop",), ("Scan",)}
+    loop, scan = by_construct[("Loop",)], by_construct[("Scan",)]
+    run = campaign.replay(loop)
+    assert campaign.still_expected(loop, run)
     assert np.array_equal(run.outputs["s0_stacked"], np.array([0.0, 1.0], np.float32))
-    assert shape["actual"]["s0_stacked"].tolist() == [0.0, 1.0, 2.0]   # one trip too many
+    actual = campaign.actual(loop, planted.two_faults())
+    assert actual["s0_stacked"].tolist() == [0.0, 1.0, 2.0]   # one trip too many
+    # the Scan doubles each row; reversed, lazyloop stacks row 1 then row 0
+    x = np.array([[-1, -0.75], [-0.5, -0.25]], np.float32)
+    assert np.array_equal(scan.feeds["x0"], x)
+    assert np.array_equal(scan.expected["o0_stacked"], 2 * x[::-1])
+    assert np.array_equal(campaign.actual(scan, planted.two_faults())["o0_stacked"], 2 * x)
+
+
+@pytest.mark.parametrize("text, says", [
+    ("not json", "not JSON"),
+    ('{"findings": []}', "no schema_version"),
+    ('{"schema_version": 2, "findings": []}', "schema_version is 2"),
+    ('{"schema_version": 1, "command": "conformance", "backend": {}, "seed": null, '
+     '"programs": {}, "outcomes": {}, "findings": []}', "not a `lazyloop check` report"),
+])
+def test_a_file_that_is_not_a_check_report_is_refused_clearly(tmp_path, text, says):
+    from lazyloop.core.errors import LazyLoopError
+    from lazyloop.teach import campaign
+    path = tmp_path / "report.json"
+    path.write_text(text)
+    with pytest.raises(LazyLoopError) as info:
+        campaign.load_report(path)
+    assert says in str(info.value) and "report.json" in str(info.value)
+    with pytest.raises(campaign.ReportError, match="cannot read"):
+        campaign.load_report(tmp_path / "missing.json")

@@ -30,8 +30,10 @@ Public helpers
 
 The helpers live in submodules (graph/layout/draw: diagrams; plots: matplotlib plots of
 traces and values; text: text views; notebook: registers, spec sections, value checks;
-exercises: the notebooks' exercises; interactive: sliders; campaign: saved difftest reports,
-imported as ``lazyloop.teach.campaign``) and are reachable as ``teach.NAME``.
+exercises: the notebooks' exercises; interactive: sliders) and are reachable as
+``teach.NAME``. Two are imported by name: ``lazyloop.teach.campaign`` reads the reports and
+case folders ``lazyloop check`` writes (notebook 7), and ``lazyloop.teach.planted`` is a
+plug-in backend with two planted faults (``--backend lazyloop.teach.planted:two_faults``).
 """
 from __future__ import annotations
 

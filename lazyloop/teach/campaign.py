@@ -1,98 +1,209 @@
-"""Saved differential-testing campaigns, for notebook 7: load a report written by
-notebooks/data/make_campaign.py, replay a finding's minimal program on lazyloop, and plot the
-outcomes, expected against actual values, and the shrinking.
+"""Saved differential-testing campaigns, for notebook 7: read the report `lazyloop check`
+writes (spec/52-report-schema.md, `schema_version` 1) with the case folders beside it
+(`--out DIR`: DIR/report.json and DIR/case_*), replay a finding's minimal program on lazyloop,
+run it again on a backend, and plot outcomes and expected against actual values.
 
-A report is plain JSON: counts, ``outcomes`` ([kind, status, count] of every generated
-program) and ``findings``, one per distinct disagreement (see the script's docstring).
+What a report holds is what the schema says: counts, outcomes, and per finding its root-cause
+key, kind, rules, ambiguity, differences (as text) and error. The program, its feeds and
+lazyloop's expected values (with the masks of defined positions) are in the finding's case
+folder; the backend's values are not saved anywhere (a case folder's README shows them as
+text), so `actual` runs the backend on the case again.
 """
 from __future__ import annotations
 
-import base64
 import json
 import pathlib
 from typing import Mapping, Optional
 
+import attrs
 import numpy as np
 
-STATUS_COLOURS = {"agree": "#93c47d", "disagree": "#e06666", "unsupported": "#cccccc",
-                  "invalid": "#eeeeee", "not-exportable": "#eeeeee"}
+from ..core.errors import InputError
+
+SCHEMA_VERSION = 1
+WHERE = "lazyloop.teach.campaign"
+STATUS_COLOURS = {"agree": "#93c47d", "disagree": "#e06666", "crash": "#990000",
+                  "hang": "#e69138", "oom": "#b4a7d6", "unsupported": "#cccccc",
+                  "refused-by-spec": "#eeeeee"}
 
 
-def load_report(path) -> dict:
-    """A saved campaign report, with its arrays as numpy arrays."""
-    data = json.loads(pathlib.Path(path).read_text())
-    for f in data["findings"]:
-        for part in ("feeds", "expected", "actual"):
-            if f.get(part) is not None:
-                f[part] = {k: as_array(v) for k, v in f[part].items()}
-        f["defined"] = {k: np.asarray(v, bool) for k, v in f["defined"].items()}
-    return data
+class ReportError(InputError):
+    """A file that is not a `lazyloop check` JSON report of a schema version this reads."""
 
 
-def as_array(spec: Mapping) -> np.ndarray:
-    """An array saved as {dtype, shape, values} (None stands for an undefined NaN)."""
-    values = spec["values"]
-    if spec["dtype"].startswith("float"):
-        values = np.asarray(values if values != [] else np.zeros(0), dtype=object)
-        values = np.where(values == None, np.nan, values)  # noqa: E711 (element-wise)
-    return np.asarray(values, dtype=spec["dtype"]).reshape(spec["shape"])
+def _refuse(path, problem: str):
+    raise ReportError(f"{WHERE}.load_report({str(path)!r})", "spec/52", problem,
+                      "give the report.json that `lazyloop check --out DIR` (or --json PATH) "
+                      f"writes, schema_version {SCHEMA_VERSION}")
 
 
-def model_of(finding):
-    """The minimal program as an ONNX ModelProto (None for an OpenVINO program, saved as its
-    outline text only)."""
-    program = finding["program"]
-    if program["format"] != "onnx":
-        return None
-    import onnx
-    return onnx.load_from_string(base64.b64decode(program["bytes"]))
+@attrs.frozen
+class Finding:
+    """One finding of a report: `entry` as the report holds it, and its case folder
+    (`lazyloop.difftest.cases.SavedCase`), None when the folder is not there."""
+    entry: Mapping
+    case: Optional[object]
+
+    def __getitem__(self, field):
+        return self.entry[field]
+
+    @property
+    def key(self) -> tuple:
+        """The root-cause key's four parts: (format, loop constructs, control rules, what
+        went wrong); constructs and rules as tuples (spec/51-difftest.md)."""
+        fmt, ops, rules, what = self.entry["root_cause"].split(" | ", 3)
+        split = (lambda text, sep: () if text == "-" else tuple(text.split(sep)))
+        return fmt, split(ops, "+"), split(rules, ","), what
+
+    def _data(self):
+        if self.case is None:
+            raise ReportError(f"{WHERE}: finding {self.entry['root_cause']!r}", "spec/52",
+                              f"its case folder {self.entry['case']!r} is not beside the "
+                              "report", "keep the case folders `lazyloop check --out` wrote")
+        return self.case.data_sets[0]
+
+    @property
+    def model_path(self) -> str:
+        self._data()
+        return self.case.model_path
+
+    @property
+    def feeds(self) -> dict:
+        return self._data().inputs
+
+    @property
+    def expected(self) -> dict:
+        return self._data().expected
+
+    @property
+    def defined(self) -> dict:
+        return self._data().defined
+
+
+@attrs.frozen
+class Report:
+    """A `lazyloop check` report: `document` is the JSON as written; `findings` wraps each
+    finding with its case folder."""
+    path: pathlib.Path
+    document: Mapping
+    findings: tuple
+
+    def __getitem__(self, field):
+        return self.document[field]
+
+
+def load_report(path) -> Report:
+    """Read and check a report (`schema_version` 1, `command` "check") and the case folders
+    beside it; a wrong file raises `ReportError` saying what is wrong with it."""
+    from ..difftest.cases import read_case
+    path = pathlib.Path(path)
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        _refuse(path, f"cannot read it ({exc.strerror})")
+    except (UnicodeDecodeError, ValueError) as exc:
+        _refuse(path, f"it is not JSON ({exc})")
+    if not isinstance(document, dict) or "schema_version" not in document:
+        _refuse(path, "it is not a lazyloop report (no schema_version)")
+    if document["schema_version"] != SCHEMA_VERSION:
+        _refuse(path, f"its schema_version is {document['schema_version']!r}; this reader "
+                      f"knows {SCHEMA_VERSION}")
+    missing = [k for k in ("command", "backend", "seed", "programs", "outcomes", "findings")
+               if k not in document]
+    if missing or document["command"] != "check":
+        _refuse(path, f"it is not a `lazyloop check` report (command "
+                      f"{document.get('command')!r}, missing {missing})")
+    findings = []
+    for entry in document["findings"]:
+        folder = path.parent / entry["case"] if entry.get("case") else None
+        case = read_case(str(folder)) if folder is not None and folder.is_dir() else None
+        findings.append(Finding(entry, case))
+    return Report(path, document, tuple(findings))
+
+
+def load_model(finding):
+    """The finding's minimal program: an ONNX ModelProto, or an OpenVINO model."""
+    path = finding.model_path
+    if path.endswith(".onnx"):
+        import onnx
+        return onnx.load(path)
+    import openvino as ov
+    return ov.Core().read_model(path)
 
 
 def replay(finding):
-    """Evaluate a finding's minimal ONNX program with lazyloop, with its trace: the frontend's
-    run (``.outputs`` by the model's output names, ``.evaluation`` with the plan and trace)."""
-    import lazyloop.onnx
-    model = model_of(finding)
-    if model is None:
-        raise ValueError("only ONNX programs are saved in a replayable form")
-    return lazyloop.onnx.run(model, finding["feeds"], trace=True)
+    """Evaluate a finding's minimal program with lazyloop, with its trace: the frontend's
+    run (``.outputs``, ``.defined``, ``.evaluation`` with the plan and trace)."""
+    model = load_model(finding)
+    if finding.model_path.endswith(".onnx"):
+        import lazyloop.onnx
+        return lazyloop.onnx.run(model, finding.feeds, trace=True)
+    import lazyloop.openvino
+    return lazyloop.openvino.run(model, finding.feeds, trace=True)
 
 
 def still_expected(finding, run) -> bool:
-    """True when lazyloop, today, gives the values the report saved (where they are defined)."""
-    for name, want in finding["expected"].items():
-        got = np.asarray(run.outputs[name])
-        mask = np.broadcast_to(finding["defined"].get(name, True), want.shape)
-        if got.shape != want.shape or not np.allclose(got[mask], want[mask], equal_nan=True):
-            return False
-    return True
+    """True when lazyloop, today, gives the values the case saved (where they are defined)."""
+    from ..difftest.comparing import compare
+    return not compare(finding.expected, finding.defined, run.outputs)
 
 
-def plot_outcomes(reports: Mapping[str, dict], ax=None):
-    """One stacked bar per backend and program kind: how many generated programs agreed,
-    disagreed or were refused."""
+def actual(finding, backend) -> dict:
+    """The backend's values on the finding's case, run again (a report does not save them);
+    `backend` is a backend object (`dt.backend(...)`, `dt.Isolated(...)`). A backend that
+    fails raises, as it did in the campaign."""
+    fresh = {k: np.array(v) for k, v in finding.feeds.items()}
+    return {k: np.asarray(v) for k, v in backend.run(load_model(finding), fresh).items()}
+
+
+def rule_table(reports: Mapping[str, Report]) -> list:
+    """One row per finding: campaign, program kind, what went wrong, the control rules of its
+    root-cause key (the rules that decide how many trips run and what each reads), and the
+    ambiguity that explains it with that register entry's rule, or '-'."""
+    from .notebook import _registers
+    register = _registers()
+    rows = []
+    for name, report in reports.items():
+        for f in report.findings:
+            _, _, rules, what = f.key
+            amb = f["ambiguity"]
+            rows.append((name, f["kind"], what, ", ".join(rules) or "-",
+                         f"{amb} ({register[amb].rule})" if amb in register else amb or "-"))
+    return rows
+
+
+def print_rule_table(reports: Mapping[str, Report], width: int = 44) -> None:
+    rows = [("campaign", "kind", "what went wrong", "control rules", "ambiguity")]
+    rows += [(c, k, w if len(w) <= width else w[:width - 1] + "…", r, a)
+             for c, k, w, r, a in rule_table(reports)]
+    widths = [max(len(row[i]) for row in rows) for i in range(4)]
+    for row in rows:
+        print("  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row[:4])), row[4])
+
+
+def _backend_label(backend: Mapping) -> str:
+    return f"{backend['name']} {backend['version'] or ''}".strip()
+
+
+def plot_outcomes(reports: Mapping[str, Report], ax=None):
+    """One stacked bar per campaign: the report's `outcomes`, program by program."""
     import matplotlib.pyplot as plt
-    bars = []   # (label, {status: n})
-    for backend, report in reports.items():
-        kinds = {}
-        for kind, status, n in report["outcomes"]:
-            kinds.setdefault(kind, {})[status] = n
-        for kind, counts in sorted(kinds.items()):
-            bars.append((f"{backend}\n{kind}", counts))
     if ax is None:
-        _, ax = plt.subplots(figsize=(max(6, 1.15 * len(bars) + 2), 3.6))
-    statuses = [s for s in STATUS_COLOURS if any(s in c for _, c in bars)]
-    bottom = np.zeros(len(bars))
-    for status in statuses:
-        heights = np.array([c.get(status, 0) for _, c in bars], float)
-        ax.bar(range(len(bars)), heights, bottom=bottom, color=STATUS_COLOURS[status],
-               edgecolor="#555555", linewidth=0.5, label=status)
-        bottom += heights
-    ax.set_xticks(range(len(bars)))
-    ax.set_xticklabels([label for label, _ in bars], fontsize=7)
+        _, ax = plt.subplots(figsize=(7, 3.4))
+    names = list(reports)
+    bottom = np.zeros(len(names))
+    for status, colour in STATUS_COLOURS.items():
+        heights = np.array([reports[n]["outcomes"].get(status, 0) for n in names], float)
+        if heights.any():
+            ax.bar(range(len(names)), heights, bottom=bottom, color=colour,
+                   edgecolor="#555555", linewidth=0.5, label=status)
+            bottom += heights
+    ax.set_xticks(range(len(names)))
+    ax.set_xticklabels([f"{n}\n{_backend_label(reports[n]['backend'])}" for n in names],
+                       fontsize=8)
     ax.set_ylabel("generated programs")
     ax.legend(fontsize=8, frameon=False, loc="upper left", bbox_to_anchor=(1.0, 1.0))
-    ax.set_title("outcomes per backend and program kind", fontsize=10, loc="left")
+    ax.set_title("outcomes per campaign", fontsize=10, loc="left")
     return ax
 
 
@@ -132,31 +243,34 @@ def _heatmap(ax, value, defined, title, limits=(0.0, 1.0)):
     ax.set_yticks(range(grid.shape[0]))
 
 
-def plot_expected_actual(finding, title: Optional[str] = None):
+def plot_expected_actual(finding, actual: Optional[Mapping] = None,
+                         title: Optional[str] = None):
     """Each output of a finding: lazyloop's expected value (undefined positions hatched, `?`)
-    beside the backend's value, or the backend's error."""
+    beside the backend's value (`actual`, from `actual(finding, backend)`), or, without
+    one, the backend's error as the report saved it."""
     import matplotlib.pyplot as plt
-    names = list(finding["expected"])
-    seen = [np.asarray(v, float)[np.broadcast_to(finding["defined"].get(k, True), np.shape(v))]
-            for k, v in finding["expected"].items()]
-    seen += [np.asarray(v, float).ravel() for v in (finding.get("actual") or {}).values()]
+    expected, defined, actual = finding.expected, finding.defined, actual or {}
+    names = list(expected)
+    seen = [np.asarray(v, float)[np.broadcast_to(defined.get(k, True), np.shape(v))]
+            for k, v in expected.items()]
+    seen += [np.asarray(v, float).ravel() for v in actual.values()]
     values = np.concatenate([s.ravel() for s in seen]) if seen else np.zeros(0)
     values = values[np.isfinite(values)]
     limits = (float(values.min()), float(values.max())) if values.size else (0.0, 1.0)
     fig, axes = plt.subplots(len(names), 2, figsize=(9, 1.2 + 1.3 * len(names)), squeeze=False)
     for row, name in zip(axes, names):
-        want = finding["expected"][name]
-        _heatmap(row[0], want, finding["defined"].get(name),
+        want = expected[name]
+        _heatmap(row[0], want, defined.get(name),
                  f"{name}: expected (lazyloop), shape {list(want.shape)}", limits)
-        actual = (finding.get("actual") or {}).get(name)
-        if actual is None:
+        got = actual.get(name)
+        if got is None:
             row[1].set_axis_off()
-            row[1].text(0, 0.5, "backend: " + _wrap_error(finding.get("error")),
+            row[1].text(0, 0.5, "backend: " + _wrap_error(finding["error"]),
                         fontsize=8, va="center", transform=row[1].transAxes, wrap=True)
         else:
-            _heatmap(row[1], actual, None,
-                     f"{name}: actual (backend), shape {list(actual.shape)}", limits)
-    fig.suptitle(title or finding["signature"][2][:90], fontsize=10, x=0.01, ha="left")
+            _heatmap(row[1], got, None,
+                     f"{name}: actual (backend), shape {list(np.shape(got))}", limits)
+    fig.suptitle(title or finding["root_cause"][:90], fontsize=10, x=0.01, ha="left")
     fig.tight_layout()
     return axes
 
@@ -165,21 +279,3 @@ def _wrap_error(text, width=60) -> str:
     import textwrap
     text = (text or "no value").split("Status Message:")[-1].strip()
     return "\n".join(textwrap.wrap(text[:240], width))
-
-
-def plot_shrinking(findings: Mapping[str, dict], ax=None):
-    """Program size (nodes, nested graphs included) of each failing program the shrinker met,
-    in order, with the smallest so far as a line."""
-    import matplotlib.pyplot as plt
-    if ax is None:
-        _, ax = plt.subplots(figsize=(8, 3.2))
-    for label, f in findings.items():
-        sizes = f["shrink_sizes"]
-        line = ax.plot(range(len(sizes)), np.minimum.accumulate(sizes), lw=2, label=label)[0]
-        ax.plot(range(len(sizes)), sizes, "o", ms=3, color=line.get_color(), alpha=0.5)
-    ax.set_xlabel("failing program met while shrinking (in order)")
-    ax.set_ylabel("program size (nodes)")
-    ax.set_title("shrinking: dots are failing candidates, lines the smallest so far",
-                 fontsize=10, loc="left")
-    ax.legend(fontsize=7, frameon=False, loc="upper left", bbox_to_anchor=(1.0, 1.0))
-    return ax

@@ -213,7 +213,7 @@ def _():
     for i in range(4):
         c = np.tanh(c + np.float32(i))
         values.append(float(c))
-    backend_value = 0.9773191809654236          # the backend's answer, saved in the report
+    backend_value = 0.9773191809654236          # the backend's answer, shown in the notebook
     trips = 1 + int(np.argmin([abs(v - backend_value) for v in values]))
     return {"right": "lazyloop", "backend_trips": trips}
 

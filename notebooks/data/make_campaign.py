@@ -1,156 +1,74 @@
-"""Write the campaign reports notebook 7 replays (notebooks/data/campaign_*.json).
+"""Write the campaigns notebook 7 replays, with the command line itself.
 
     PYTHONPATH=. python notebooks/data/make_campaign.py
 
-Each report is one seeded run of ``lazyloop.difftest.check`` against a backend, saved with
-what a reader needs to replay it without rerunning hypothesis: the counts, the outcome of
-every generated program by kind, and for each distinct disagreement its minimal program (ONNX
-models as serialized bytes, base64; OpenVINO models as their outline text), the feeds,
-lazyloop's expected values with their masks, the backend's values or error, the rules the
-program exercises, and the size of each smaller failing program the shrinker found, in order.
+Each campaign is one seeded `lazyloop check ... --out notebooks/data/NAME` run, so what the
+notebook reads is exactly what the command line leaves behind: `NAME/report.json` (the
+versioned report of spec/52-report-schema.md) and one case folder per finding (`model.onnx`
+or `model.xml`, `test_data_set_0/`, README.md, repro.py). To keep the repository lean, only
+the case folders the notebook opens are kept (`KEEP` below); the report still names the others.
 
-The shrinking is time-bounded, so a rerun may shrink differently; the committed report is
-what notebook 7 reads. (When the CLI's ``lazyloop check --json`` report lands, this script
-should write that schema instead.)
+The shrinking is bounded by steps, not seconds, so a rerun with the same lazyloop and
+backend versions gives the same findings; the committed reports are what notebook 7 reads.
 """
 from __future__ import annotations
 
-import base64
-import json
+import os
 import pathlib
+import shutil
+import subprocess
 import sys
-from collections import Counter
-
-import numpy as np
+import time
 
 HERE = pathlib.Path(__file__).resolve().parent
+ROOT = HERE.parent.parent
+
+# name -> the arguments of `lazyloop check` (besides --out NAME --quiet)
+CAMPAIGNS = {
+    # lazyloop's own ONNX frontend with two planted faults (lazyloop/teach/planted.py)
+    "planted": ["--backend", "lazyloop.teach.planted:two_faults", "--kind", "onnx-loop",
+                "--kind", "onnx-scan9", "--examples", "100", "--seed", "0"],
+    "onnxruntime": ["--backend", "onnxruntime", "--examples", "200", "--seed", "0"],
+    "openvino": ["--backend", "openvino", "--format", "openvino", "--examples", "40",
+                 "--seed", "1"],
+}
+
+# name -> which findings' case folders the notebook opens (the others are deleted)
+KEEP = {
+    "planted": lambda f: True,
+    "onnxruntime": lambda f: f["kind"] == "onnx-scan9",
+    "openvino": lambda f: f["ambiguity"] is not None,
+}
 
 
-def _array(v):
-    a = np.asarray(v)
-    return {"dtype": str(a.dtype), "shape": list(a.shape),
-            "values": np.where(np.isnan(a), None, a).tolist() if a.dtype.kind == "f"
-            else a.tolist()}
+def run(name: str, args) -> float:
+    """One campaign into HERE/name (replacing an earlier one); returns its wall time."""
+    out = HERE / name
+    if out.exists():
+        shutil.rmtree(out)
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    started = time.monotonic()
+    status = subprocess.run([sys.executable, "-m", "lazyloop", "check", *args, "--out", name,
+                             "--quiet"], cwd=HERE, env=env, stdout=subprocess.DEVNULL).returncode
+    seconds = time.monotonic() - started
+    if status not in (0, 1):  # 1: findings count, which is what we are after
+        raise SystemExit(f"lazyloop check for {name} ended with status {status}")
+    prune(name)
+    return seconds
 
 
-def _size(model) -> int:
-    """A program's size: its nodes, those of nested graphs included (ONNX), or its ops."""
-    import onnx
-    if isinstance(model, onnx.ModelProto):
-        def count(graph):
-            n = 0
-            for node in graph.node:
-                n += 1
-                for attr in node.attribute:
-                    if attr.type == onnx.AttributeProto.GRAPH:
-                        n += count(attr.g)
-            return n
-        return count(model.graph)
-    return len(model.get_ordered_ops())
-
-
-def _program(model):
-    import onnx
-    if isinstance(model, onnx.ModelProto):
-        import onnx.printer
-        return {"format": "onnx", "text": onnx.printer.to_text(model.graph),
-                "bytes": base64.b64encode(model.SerializeToString()).decode()}
-    from lazyloop import teach
-    return {"format": "openvino", "text": teach.openvino_outline(model)}
-
-
-def campaign(backend, name, **options):
-    """Run one campaign, recording every program the checker runs (to follow the shrinking)."""
-    import lazyloop.difftest as dt
-    from lazyloop.difftest import checking
-
-    seen = []   # (signature, size) of each disagreeing program the shrinker checked, in order
-    outcomes = Counter()   # (kind, status) of the generated programs
-    stage = ["generate"]
-    original = checking.Checker.outcome
-
-    def progress(name, done, total, report):
-        stage[0] = name
-
-    def outcome(self, subject):
-        out = original(self, subject)
-        if stage[0] == "generate":
-            outcomes[subject.kind, out.status] += 1
-        if out.status == "disagree" and stage[0] == "shrink":
-            try:
-                seen.append((out.signature(subject), _size(subject.model())))
-            except Exception:
-                pass
-        return out
-
-    checking.Checker.outcome = outcome
-    try:
-        report = dt.check(backend, progress=progress, **options)
-    finally:
-        checking.Checker.outcome = original
-    findings = []
-    for d in report.disagreements:
-        sizes = [s for sig, s in seen if sig == d.signature]
-        findings.append({
-            "subject_kind": d.subject.kind if d.subject else "?",
-            "signature": list(d.signature),
-            "differences": [{"output": x.output, "kind": x.kind, "detail": x.detail}
-                            for x in d.differences],
-            "error": (d.error or "").strip()[:400] or None,
-            "ambiguity": d.ambiguity,
-            "rules": sorted(d.rules),
-            "shrunk": d.shrunk,
-            "found_after": d.found_after,
-            "occurrences": d.occurrences,
-            "shrink_sizes": sizes,   # each failing program the shrinker met, in order
-            "program": _program(d.model),
-            "feeds": {k: _array(v) for k, v in d.feeds.items()},
-            "expected": {k: _array(v) for k, v in d.expected.items()},
-            "defined": {k: np.broadcast_to(np.asarray(m), np.shape(d.expected[k])).tolist()
-                        for k, m in d.defined.items() if k in d.expected},
-            "actual": None if d.actual is None else {k: _array(v) for k, v in d.actual.items()},
-        })
-    return {"backend": name, "seed": report.seed, "options": {k: v for k, v in options.items()
-                                                             if k != "kinds"},
-            "kinds": list(options.get("kinds") or []),
-            "generated": report.generated, "examples": report.examples,
-            "agreements": report.agreements, "instances": report.instances,
-            "unsupported": report.unsupported_count, "invalid": report.invalid,
-            "not_exportable": report.not_exportable,
-            "outcomes": [[kind, status, n] for (kind, status), n in sorted(outcomes.items())],
-            "findings": findings}
+def prune(name: str) -> None:
+    import json
+    report = json.loads((HERE / name / "report.json").read_text())
+    for f in report["findings"]:
+        if f["case"] and not KEEP[name](f):
+            shutil.rmtree(HERE / name / f["case"])
 
 
 def main():
-    import onnxruntime
-    import openvino
-
-    import lazyloop.difftest as dt
-    versions = {"onnxruntime": onnxruntime.__version__,
-                "openvino": openvino.__version__.split("-")[0]}
-    ort = dt.Isolated("onnxruntime")
-    try:
-        runs = {
-            "campaign_planted_fault_seed0.json": campaign(
-                dt.TripCountPlusOne(ort), "onnxruntime with a planted fault (M + 1 trips)",
-                max_examples=25, seed=0, kinds=("onnx-loop",), shrink_steps=100),
-            "campaign_onnxruntime_seed0.json": campaign(
-                ort, "onnxruntime " + versions["onnxruntime"], max_examples=60, seed=0,
-                shrink_steps=100),
-        }
-    finally:
-        ort.close()
-    ov = dt.Isolated("openvino")
-    try:
-        runs["campaign_openvino_seed1.json"] = campaign(
-            ov, "openvino " + versions["openvino"] + " CPU", max_examples=12, seed=1,
-            formats=("openvino",), shrink_steps=100)
-    finally:
-        ov.close()
-    for name, data in runs.items():
-        data["versions"] = versions
-        (HERE / name).write_text(json.dumps(data, indent=1) + "\n")
-        print(name, len(data["findings"]), "findings", file=sys.stderr)
+    for name, args in CAMPAIGNS.items():
+        seconds = run(name, args)
+        print(f"{name}: {seconds:.1f} s", file=sys.stderr)
 
 
 if __name__ == "__main__":
