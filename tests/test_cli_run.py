@@ -157,6 +157,23 @@ def test_rerun_a_case_on_a_backend_prints_the_difference(cases, tmp_path):
     assert done.returncode == 0 and "lazyloop against lazyloop: same" in done.stdout
 
 
+def test_a_plug_in_backends_case_is_re_run_as_its_readme_says(tmp_path):
+    # the planted-fault backend of notebook 7 (every Loop runs M + 1 trips): its case's
+    # README names the module:factory it was found with, and `run` takes it
+    done = cli("check", "--backend", "lazyloop.teach.planted:two_faults", "--kind", "onnx-loop",
+               "--examples", "30", "--seed", "0", "--no-shrink", "--out", "out", "--quiet",
+               cwd=tmp_path)
+    assert done.returncode == 1, done.stderr
+    case = sorted((tmp_path / "out").glob("case_*"))[0]
+    rerun = re.search(r"re-run: `lazyloop run (\S+) --backend (\S+)`",
+                      (case / "README.md").read_text())
+    assert rerun and rerun.group(2) == "lazyloop.teach.planted:two_faults"
+    done = cli("run", rerun.group(1), "--backend", rerun.group(2), cwd=tmp_path / "out")
+    assert done.returncode == 1 and "two_faults against lazyloop: DIFFERENT" in done.stdout
+    done = cli("run", rerun.group(1), "--backend", "nope:nothing", cwd=tmp_path / "out")
+    assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1
+
+
 def test_not_a_case_folder(tmp_path):
     done = cli("run", str(tmp_path), cwd=tmp_path)
     assert done.returncode == 2 and "is not a case folder" in done.stderr

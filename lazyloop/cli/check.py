@@ -150,7 +150,7 @@ def _check_command(argv) -> int:
     command = "lazyloop check " + " ".join(shlex.quote(a) for a in argv)
     if args.out:
         context = Context(report.backend, report.backend_version, lazyloop_version(),
-                          args.seed, command)
+                          args.seed, command, rerun_backend=shlex.quote(args.backend))
         for k, d in enumerate(report.disagreements):
             kind = re.sub(r"[^a-z0-9]+", "-", d.kind.lower())[:40]
             name = f"case_{k:03d}_{d.signature[1]}_{kind}".strip("-")

@@ -126,9 +126,14 @@ def against_backend(args, model_path, feeds, outputs, masks) -> bool:
 
 
 def start_backend(name, timeout):
-    from ..difftest import BACKENDS, Isolated
-    if name not in BACKENDS:
-        raise UsageError(f"--backend {name}: unknown backend; built-in: {sorted(BACKENDS)}")
+    """The backend `--backend` names, as `check` takes it: a built-in name, an entry point
+    of `lazyloop.backends`, or module:factory; isolated in a child process."""
+    from ..difftest import Isolated
+    from ..difftest.plugins import BackendSpecError, factory_of
+    try:
+        factory_of(name)
+    except BackendSpecError as exc:
+        raise UsageError(f"--backend {name}: {exc.args[0]}") from None
     return Isolated(name, timeout=timeout)
 
 

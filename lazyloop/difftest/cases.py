@@ -36,6 +36,7 @@ class Context:
     lazyloop_version: str = "?"
     seed: Optional[int] = None
     command: Optional[str] = None
+    rerun_backend: Optional[str] = None  # what --backend was given (a plug-in's module:factory)
 
     @classmethod
     def of(cls, report) -> "Context":
@@ -153,7 +154,8 @@ def case_readme(name: str, d: Disagreement, context: Context = Context()) -> str
              f"- lazyloop: {context.lazyloop_version}",
              f"- seed: {context.seed}",
              f"- found by: `{context.command or 'lazyloop check'}`",
-             f"- re-run: `lazyloop run {name} --backend {context.backend}` (from the folder "
+             f"- re-run: `lazyloop run {name} --backend "
+             f"{context.rerun_backend or context.backend}` (from the folder "
              "holding this case)", "",
              "## What differs", ""]
     for x in d.differences:
