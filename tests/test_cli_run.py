@@ -263,3 +263,31 @@ def test_rerun_an_openvino_case_on_openvino(tmp_path):
     done = cli("run", "c/openvino_zero_trips", "--backend", "openvino", cwd=tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "[4. 8.]" in done.stdout and "openvino against lazyloop: same" in done.stdout
+
+
+def test_a_case_with_sequence_and_optional_values_is_read_back(tmp_path):
+    # a case folder holds SequenceProto / OptionalProto files where the model's values are
+    # sequences or optionals (ONNX's backend-test layout); `run` reads them back by the
+    # model's types: s = [x, x], o = Optional(x) (written as x), e = the empty optional
+    from lazyloop.difftest.cases import read_case, write_data_set
+    x = np.array([1.5, -2.0], np.float32)
+    ftype = helper.make_tensor_type_proto(TensorProto.FLOAT, [2])
+    graph = helper.make_graph(
+        [helper.make_node("SequenceConstruct", ["x", "x"], ["s"]),
+         helper.make_node("Optional", ["x"], ["o"]),
+         helper.make_node("Optional", [], ["e"], type=ftype)], "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+        [helper.make_value_info("s", helper.make_sequence_type_proto(ftype)),
+         helper.make_value_info("o", helper.make_optional_type_proto(ftype)),
+         helper.make_value_info("e", helper.make_optional_type_proto(ftype))])
+    case = tmp_path / "case_seq"
+    case.mkdir()
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)]),
+              str(case / "model.onnx"))
+    write_data_set(str(case / "test_data_set_0"), {"x": x}, {"s": [x, x], "o": x, "e": None},
+                   {})
+    (data,) = read_case(str(case)).data_sets
+    assert [v.tolist() for v in data.expected["s"]] == [x.tolist(), x.tolist()]
+    assert data.expected["o"].tolist() == x.tolist() and data.expected["e"] is None
+    done = cli("run", str(case), cwd=tmp_path)
+    assert done.returncode == 0 and "saved expected outputs: same" in done.stdout, done.stdout

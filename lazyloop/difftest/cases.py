@@ -216,29 +216,54 @@ def read_case(directory: str) -> SavedCase:
                        "and test_data_set_*/ (as `lazyloop check --out` and `lazyloop "
                        "conformance export` write them)")
     fmt = "onnx" if model.endswith(".onnx") else "openvino"
-    return SavedCase(directory, model, fmt, [read_data_set(s) for s in sets])
+    kinds = value_kinds(model) if fmt == "onnx" else ({}, {})
+    return SavedCase(directory, model, fmt, [read_data_set(s, kinds) for s in sets])
 
 
-def read_data_set(path: str) -> DataSet:
-    inputs = dict(_named(path, "input"))
+def value_kinds(model_path):
+    """({input position: kind}, {output position: kind}) of an ONNX model's graph, each kind
+    `tensor_type`, `sequence_type` or `optional_type`: what each .pb file holds."""
+    import onnx
+    graph = onnx.load(model_path, load_external_data=False).graph
+    return tuple({k: v.type.WhichOneof("value") for k, v in enumerate(values)}
+                 for values in (graph.input, graph.output))
+
+
+def read_data_set(path: str, kinds=({}, {})) -> DataSet:
+    inputs = dict(_named(path, "input", kinds[0]))
     expected, defined = {}, {}
-    for k, (name, value) in enumerate(_named(path, "output")):
+    for k, (name, value) in enumerate(_named(path, "output", kinds[1])):
         expected[name] = value
         mask_path = os.path.join(path, f"defined_{k}.pb")
-        defined[name] = (_read_tensor(mask_path)[1].astype(bool) if os.path.exists(mask_path)
-                         else np.ones(np.shape(value), bool))
+        if value is None or isinstance(value, list):
+            defined[name] = True  # a sequence or an optional: written only when defined
+        else:
+            defined[name] = (_read_value(mask_path)[1].astype(bool)
+                             if os.path.exists(mask_path) else np.ones(np.shape(value), bool))
     return DataSet(os.path.basename(path), inputs, expected, defined)
 
 
-def _named(path, prefix):
+def _named(path, prefix, kinds):
     files = sorted(glob.glob(os.path.join(path, f"{prefix}_*.pb")),
                    key=lambda p: int(os.path.basename(p)[len(prefix) + 1:-3]))
-    return [_read_tensor(p) for p in files]
+    return [_read_value(p, kinds.get(k)) for k, p in enumerate(files)]
 
 
-def _read_tensor(path):
+def _read_value(path, kind=None):
+    """(name, value) of a .pb file: a TensorProto, or, where the model says so, a
+    SequenceProto (a list) or an OptionalProto (None when empty; `write_data_set` writes an
+    optional that holds a value as that value's TensorProto, whose bytes carry no
+    OptionalProto name)."""
     import onnx
     from onnx import numpy_helper
     with open(path, "rb") as f:
-        tensor = onnx.TensorProto.FromString(f.read())
+        data = f.read()
+    if kind == "sequence_type":
+        proto = onnx.SequenceProto.FromString(data)
+        return proto.name, [np.asarray(v) for v in numpy_helper.to_list(proto)]
+    if kind == "optional_type":
+        proto = onnx.OptionalProto.FromString(data)
+        if proto.name:
+            return proto.name, numpy_helper.to_optional(proto)
+    tensor = onnx.TensorProto.FromString(data)
     return tensor.name, numpy_helper.to_array(tensor)
