@@ -135,3 +135,28 @@ def test_an_inner_loop_reading_the_outer_loop_only_in_some_runs_is_left_to_the_r
     assert int(split(machine.demand(nid))[0]) == 74
     assert not scheduled_nests(machine)
     assert int(list(ll.run(net, {}).outputs.values())[0]) == 74
+
+
+def test_runs_of_an_inner_loop_leave_nothing_behind(monkeypatch):
+    # stream/memo -- each run's schedule is freed when the run ends, without waiting for
+    # Python's cycle collector (its steps would otherwise keep it in a reference cycle), and
+    # `ll.evaluate` keeps no per-run trip counts: the enclosing loop's memory stays flat
+    import gc
+    import weakref
+    from lazyloop.core import schedule as sched
+    made = []
+    real = sched.Schedule.__init__
+
+    def spy(self, *args, **kwargs):
+        real(self, *args, **kwargs)
+        made.append(weakref.ref(self))
+    monkeypatch.setattr(sched.Schedule, "__init__", spy)
+    net, outer, inner = carried_through(50, 3)
+    gc.disable()
+    try:
+        (y,) = ll.evaluate(net, {"xs": np.ones(3, np.float32)}).values()
+        alive = [r for r in made if r() is not None]
+    finally:
+        gc.enable()
+    assert float(y) == 150.0 and len(made) == 51  # the outer run and 50 inner runs
+    assert not alive

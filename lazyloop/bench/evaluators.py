@@ -157,7 +157,51 @@ def bench_memory(cfg) -> List[Row]:
             f"{kib(fast_at_ref)} ll.evaluate", ref_peak / fast_at_ref, None,
             note="the reference (a traced run) keeps every element",
             values=dict(reference_peak=ref_peak)),
-    ] + big_state_rows(cfg)
+    ] + nested_state_rows(cfg) + big_state_rows(cfg)
+
+
+def nested_state_network(outer: int, inner: int, elements: int) -> Network:
+    """s = zeros(elements); `outer` times: s = (the inner loop: `inner` times z = z + 1,
+    from z = s); output LAST_VALUE(s) = outer * inner everywhere."""
+    net = Network()
+    start = net.add_constant((elements,), np.zeros(elements, np.float32)).get_output(0)
+    ones = net.add_constant((elements,), np.ones(elements, np.float32)).get_output(0)
+    out_loop = net.add_loop()
+    out_loop.add_trip_limit(net.add_constant((), np.array(outer, np.int32)).get_output(0),
+                            TripLimit.COUNT)
+    s = out_loop.add_recurrence(start)
+    in_loop = net.add_loop()
+    in_loop.add_trip_limit(net.add_constant((), np.array(inner, np.int32)).get_output(0),
+                           TripLimit.COUNT)
+    z = in_loop.add_recurrence(s.get_output(0))
+    z.set_input(1, net.add_elementwise(z.get_output(0), ones,
+                                       ElementWiseOperation.SUM).get_output(0))
+    s.set_input(1, in_loop.add_loop_output(z.get_output(0),
+                                           LoopOutput.LAST_VALUE).get_output(0))
+    out = out_loop.add_loop_output(s.get_output(0), LoopOutput.LAST_VALUE)
+    out.get_output(0).name = "s"
+    net.mark_output(out.get_output(0))
+    return net
+
+
+def nested_state_rows(cfg) -> List[Row]:
+    """A state carried through an inner loop of 10 trips: the enclosing loop runs on its
+    schedule too (spec/14), so its peak does not grow with its trips either."""
+    elements, inner = cfg["state_elements"], 10
+    many, few = (t // inner for t in cfg["memory_trips"])
+    peaks = {}
+    for outer in (many, few):
+        net = nested_state_network(outer, inner, elements)
+        ll_eval(nested_state_network(2, inner, elements), {})
+        box = {}
+        peaks[outer] = peak_memory(lambda: box.__setitem__("s", ll_eval(net, {})["s"]))
+        assert float(box["s"][0]) == outer * inner
+    return [Row("c5", f"{kib(elements * 4)} state through an inner loop, peak at {many:,} "
+                f"outer trips: ll.evaluate", kib(peaks[many]),
+                f"{kib(peaks[few])} at {few:,} outer trips", peaks[many] / peaks[few], 1.25,
+                note=f"{inner} inner trips per outer trip; "
+                     f"{peaks[many] / (elements * 4):.1f} states live at the peak",
+                values=dict(peak_many=peaks[many], peak_few=peaks[few]))]
 
 
 def big_state_rows(cfg) -> List[Row]:

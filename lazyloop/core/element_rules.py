@@ -152,7 +152,8 @@ class ElementRules:
         if n == 0 and self.plan.profile == "openvino" and self.readings["A5"] == "refuse":
             raise EvaluationError(loop, "openvino/loop5", "the loop runs zero trips",
                                   "reading A5=refuse refuses it; A5=execute runs it")
-        self.trips[loop].append((tuple(ix for _, ix in path), n))
+        if self.trips is not None:
+            self.trips[loop].append((tuple(ix for _, ix in path), n))
 
     def count_limit(self, loop, act):
         return self.count_value(loop, (yield (loop.count, act.parent, act.index)))

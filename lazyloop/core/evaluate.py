@@ -102,7 +102,7 @@ def evaluate(net, feeds, max_trips=DEFAULT_MAX_TRIPS, readings=None, max_seconds
     is every loop's fuel (`lazyloop.core.fuel`); `max_seconds` an optional wall-time budget."""
     plan = plan_of(net, readings)
     machine = Machine(plan, check_feeds(plan, feeds), max_trips, readings, fast=True,
-                      max_seconds=max_seconds)
+                      max_seconds=max_seconds, keep_trips=False)
     result = {}
     for name, nid in plan.outputs:
         result[name] = _plain(machine.demand(nid))

@@ -69,7 +69,7 @@ class Machine(ElementRules):
     rules themselves are in `ElementRules`."""
 
     def __init__(self, plan: Plan, feeds, max_trips=DEFAULT_MAX_TRIPS, readings=None,
-                 trace=False, fast=False, max_seconds=None):
+                 trace=False, fast=False, max_seconds=None, keep_trips=True):
         self.plan = plan
         self.nodes = dict(plan.nodes)
         for name in plan.loops:
@@ -79,7 +79,9 @@ class Machine(ElementRules):
         self.max_trips = self.fuel.max_trips
         self.readings = resolve(readings)
         self.trace = [] if trace else None
-        self.trips = {name: [] for name in plan.loops}
+        # loop -> [(outer indices, n)] of every run, for `run`'s Evaluation (None: not kept,
+        # so that `evaluate` holds nothing per run of an inner loop)
+        self.trips = {name: [] for name in plan.loops} if keep_trips else None
         self.root = Activation(None, None, 0)
         self.fast = fast
         self.one_shape = one_shape_streams(plan)

@@ -341,11 +341,14 @@ class Schedule:
         return until
 
     def release(self):
-        """Drop the elements still held (the closures make the schedule a reference cycle,
-        which would keep them until Python's cycle collector runs)."""
+        """Drop the elements still held, and the steps: their closures refer to the schedule,
+        a reference cycle that would keep it (and what it holds) until Python's cycle
+        collector runs -- one per run of an inner loop adds up."""
         for memo in self.memo.values():
             memo.clear()
         self.invariants.clear()
+        self.steps.clear()
+        self.failures.clear()
 
     def outputs(self, n):
         """Every output of the loop after it stopped at n trips: last values forced now,
