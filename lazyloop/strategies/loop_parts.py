@@ -242,7 +242,7 @@ class LoopParts:
                 continue
             r = recs[i]
             x = self.pick(loop.pool)
-            if kind == "matmul" and loop.shape:
+            if kind == "matmul" and 1 <= len(r.shape) <= 2:
                 nxt = w.tanh(w.matmul_square(r))
             elif kind == "shift" and inside:
                 nxt = self.pick(inside)      # r' = a value of this trip: r is it, delayed

@@ -52,7 +52,7 @@ class ProgramBuilder(LoopParts):
         w = self.w
         kind = self.draw(body_op_kinds)
         a = self.operand(loop)
-        if kind == "matmul" and loop.shape:
+        if kind == "matmul" and 1 <= len(a.shape) <= 2:  # TensorRT: batch ranks must agree
             out = w.tanh(w.matmul_square(a))
         elif kind == "unary":
             out = w.unary(a, self.draw(unary_ops))

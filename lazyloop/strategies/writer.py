@@ -185,7 +185,7 @@ class Writer:
         return self.activation(a, "TANH")
 
     def matmul_square(self, a: Value) -> Value:
-        """a times a constant square matrix: the element shape is kept (rank 1 or 2)."""
+        """a (rank 1 or 2) times a constant square matrix: the element shape is kept."""
         q = a.shape[-1]
         w = self.float_constant((q, q), weights_in_range)
         transpose = self.draw(st.booleans())
