@@ -160,3 +160,39 @@ def test_runs_of_an_inner_loop_leave_nothing_behind(monkeypatch):
         gc.enable()
     assert float(y) == 150.0 and len(made) == 51  # the outer run and 50 inner runs
     assert not alive
+
+
+def test_three_levels_run_on_schedules_reading_the_outermost_loop():
+    # rule: structure/nesting -- outer k = 0..3 carries s; a middle loop of 3 trips carries
+    # it as t; an innermost loop of 2 trips adds w = k + 1 (a stream of the outermost loop)
+    # to u each trip: s grows by 6 (k + 1) per outer trip, so s = 6 (1 + 2 + 3 + 4) = 60
+    net = ll.Network()
+    outer = net.add_loop()
+    outer.add_trip_limit(const(net, 4, np.int32), ll.TripLimit.COUNT)
+    k, k_next = counter(net, outer, dtype=np.float32)
+    s = outer.add_recurrence(const(net, 0.0, np.float32))
+    middle = net.add_loop()
+    middle.add_trip_limit(const(net, 3, np.int32), ll.TripLimit.COUNT)
+    t = middle.add_recurrence(s.get_output(0))
+    inner = net.add_loop()
+    inner.add_trip_limit(const(net, 2, np.int32), ll.TripLimit.COUNT)
+    u = inner.add_recurrence(t.get_output(0))
+    u.set_input(1, net.add_elementwise(u.get_output(0), k_next, SUM).get_output(0))
+    t.set_input(1, last(inner, u.get_output(0)))
+    s.set_input(1, last(middle, t.get_output(0)))
+    out = last(outer, s.get_output(0))
+    net.mark_output(out)
+    plan = compile_network(net)
+    reference = ll.run(plan, {})
+    values, record, ran = run_fast(plan, {})
+    assert float(values[out.name]) == float(reference.outputs[out.name]) == 60.0
+    assert {outer.name, middle.name, inner.name} <= set(ran)
+    machine = Machine(plan, check_feeds(plan, {}), fast=True)
+    machine.demand(plan.outputs[0][1])
+    assert set(scheduled_nests(machine)) == {outer.name, middle.name}
+    assert not machine.root.children  # no loop ran on the reference evaluator
+    for loop in ran:
+        forced = {r if len(r) == 3 else r + ((),) for r in record
+                  if plan.nodes[r[0]].scope == loop}
+        assert forced == {(e.stream, e.index, e.activation) for e in reference.trace
+                          if e.loop == loop}

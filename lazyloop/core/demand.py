@@ -11,8 +11,10 @@ import functools
 from collections import deque
 from typing import Dict, Optional
 
+import numpy as np
+
 from .enums import LoopOutput
-from .plan import IfOutput, LoopOut, Map, Plan, Project, Recurrence
+from .plan import Const, IfOutput, LoopOut, Map, Plan, Project, Recurrence
 
 
 class NotStatic(Exception):
@@ -183,11 +185,22 @@ class Demand:
                 self.order([k for k in members if self.certain[k] is not None], self.certain))
 
 
+def least_trips(plan, loop) -> int:
+    """A trip count every run of `loop` reaches: its COUNT when that is a constant and no
+    WHILE input can stop it earlier, else 0."""
+    count = plan.nodes.get(loop.count)
+    if loop.while_ is not None or not isinstance(count, Const):
+        return 0
+    return max(int(np.asarray(count.value).reshape(-1)[0]), 0)
+
+
 def needed_in_every_run(demand, k) -> bool:
     """Some element of stream k is forced whatever the trip count n: index 0 (needed below
-    n + p with p >= 1, or in the WHILE input's cone of a loop without a COUNT, whose element
-    0 is always tested), or index n + q with q >= 0 (what LAST_VALUE reads)."""
-    if (demand.certain[k] or 0) >= 1:
+    n + p with n + p >= 1 for the least n, or in the WHILE input's cone of a loop without a
+    COUNT, whose element 0 is always tested), or index n + q with q >= 0 (what LAST_VALUE
+    reads)."""
+    certain = demand.certain[k]
+    if certain is not None and certain + least_trips(demand.plan, demand.loop) >= 1:
         return True
     if demand.loop.count is None and (demand.prefix[k] or 0) >= 1:
         return True
@@ -199,15 +212,14 @@ def inner_reads(plan, out, members) -> tuple:
     """`structure/nesting`: the streams of the enclosing loop (`members`) that every run of
     the inner loop behind `out` reads, at the outer element's index. The enclosing loop is
     scheduled only when that set is static: the inner loop has the one output (so a run is
-    made only when that output is needed), it is static itself with no loop inside, and each
-    stream of the enclosing loop it reads is read in every run (its limits, the length of
-    its output, and what its streams forced in every run read); otherwise NotStatic."""
+    made only when that output is needed), it is static itself, and each stream of the
+    enclosing loop it reads is read in every run -- its limits, the length of its output,
+    and what its streams forced in every run read, through loops nested in it too;
+    otherwise NotStatic."""
     loop = plan.loops[out.loop]
     if len(loop.outputs) != 1:
         raise NotStatic(f"inner {loop.name} has {len(loop.outputs)} outputs")
     inner = Demand(plan, out.loop)
-    if inner.inner:
-        raise NotStatic(f"inner {loop.name} contains a loop")
     reads = []
 
     def read(ref, every_run):
@@ -224,6 +236,9 @@ def inner_reads(plan, out, members) -> tuple:
         forced = needed_in_every_run(inner, k)
         if isinstance(node, Recurrence):
             read(node.init, forced)
+        elif isinstance(node, LoopOut):  # a loop in the inner loop: what its runs read
+            for ref in inner_reads(plan, node, members):
+                read(ref, forced)
         else:
             for ref in node.inputs():
                 read(ref, forced)
