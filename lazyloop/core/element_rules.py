@@ -27,6 +27,20 @@ class Trips(Node):
         return f"Trips({self.loop})"
 
 
+def guarded_map_step(node, apply, finish):
+    """A map's element step for the fast path: element k is `finish(k, apply(k))`, and a
+    kernel that raises is named as the reference names it (`stream/map`)."""
+    def compute(k):
+        try:
+            value = apply(k)
+        except LazyLoopError:
+            raise
+        except Exception as exc:
+            raise kernel_refused(node, k, exc) from None
+        return finish(k, value)
+    return compute
+
+
 def kernel_refused(node, k, exc) -> EvaluationError:
     """`stream/map`: a kernel raised on element k of a map; the error names the stream."""
     return EvaluationError(f"stream {node.id!r} ({node!r})", "stream/map",

@@ -20,8 +20,8 @@ that loop (another outer element) start masked.
 """
 from __future__ import annotations
 
-from .element_rules import apply_map, axis_extent, check_index, iterator_element, kernel_refused
-from .errors import LazyLoopError
+from .element_rules import (apply_map, axis_extent, check_index, guarded_map_step,
+                            iterator_element)
 from .undefined import Partial
 
 
@@ -38,17 +38,7 @@ class MasksNeeded(BaseException):
 def masked_map_step(schedule, nid, node, finish):
     """Element k of a map whose arguments may be undefined somewhere (`stream/map`)."""
     readers = [schedule.reader(a) for a in node.args]
-
-    def compute(k):
-        args = [r(k) for r in readers]
-        try:
-            value = apply_map(node, args)
-        except LazyLoopError:
-            raise
-        except Exception as exc:
-            raise kernel_refused(node, k, exc) from None
-        return finish(k, value)
-    return compute
+    return guarded_map_step(node, lambda k: apply_map(node, [r(k) for r in readers]), finish)
 
 
 def masked_iterate(schedule, node, k):

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .element_rules import axis_extent, check_index, kernel_refused, while_holds
+from .element_rules import axis_extent, check_index, guarded_map_step, while_holds
 from .enums import LoopOutput
 from .errors import LazyLoopError
 from .batch import batch_maps
@@ -194,16 +194,7 @@ class Schedule:
             apply = lambda k: fn(r0(k), r1(k))  # noqa: E731
         else:
             apply = lambda k: fn(*[r(k) for r in readers])  # noqa: E731
-
-        def compute(k):
-            try:
-                value = apply(k)
-            except LazyLoopError:
-                raise
-            except Exception as exc:
-                raise kernel_refused(node, k, exc) from None
-            return finish(k, value)
-        return compute
+        return guarded_map_step(node, apply, finish)
 
     def finisher(self, nid, node):
         """Store an element: read-only, memoised, checked in relaxed profiles, recorded."""
