@@ -129,17 +129,24 @@ def state_network(trips: int, elements: int) -> Network:
     return net
 
 
+def evaluate_peaks(network_of, trip_counts, expected) -> dict:
+    """{n: the peak memory of `ll.evaluate` on network_of(n)}, each output "s" checked to be
+    expected(n) everywhere; after a warm-up run (one-time costs are not the loop's)."""
+    ll_eval(network_of(2), {})
+    peaks = {}
+    for n in trip_counts:
+        net = network_of(n)
+        box = {}
+        peaks[n] = peak_memory(lambda: box.__setitem__("s", ll_eval(net, {})["s"]))
+        assert float(box["s"][0]) == expected(n)
+    return peaks
+
+
 def bench_memory(cfg) -> List[Row]:
     elements = cfg["state_elements"]
     state = elements * 4
     many, few = cfg["memory_trips"]
-    ll_eval(state_network(2, elements), {})  # warm-up: one-time costs are not the loop's
-    peaks = {}
-    for trips in (many, few):
-        net = state_network(trips, elements)
-        box = {}
-        peaks[trips] = peak_memory(lambda: box.__setitem__("s", ll_eval(net, {})["s"]))
-        assert float(box["s"][0]) == trips
+    peaks = evaluate_peaks(lambda n: state_network(n, elements), (many, few), lambda n: n)
     ref_trips = cfg["reference_memory_trips"]
     ref_net = state_network(ref_trips, elements)
     box = {}
@@ -189,13 +196,8 @@ def nested_state_rows(cfg) -> List[Row]:
     schedule too (spec/14), so its peak does not grow with its trips either."""
     elements, inner = cfg["state_elements"], 10
     many, few = (t // inner for t in cfg["memory_trips"])
-    peaks = {}
-    for outer in (many, few):
-        net = nested_state_network(outer, inner, elements)
-        ll_eval(nested_state_network(2, inner, elements), {})
-        box = {}
-        peaks[outer] = peak_memory(lambda: box.__setitem__("s", ll_eval(net, {})["s"]))
-        assert float(box["s"][0]) == outer * inner
+    peaks = evaluate_peaks(lambda n: nested_state_network(n, inner, elements), (many, few),
+                           lambda n: n * inner)
     return [Row("c5", f"{kib(elements * 4)} state through an inner loop, peak at {many:,} "
                 f"outer trips: ll.evaluate", kib(peaks[many]),
                 f"{kib(peaks[few])} at {few:,} outer trips", peaks[many] / peaks[few], 1.25,
