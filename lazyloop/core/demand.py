@@ -185,6 +185,17 @@ class Demand:
                 self.order([k for k in members if self.certain[k] is not None], self.certain))
 
 
+def demand_of(plan, loop) -> Optional["Demand"]:
+    """The loop's demand analysis, made once per plan; None when its demand is not static."""
+    key = ("demand", loop)
+    if key not in plan.derived:
+        try:
+            plan.derived[key] = Demand(plan, loop)
+        except NotStatic:
+            plan.derived[key] = None
+    return plan.derived[key]
+
+
 def least_trips(plan, loop) -> int:
     """A trip count every run of `loop` reaches: its COUNT when that is a constant and no
     WHILE input can stop it earlier, else 0."""
@@ -219,7 +230,9 @@ def inner_reads(plan, out, members) -> tuple:
     loop = plan.loops[out.loop]
     if len(loop.outputs) != 1:
         raise NotStatic(f"inner {loop.name} has {len(loop.outputs)} outputs")
-    inner = Demand(plan, out.loop)
+    inner = demand_of(plan, out.loop)
+    if inner is None:
+        raise NotStatic(f"inner {loop.name} is not static")
     reads = []
 
     def read(ref, every_run):

@@ -189,18 +189,12 @@ class Machine(ElementRules):
     # -- the fast path ------------------------------------------------------------------------
     def static_demand(self, loop):
         """The loop's demand analysis when the schedule can run it exactly, else None."""
-        from .schedule import Demand, NotStatic
+        from .demand import demand_of
         if loop not in self._demands:
             demand = None
             if self.readings["A10"] == "lazy" and self.readings["A2"] == "guide" and (
                     self.all_outputs_needed(loop)):
-                key = ("demand", loop)
-                if key not in self.plan.derived:
-                    try:
-                        self.plan.derived[key] = Demand(self.plan, loop)
-                    except NotStatic:
-                        self.plan.derived[key] = None
-                demand = self.plan.derived[key]
+                demand = demand_of(self.plan, loop)
             self._demands[loop] = demand
         return self._demands[loop]
 
