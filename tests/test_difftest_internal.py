@@ -1,0 +1,53 @@
+"""lazyloop never crashes inside a campaign: the OpenVINO exporter met a network whose sliced
+input OpenVINO infers with another rank (`lazyloop check --backend openvino --seed 7`, program
+617, ended with exit 3 on an IndexError); it is now refused as the target's limitation, and
+any internal error is kept with its traceback and its program, counted apart.
+
+rules: openvino/loop5, iterator/forward, output/concat
+"""
+import numpy as np
+import pytest
+
+import lazyloop as ll
+
+pytest.importorskip("openvino")
+
+
+def zero_trip_columns_then_sliced_on_axis_1():
+    """A loop whose WHILE condition starts false (0 > 0) concatenates rows on a new axis 1
+    (shape [3, 0]); a second loop iterates that output on axis 1. OpenVINO infers the first
+    loop's output as [0] (rank 1, A22), where the network has rank 2."""
+    net = ll.Network()
+    x0 = net.add_input("x0", ll.float32, (1, 3))
+    zero = net.add_constant((), np.array(0, np.int32)).get_output(0)
+    one = net.add_constant((), np.array(1, np.int32)).get_output(0)
+    first = net.add_loop()
+    counter = first.add_recurrence(zero)
+    counter.set_input(1, net.add_elementwise(counter.get_output(0), one,
+                                             ll.ElementWiseOperation.SUM).get_output(0))
+    first.add_trip_limit(net.add_elementwise(zero, counter.get_output(0),
+                                             ll.ElementWiseOperation.GREATER).get_output(0),
+                         ll.TripLimit.WHILE)
+    row = first.add_iterator(x0, axis=0).get_output(0)
+    cols = first.add_loop_output(row, ll.LoopOutput.CONCATENATE, 1)
+    cols.set_input(1, zero)
+    second = net.add_loop()
+    second.add_trip_limit(zero, ll.TripLimit.COUNT)
+    col = second.add_iterator(cols.get_output(0), axis=1).get_output(0)
+    out = second.add_loop_output(col, ll.LoopOutput.CONCATENATE, 0)
+    out.set_input(1, zero)
+    out.get_output(0).name = "y"
+    net.mark_output(out.get_output(0))
+    return net
+
+
+def test_a_sliced_input_openvino_infers_with_another_rank_is_refused_by_the_target():
+    # rule: openvino/loop5 -- lazyloop runs it (zero trips: an empty [0, 3], by hand); the
+    # exporter no longer fails with an IndexError but says the target refuses it
+    from lazyloop.core.export import TargetRefused
+    from lazyloop.openvino.export import export
+    net = zero_trip_columns_then_sliced_on_axis_1()
+    y = ll.evaluate(net, {"x0": np.zeros((1, 3), np.float32)})["y"]
+    assert y.shape == (0, 3)
+    with pytest.raises(TargetRefused, match="rank 1.*rank 2"):
+        export(net)
