@@ -51,3 +51,24 @@ def test_a_sliced_input_openvino_infers_with_another_rank_is_refused_by_the_targ
     assert y.shape == (0, 3)
     with pytest.raises(TargetRefused, match="rank 1.*rank 2"):
         export(net)
+
+
+def test_a_case_folder_of_a_zero_trip_loop_re_runs_from_its_ir(tmp_path):
+    # rule: openvino/loop5 -- program 367 of the OpenVINO campaign seeded 0: a loop whose
+    # condition folds to false, then ShapeOf/Range/Pad of its output. OpenVINO infers that
+    # output as [0] (A22) and writes the shapes it inferred downstream into the IR; read
+    # back, lazyloop used to hold its own values to them (StreamShapeChanged on a Range).
+    # Now shapes inferred from such a view are kept only as dtypes: the IR gives the
+    # program's own answer.
+    import openvino as ov
+
+    import lazyloop.openvino as lo
+    from lazyloop.difftest.comparing import compare
+    from lazyloop.difftest.shrinking import draw_program
+    from lazyloop.difftest.subject import subjects
+    subject, _ = draw_program(subjects(("openvino",)), 0, 367)
+    expected, defined, _ = subject.expectation()
+    path = str(tmp_path / "model.xml")
+    ov.save_model(subject.model(), path, compress_to_fp16=False)
+    again = lo.run(path, subject.feeds)
+    assert compare(expected, defined, again.outputs) == []
