@@ -137,7 +137,7 @@ def test_a_grown_carried_value_returned_at_its_initial_shape_is_caught():
     assert found, report.summary()
     small = found[0].subject.program.recipe
     assert small.count == 1 and len(small.carried) == 1 and small.carried[0][2] == "grow"
-    assert found[0].signature[2] == "shape"
+    assert found[0].signature[2] == "rows"  # [0, 2] for [1, 2]: a row missing
 
 
 def test_one_element_conditions_and_iteration_numbers_read_as_scalars_are_caught():
@@ -155,8 +155,8 @@ def test_unknown_rank_inputs_flattened_are_caught():
     found = [d for d in report.disagreements if d.subject.kind in NEW_KINDS]
     assert found, report.summary()
     assert all(d.subject.program.recipe.declared == "no-shape" for d in found)
-    # a flattened value comes back with another shape, or breaks a Concat in the body
-    assert "shape" in {d.signature[2] for d in found}
+    # a flattened value comes back with another rank, or breaks a Concat in the body
+    assert "rank" in {d.signature[2] for d in found}
 
 
 def test_a_case_with_a_sequence_and_an_empty_optional_is_written_and_replayed(tmp_path):

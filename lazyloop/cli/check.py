@@ -23,8 +23,9 @@ from ..difftest.checking import check
 from ..difftest.isolation import DEFAULT_MEMORY_MB, Isolated
 from ..difftest.plugins import BackendSpecError, factory_of
 from ..difftest.schema import FAIL_ON, check_document, judge, lazyloop_version
-from ..difftest.shrinking import (DEFAULT_SHRINK_HANGS, DEFAULT_SHRINK_SECONDS,
-                                   DEFAULT_SHRINK_STEPS, DEFAULT_SHRINK_TOTAL_SECONDS)
+from ..difftest.shrinking import (DEFAULT_MINIMIZE_STEPS, DEFAULT_SHRINK_HANGS,
+                                   DEFAULT_SHRINK_SECONDS, DEFAULT_SHRINK_STEPS,
+                                   DEFAULT_SHRINK_TOTAL_SECONDS)
 
 EXIT_INTERNAL = 3
 
@@ -90,6 +91,11 @@ def build_parser():
                         help="shrink candidates of one finding that may time out (each with "
                              "a shorter time limit than --timeout, from the backend's slowest "
                              "answer) before its shrinking stops")
+    parser.add_argument("--minimize-steps", type=non_negative_int,
+                        default=DEFAULT_MINIMIZE_STEPS, metavar="N",
+                        help="edited models the model-level minimiser may run on the backend "
+                             "per finding, after shrinking (0: keep the shrunk program's "
+                             "model)")
     parser.add_argument("--max-time", type=positive_float, default=None, metavar="SECONDS",
                         help="stop generating after this long and report what was found so "
                              "far (Ctrl-C does the same) (default: no limit)")
@@ -152,8 +158,9 @@ def _check_command(argv) -> int:
         context = Context(report.backend, report.backend_version, lazyloop_version(),
                           args.seed, command, rerun_backend=shlex.quote(args.backend))
         for k, d in enumerate(report.disagreements):
-            kind = re.sub(r"[^a-z0-9]+", "-", d.kind.lower())[:40]
-            name = f"case_{k:03d}_{d.signature[1]}_{kind}".strip("-")
+            kind = re.sub(r"[^a-z0-9]+", "-", str(d.symptom or d.kind).lower())[:40]
+            program = d.subject.kind if d.subject is not None else d.signature[1]
+            name = f"case_{k:03d}_{program}_{kind}".strip("-")
             write_case(args.out, name, d, context)
             d.case = name
         print(f"\nwrote {len(report.disagreements)} case(s) to {args.out}")
@@ -268,7 +275,7 @@ def campaign(b, args):
                          shrink_steps=args.shrink_steps, progress=progress,
                          shrink_seconds=args.shrink_seconds or None,
                          shrink_total_seconds=args.shrink_total_seconds or None,
-                         shrink_hangs=args.shrink_hangs,
+                         shrink_hangs=args.shrink_hangs, minimize_steps=args.minimize_steps,
                          isolate=args.isolate, timeout=args.timeout, memory_mb=args.memory_mb,
                          workers=args.workers, scheduler=args.scheduler,
                          max_seconds=args.max_time, rtol=args.rtol, atol=args.atol)

@@ -231,13 +231,16 @@ class ProgressLine:
 def report_options(args) -> frozenset:
     """`--json`, `--junit` and `--baseline` of `check` and `conformance run`, checked before
     any work: the report paths writable, the baseline read (its known root causes)."""
-    from ..difftest.schema import load_baseline
+    from ..difftest.schema import StaleBaseline, load_baseline
     writable_file("--json", args.json)
     writable_file("--junit", args.junit)
     if not args.baseline:
         return frozenset()
     try:
         return load_baseline(args.baseline)
+    except StaleBaseline as exc:  # one line; the run goes on with nothing known
+        print(f"lazyloop: --baseline {args.baseline} is stale: {exc}", file=sys.stderr)
+        return frozenset()
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise UsageError(f"--baseline {args.baseline}: cannot read it as a lazyloop JSON "
                          f"report ({exc})") from None

@@ -20,6 +20,81 @@ class LoadFailed(Exception):
     support something in it: for a valid model, a finding (not a refusal)."""
 
 
+class InputLost(Exception):
+    """The engine's compiled model lacks, or renames, an input the model declares ("the
+    engine lost input `v0`"): the engine's fault and a finding of its own kind, never a
+    value difference computed from an input that was not fed (spec/51, "The harness")."""
+
+
+class HarnessError(Exception):
+    """lazyloop's own adapter for an engine failed (not the engine): reported apart from the
+    findings, as lazyloop's fault."""
+
+
+@contextlib.contextmanager
+def adapter_step(what: str):
+    """A step of a built-in adapter that is lazyloop's own code, not the engine's: whatever
+    fails in it (but a lost input) is a `HarnessError`."""
+    try:
+        yield
+    except (InputLost, HarnessError, Unsupported):
+        raise
+    except Exception as exc:
+        raise HarnessError(f"lazyloop's adapter failed while {what}: "
+                           f"{type(exc).__name__}: {exc}") from exc
+
+
+def writable(value):
+    """A writable copy of a feed (a sequence element by element; an empty optional stays
+    None): what an engine is handed never aliases lazyloop's arrays or read-only buffers."""
+    if value is None:
+        return None
+    if isinstance(value, (list, tuple)):
+        return [writable(v) for v in value]
+    return np.array(value, copy=True)
+
+
+def port_values(declared, ports, feeds, given=frozenset()) -> dict:
+    """{port position: writable value} for an engine whose compiled model has input `ports`
+    (each the set of names it answers to), for a model that declares inputs `declared` (in
+    order). Every declared input is fed, none is skipped: a port takes the declared input it
+    names; a declared input no port names was lost by the engine (renamed when the port at
+    its position names nothing declared, dropped otherwise): `InputLost`; so is a port that
+    asks for an input the model does not declare. Ports named only by initializers (`given`)
+    keep their own values. A declared input without a feed is the harness's fault."""
+    named = {}
+    for k, names in enumerate(ports):
+        hit = [d for d in declared if d in names]
+        if hit:
+            named[k] = hit[0]
+        elif names and set(names) <= set(given):
+            named[k] = None
+    for pos, d in enumerate(declared):
+        if d in named.values():
+            continue
+        if len(ports) == len(declared) and pos not in named:
+            raise InputLost(f"the engine lost input `{d}`: its compiled model names input "
+                            f"{pos} {sorted(ports[pos])}")
+        raise InputLost(f"the engine lost input `{d}`: its compiled model has no input of that "
+                        f"name (its inputs: {[sorted(p) for p in ports]})")
+    strange = [k for k in range(len(ports)) if k not in named]
+    if strange:
+        raise InputLost(f"the engine asks for input {sorted(ports[strange[0]])}, which the "
+                        f"model does not declare")
+    missing = [d for d in declared if d not in feeds]
+    if missing:
+        raise HarnessError(f"no value was given for the model's input {missing[0]!r}")
+    return {k: writable(feeds[d]) for k, d in named.items() if d is not None}
+
+
+def onnx_inputs(model) -> tuple:
+    """(the input names an ONNX model declares, in order; the initializer names): inputs
+    that are also initializers have a value already and are not declared inputs to feed."""
+    graph = _onnx_proto(model).graph
+    given = {t.name for t in graph.initializer}
+    return [i.name for i in graph.input if i.name not in given], given
+
+
 # what a backend says when it refuses an op, a type or an attribute it does not implement
 _REFUSAL = re.compile(r"not ?implemented|unimplemented|not (yet )?supported|unsupported|"
                       r"no (kernel|implementation)|could not find an implementation|"
@@ -87,11 +162,13 @@ class OnnxRuntimeBackend:
 
     def run(self, model, feeds):
         session = self.load(model)
-        names = [o.name for o in session.get_outputs()]
-        wanted = {i.name for i in session.get_inputs()}
+        with adapter_step("matching the model's inputs"):
+            ports = [i.name for i in session.get_inputs()]
+            declared, given = onnx_inputs(model)
+        values = port_values(declared, [{p} for p in ports], feeds, given)
         with refusals_while_running():
-            values = session.run(None, {k: v for k, v in feeds.items() if k in wanted})
-        return dict(zip(names, values))
+            out = session.run(None, {ports[k]: v for k, v in values.items()})
+        return dict(zip([o.name for o in session.get_outputs()], out))
 
 
 class OnnxReferenceBackend:
@@ -110,10 +187,13 @@ class OnnxReferenceBackend:
 
     def run(self, model, feeds):
         ev = self.load(model)
-        wanted = set(ev.input_names)
+        with adapter_step("matching the model's inputs"):
+            ports = list(ev.input_names)
+            declared, given = onnx_inputs(model)
+        values = port_values(declared, [{p} for p in ports], feeds, given)
         with refusals_while_running():
-            values = ev.run(None, {k: v for k, v in feeds.items() if k in wanted})
-        return dict(zip(ev.output_names, values))
+            out = ev.run(None, {ports[k]: v for k, v in values.items()})
+        return dict(zip(ev.output_names, out))
 
 
 class OpenVinoBackend:
@@ -144,23 +224,37 @@ class OpenVinoBackend:
         except Exception as exc:
             raise refusal_or_failure(exc) from None
 
+    def declared_inputs(self, model) -> tuple:
+        """(the inputs the model declares, in order; initializer names): an ONNX model's
+        graph inputs, an OpenVINO model's Parameters (by their tensor names)."""
+        if isinstance(model, self._ov.Model):
+            return [_one_name(p.output(0)) for p in model.get_parameters()], set()
+        return onnx_inputs(model)
+
     def run(self, model, feeds):
+        with adapter_step("reading the model's inputs"):
+            declared, given = self.declared_inputs(model)
         compiled = self.load(model)
-        inputs = {}
-        for port in compiled.inputs:
-            for name in port.get_names():
-                if name in feeds:
-                    inputs[name] = feeds[name]
-                    break
-        result = compiled(inputs)
+        with adapter_step("matching the model's inputs"):
+            ports = [set(port.get_names()) for port in compiled.inputs]
+        values = port_values(declared, ports, feeds, given)
+        result = compiled({compiled.inputs[k]: v for k, v in values.items()})
         out = {}
-        for k, port in enumerate(compiled.outputs):
-            value = np.array(result[port])
-            # a port may carry several names (OpenVINO's ONNX reader keeps the producer's
-            # name beside the graph output's): the value answers to each of them
-            for name in sorted(port.get_names()) or [str(k)]:
-                out.setdefault(name, value)
+        with adapter_step("reading the outputs"):
+            for k, port in enumerate(compiled.outputs):
+                value = np.array(result[port])
+                # a port may carry several names (OpenVINO's ONNX reader keeps the producer's
+                # name beside the graph output's): the value answers to each of them
+                for name in sorted(port.get_names()) or [str(k)]:
+                    out.setdefault(name, value)
         return out
+
+
+def _one_name(output) -> str:
+    """The name a model input is fed by: its tensor name (the only one lazyloop's exporter
+    and OpenVINO's ONNX reader give it), else the Parameter's friendly name."""
+    names = sorted(output.get_names())
+    return names[0] if len(names) == 1 else output.get_node().get_friendly_name()
 
 
 class TractBackend:
@@ -178,6 +272,8 @@ class TractBackend:
         self._tract = tract
 
     def load(self, model, feeds):
+        """(the value of each input port, in order; the runnable model): input facts are
+        fixed from the values fed, then the model is optimised."""
         import tempfile
         proto = _onnx_proto(model)
         _tract_refusals(proto)
@@ -187,24 +283,29 @@ class TractBackend:
                 with open(path, "wb") as f:
                     f.write(_onnx_bytes(model))
                 inference = self._tract.onnx().load(path)
-            # by position, as the ONNX graph declares them (tract 0.23 may give two outputs
-            # the name of one producer)
-            given = {t.name for t in proto.graph.initializer}
-            inputs = [i.name for i in proto.graph.input if i.name not in given]
-            for k, name in enumerate(inputs):
-                inference.set_input_fact(k, _tract_fact(np.asarray(feeds[name])))
-            return inputs, [o.name for o in proto.graph.output], \
-                inference.into_model().into_runnable()
+        except Exception as exc:
+            raise refusal_or_failure(_without_backtrace(exc)) from None
+        with adapter_step("matching the model's inputs"):
+            ports = [{inference.input_name(k)} for k in range(inference.input_count())]
+            declared, given = onnx_inputs(proto)
+        values = port_values(declared, ports, feeds, given)
+        values = [np.array(values[k], order="C") for k in range(len(ports))]
+        try:
+            for k, value in enumerate(values):
+                inference.set_input_fact(k, _tract_fact(value))
+            return values, inference.into_model().into_runnable()
         except Exception as exc:
             raise refusal_or_failure(_without_backtrace(exc)) from None
 
     def run(self, model, feeds):
-        inputs, outputs, runnable = self.load(model, feeds)
+        values, runnable = self.load(model, feeds)
         try:
-            values = runnable.run([np.array(feeds[n], order="C") for n in inputs])
+            out = runnable.run(values)
         except Exception as exc:
             raise _without_backtrace(exc) from None
-        return {n: v.to_numpy() for n, v in zip(outputs, values)}
+        # by position, as the ONNX graph declares them (tract 0.23 may give two outputs the
+        # name of one producer)
+        return {o.name: v.to_numpy() for o, v in zip(_onnx_proto(model).graph.output, out)}
 
 
 def _tract_refusals(proto) -> None:
@@ -262,7 +363,14 @@ class LazyloopBackend:
             plan = compile_network(lowered.network)
         except (ModelError, StructureError, UnsupportedError) as exc:
             raise Unsupported(str(exc)) from None
-        return lowered.user_outputs(evaluate(plan, lowered.core_feeds(feeds), max_trips=100_000))
+        if self.format == "onnx":
+            declared, ports = onnx_inputs(model)[0], [{n} for n in lowered.model_inputs]
+        else:
+            declared = [p.get_friendly_name() for p in model.get_parameters()]
+            ports = [set(b.names) for b in lowered.inputs]
+        values = port_values(declared, ports, feeds)
+        named = {next(d for d in declared if d in ports[k]): v for k, v in values.items()}
+        return lowered.user_outputs(evaluate(plan, lowered.core_feeds(named), max_trips=100_000))
 
 
 class TripCountPlusOne:

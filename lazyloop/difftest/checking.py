@@ -7,15 +7,16 @@ import time
 from typing import Dict
 
 from ..core.errors import EvaluationError, FuelExhausted, LazyLoopError
-from .backends import Unsupported, _frontend, formats_of
+from .backends import HarnessError, InputLost, Unsupported, _frontend, formats_of
 from .comparing import Difference, compare, plain
 from .campaign import explore, finish
 from .isolation import DEFAULT_MEMORY_MB, BackendCrashed, Isolated
 from .plugins import is_backend
 from .report import Outcome, Report
-from .shrinking import (DEFAULT_SHRINK_HANGS, DEFAULT_SHRINK_SECONDS, DEFAULT_SHRINK_STEPS,
-                        DEFAULT_SHRINK_TOTAL_SECONDS, ShrinkBudget)
+from .shrinking import (DEFAULT_MINIMIZE_STEPS, DEFAULT_SHRINK_HANGS, DEFAULT_SHRINK_SECONDS,
+                        DEFAULT_SHRINK_STEPS, DEFAULT_SHRINK_TOTAL_SECONDS, ShrinkBudget)
 from .subject import Invalid, NotExported, Refused, Subject, subjects
+from .symptom import Symptom, error_symptom, value_symptom
 
 
 class Checker:
@@ -46,8 +47,9 @@ class Checker:
             return Outcome("unsupported", rules=frozenset(), error=str(exc))
         except LazyLoopError as exc:  # pragma: no cover -- a deliberate error we did not expect
             return Outcome("invalid", error=str(exc))
-        except Exception as exc:  # lazyloop itself failed
-            return Outcome("invalid", internal=f"{type(exc).__name__}: {exc}")
+        except Exception:  # lazyloop itself failed: kept with its traceback
+            import traceback
+            return Outcome("invalid", internal=traceback.format_exc())
         started = time.monotonic()
         try:
             if hasattr(self.backend, "run_subject"):
@@ -57,18 +59,27 @@ class Checker:
         except Unsupported as exc:
             self.answered(started)
             return Outcome("unsupported", rules=rules, error=str(exc))
+        except HarnessError as exc:  # lazyloop's adapter, not the engine: apart from findings
+            return Outcome("harness-error", rules=rules, error=f"HarnessError: {exc}")
+        except InputLost as exc:  # the engine's fault, never a value from an unfed input
+            self.answered(started)
+            return Outcome("disagree", rules=rules,
+                           differences=(Difference("*", "lost-input", str(exc)),),
+                           error=f"InputLost: {exc}", symptom=Symptom("lost-input"))
         except Exception as exc:
             if not isinstance(exc, BackendCrashed):  # a death or a hang is not an answer
                 self.answered(started)
+            error = f"{type(exc).__name__}: {exc}"
             return Outcome("disagree", rules=rules,
                            differences=(Difference("*", "error", f"{type(exc).__name__}"),),
-                           error=f"{type(exc).__name__}: {exc}")
+                           error=error, symptom=error_symptom(error))
         self.answered(started)
         diffs = compare(expected, defined, actual, *self.tolerance)
         if not diffs:
             return Outcome("agree", rules=rules)
         return Outcome("disagree", rules=rules, differences=tuple(diffs),
-                       actual={k: plain(v) for k, v in actual.items()})
+                       actual={k: plain(v) for k, v in actual.items()},
+                       symptom=value_symptom(expected, defined, actual))
 
     def answered(self, started: float) -> None:
         """Note how long an answer took (what is normal for this backend: `hang_limit`)."""
@@ -147,7 +158,8 @@ def check(b, max_examples: int = 200, seed: int = 0, formats=None, kinds=None,
           workers: int = 0, scheduler=None, max_seconds=None, rtol=None, atol=None,
           shrink_seconds=DEFAULT_SHRINK_SECONDS,
           shrink_total_seconds=DEFAULT_SHRINK_TOTAL_SECONDS,
-          shrink_hangs: int = DEFAULT_SHRINK_HANGS) -> Report:
+          shrink_hangs: int = DEFAULT_SHRINK_HANGS,
+          minimize_steps: int = DEFAULT_MINIMIZE_STEPS) -> Report:
     """Differential-test backend `b` against lazyloop on programs 0 .. `max_examples`-1 of
     the campaign seeded `seed` (see the package docstring). `b` is a backend object, a
     factory, or a name (built-in, registered in ``lazyloop.backends``, ``module:factory``).
@@ -163,9 +175,11 @@ def check(b, max_examples: int = 200, seed: int = 0, formats=None, kinds=None,
     Shrinking is bounded per signature by `shrink_steps` new programs, `shrink_seconds` and
     `shrink_hangs` candidates that time out (each with a shorter time limit,
     `shrinking.hang_limit`), and in all by `shrink_total_seconds`; each disagreement says
-    why its shrinking ended (`shrinking`). Returns a `Report`."""
+    why its shrinking ended (`shrinking`). Then each finding's model is reduced by at most
+    `minimize_steps` edited models (minimize.py; 0: not reduced). Returns a `Report`."""
     from .schema import backend_version
-    budget = ShrinkBudget(shrink_steps, shrink_seconds, shrink_total_seconds, shrink_hangs)
+    budget = ShrinkBudget(shrink_steps, shrink_seconds, shrink_total_seconds, shrink_hangs,
+                          minimize_steps)
     start = time.monotonic()
     deadline = None if max_seconds is None else start + max_seconds
     if workers or scheduler:

@@ -16,7 +16,7 @@ import time
 
 import numpy as np
 
-from .backends import Unsupported, _onnx_bytes, formats_of
+from .backends import HarnessError, InputLost, Unsupported, _onnx_bytes, formats_of
 from .comparing import plain
 from .shrinking import INTERRUPTED
 
@@ -123,8 +123,6 @@ class Isolated:
         if status == "ok":
             return value
         kind, text = value
-        if kind == "Unsupported":
-            raise Unsupported(text)
         raise _remote_error(kind)(text)
 
     def _await(self, limit: float, doing: str):
@@ -231,11 +229,15 @@ def _describe_exit(code) -> str:
     return f"exit code {code}"
 
 
-_REMOTE_TYPES = {}
+# the harness's own exceptions come back as themselves: they mean something to the tester
+_HARNESS_TYPES = {"Unsupported": Unsupported, "InputLost": InputLost,
+                  "HarnessError": HarnessError}
+_REMOTE_TYPES = dict(_HARNESS_TYPES)
 
 
 def _remote_error(kind: str):
-    """An exception class named like the backend's own (the message keeps its text)."""
+    """The harness's own exception class, or one named like the backend's own (the message
+    keeps its text)."""
     if kind not in _REMOTE_TYPES:
         _REMOTE_TYPES[kind] = type(kind, (RuntimeError,), {"__module__": "backend"})
     return _REMOTE_TYPES[kind]
@@ -299,9 +301,9 @@ def _child_main(conn, factory):  # pragma: no cover -- runs in the child process
         try:
             out = b.run(_unpack_model(payload), feeds)
             answer = ("ok", {k: plain(v) for k, v in out.items()})
-        except Unsupported as exc:
-            answer = ("error", ("Unsupported", str(exc)))
         except Exception as exc:
-            answer = ("error", (type(exc).__name__, str(exc)))
+            kind = next((k for k, cls in _HARNESS_TYPES.items() if isinstance(exc, cls)),
+                        type(exc).__name__)
+            answer = ("error", (kind, str(exc)))
         conn.send(answer)
 
