@@ -6,9 +6,10 @@ from __future__ import annotations
 import time
 from typing import Dict
 
-from ..core.errors import EvaluationError, FuelExhausted, LazyLoopError
-from .backends import HarnessError, InputLost, Unsupported, _frontend, formats_of
+from ..core.errors import LazyLoopError
+from .backends import HarnessError, InputLost, Unsupported, formats_of
 from .comparing import Difference, compare, plain
+from .explaining import REFUSING_READINGS, alternative_readings, explain  # noqa: F401
 from .campaign import explore, finish
 from .isolation import DEFAULT_MEMORY_MB, BackendCrashed, Isolated
 from .plugins import is_backend
@@ -86,70 +87,10 @@ class Checker:
         self.slowest = max(self.slowest, time.monotonic() - started)
 
     def attribute(self, subject: Subject, out: Outcome, actual) -> None:
-        """Which registered ambiguity, read otherwise, makes lazyloop agree with the backend."""
-        if not self.attribute_ambiguities or subject.format == "core":
-            return
-        if actual is None and "process died" in (out.error or ""):
-            return  # a crash is a bug whatever the reading
-        try:
-            model = subject.model()
-        except Exception:  # pragma: no cover
-            return
-        frontend = _frontend(subject.format)
-        try:  # only a model lazyloop evaluates by default can be read otherwise
-            frontend.run(model, subject.feeds, max_trips=10_000)
-        except Exception:
-            return
-        from .overflowing import worth_trying
-        for amb_id, reading in alternative_readings(subject.format):
-            if actual is None and reading not in REFUSING_READINGS | {"no-limit", "infinite"}:
-                continue
-            if not worth_trying(amb_id, subject.format, model):
-                continue  # A30: no integer arithmetic for `saturate` to change
-            try:
-                r = frontend.run(model, subject.feeds, max_trips=10_000,
-                                 readings={amb_id: reading})
-            except FuelExhausted:
-                if actual is None and "no answer within" in (out.error or ""):
-                    out.ambiguity = amb_id  # the backend hangs where this reading never ends
-                    return
-                continue
-            except EvaluationError:
-                if actual is None:  # a reading that refuses, as the backend does
-                    out.ambiguity = amb_id
-                    return
-                continue
-            except Exception:
-                continue
-            if actual is not None and not compare(r.outputs, r.defined, actual,
-                                                  *self.tolerance):
-                out.ambiguity = amb_id
-                return
-
-
-# readings under which lazyloop refuses (a runtime error) what the default reading runs
-REFUSING_READINGS = frozenset({"error", "refuse", "eager"})
-
-
-def alternative_readings(fmt: str):
-    """(ambiguity ID, reading) for every reading other than the default, core register first
-    and then the frontend's own entries."""
-    from ..core.ambiguity import REGISTER
-    pairs = []
-    for a in REGISTER.values():
-        pairs += [(a.id, r) for r in a.readings if r != a.default]
-    try:
-        if fmt == "onnx":
-            from ..onnx.lowering import FRONTEND_READINGS
-            for k, options in FRONTEND_READINGS.items():
-                pairs += [(k, r) for r in options[1:]]
-        else:
-            from ..openvino.register import OPENVINO_REGISTER
-            for a in OPENVINO_REGISTER.values():
-                pairs += [(a.id, r) for r in a.readings if r != a.default]
-    except ImportError:  # pragma: no cover
-        pass
-    return pairs
+        """Which registered ambiguity, read otherwise, makes lazyloop agree with the backend
+        (explaining.py)."""
+        if self.attribute_ambiguities:
+            explain(subject, out, actual, self.tolerance)
 
 
 def check(b, max_examples: int = 200, seed: int = 0, formats=None, kinds=None,
