@@ -52,7 +52,7 @@ from .backends import (BACKENDS, LazyloopBackend, LoadFailed, OnnxReferenceBacke
                        OnnxRuntimeBackend, OpenVinoBackend, TractBackend, TripCountPlusOne,
                        Unsupported, backend, formats_of, says_unsupported)
 from .cases import case_readme, write_case
-from .checking import REFUSING_READINGS, Checker, alternative_readings, check, throughput
+from .checking import Checker, alternative_readings, check, throughput
 from .comparing import DEFAULT_TOLERANCE, FLOAT_TOLERANCE, Difference, compare, tolerance
 from .isolation import BackendCrashed, BackendStartFailed, Isolated, resident_mb
 from .plugins import ENTRY_POINT_GROUP, BackendSpecError, make_backend

@@ -54,14 +54,16 @@ def writable(value):
     return np.array(value, copy=True)
 
 
-def port_values(declared, ports, feeds, given=frozenset()) -> dict:
+def port_values(declared, ports, feeds, given=frozenset(), unread=frozenset()) -> dict:
     """{port position: writable value} for an engine whose compiled model has input `ports`
     (each the set of names it answers to), for a model that declares inputs `declared` (in
-    order). Every declared input is fed, none is skipped: a port takes the declared input it
-    names; a declared input no port names was lost by the engine (renamed when the port at
-    its position names nothing declared, dropped otherwise): `InputLost`; so is a port that
-    asks for an input the model does not declare. Ports named only by initializers (`given`)
-    keep their own values. A declared input without a feed is the harness's fault."""
+    order). Every declared input is fed, none is skipped silently: a port takes the declared
+    input it names; a declared input that no port names was lost by the engine
+    (`InputLost`: renamed when a port names nothing declared, dropped otherwise) -- unless the
+    model reads it nowhere (`unread`: an engine may leave out an input nothing uses). A port
+    that asks for an input the model does not declare is `InputLost` too; ports named only by
+    initializers (`given`) keep their own values. A declared input without a feed is the
+    harness's fault (`HarnessError`)."""
     named = {}
     for k, names in enumerate(ports):
         hit = [d for d in declared if d in names]
@@ -69,30 +71,44 @@ def port_values(declared, ports, feeds, given=frozenset()) -> dict:
             named[k] = hit[0]
         elif names and set(names) <= set(given):
             named[k] = None
-    for pos, d in enumerate(declared):
-        if d in named.values():
+    spare = [k for k in range(len(ports)) if k not in named]
+    for d in declared:
+        if d in named.values() or d in unread:
             continue
-        if len(ports) == len(declared) and pos not in named:
-            raise InputLost(f"the engine lost input `{d}`: its compiled model names input "
-                            f"{pos} {sorted(ports[pos])}")
+        if spare:
+            raise InputLost(f"the engine lost input `{d}`: its compiled model asks for "
+                            f"{sorted(ports[spare[0]])} in its place")
         raise InputLost(f"the engine lost input `{d}`: its compiled model has no input of that "
                         f"name (its inputs: {[sorted(p) for p in ports]})")
-    strange = [k for k in range(len(ports)) if k not in named]
-    if strange:
-        raise InputLost(f"the engine asks for input {sorted(ports[strange[0]])}, which the "
+    if spare:
+        raise InputLost(f"the engine asks for input {sorted(ports[spare[0]])}, which the "
                         f"model does not declare")
-    missing = [d for d in declared if d not in feeds]
+    missing = [d for d in declared if d not in feeds and d in named.values()]
     if missing:
         raise HarnessError(f"no value was given for the model's input {missing[0]!r}")
     return {k: writable(feeds[d]) for k, d in named.items() if d is not None}
 
 
 def onnx_inputs(model) -> tuple:
-    """(the input names an ONNX model declares, in order; the initializer names): inputs
-    that are also initializers have a value already and are not declared inputs to feed."""
+    """(the input names an ONNX model declares, in order; the initializer names; the declared
+    inputs nothing in the model reads): inputs that are also initializers have a value
+    already and are not declared inputs to feed."""
     graph = _onnx_proto(model).graph
     given = {t.name for t in graph.initializer}
-    return [i.name for i in graph.input if i.name not in given], given
+    declared = [i.name for i in graph.input if i.name not in given]
+    read = _onnx_reads(graph)
+    return declared, given, {d for d in declared if d not in read}
+
+
+def _onnx_reads(graph) -> set:
+    """Every name a graph (its subgraphs too) reads: node inputs and graph outputs."""
+    read = {o.name for o in graph.output}
+    for node in graph.node:
+        read.update(node.input)
+        for a in node.attribute:
+            for sub in ([a.g] if a.HasField("g") else []) + list(a.graphs):
+                read |= _onnx_reads(sub)
+    return read
 
 
 # what a backend says when it refuses an op, a type or an attribute it does not implement
@@ -164,8 +180,8 @@ class OnnxRuntimeBackend:
         session = self.load(model)
         with adapter_step("matching the model's inputs"):
             ports = [i.name for i in session.get_inputs()]
-            declared, given = onnx_inputs(model)
-        values = port_values(declared, [{p} for p in ports], feeds, given)
+            declared, given, unread = onnx_inputs(model)
+        values = port_values(declared, [{p} for p in ports], feeds, given, unread)
         with refusals_while_running():
             out = session.run(None, {ports[k]: v for k, v in values.items()})
         return dict(zip([o.name for o in session.get_outputs()], out))
@@ -189,8 +205,8 @@ class OnnxReferenceBackend:
         ev = self.load(model)
         with adapter_step("matching the model's inputs"):
             ports = list(ev.input_names)
-            declared, given = onnx_inputs(model)
-        values = port_values(declared, [{p} for p in ports], feeds, given)
+            declared, given, unread = onnx_inputs(model)
+        values = port_values(declared, [{p} for p in ports], feeds, given, unread)
         with refusals_while_running():
             out = ev.run(None, {ports[k]: v for k, v in values.items()})
         return dict(zip(ev.output_names, out))
@@ -225,19 +241,22 @@ class OpenVinoBackend:
             raise refusal_or_failure(exc) from None
 
     def declared_inputs(self, model) -> tuple:
-        """(the inputs the model declares, in order; initializer names): an ONNX model's
-        graph inputs, an OpenVINO model's Parameters (by their tensor names)."""
+        """(the inputs the model declares, in order; initializer names; inputs nothing
+        reads): an ONNX model's graph inputs, an OpenVINO model's Parameters (by their tensor
+        names)."""
         if isinstance(model, self._ov.Model):
-            return [_one_name(p.output(0)) for p in model.get_parameters()], set()
+            params = model.get_parameters()
+            return [_one_name(p.output(0)) for p in params], set(), \
+                {_one_name(p.output(0)) for p in params if not p.output(0).get_target_inputs()}
         return onnx_inputs(model)
 
     def run(self, model, feeds):
         with adapter_step("reading the model's inputs"):
-            declared, given = self.declared_inputs(model)
+            declared, given, unread = self.declared_inputs(model)
         compiled = self.load(model)
         with adapter_step("matching the model's inputs"):
             ports = [set(port.get_names()) for port in compiled.inputs]
-        values = port_values(declared, ports, feeds, given)
+        values = port_values(declared, ports, feeds, given, unread)
         result = compiled({compiled.inputs[k]: v for k, v in values.items()})
         out = {}
         with adapter_step("reading the outputs"):
@@ -287,8 +306,8 @@ class TractBackend:
             raise refusal_or_failure(_without_backtrace(exc)) from None
         with adapter_step("matching the model's inputs"):
             ports = [{inference.input_name(k)} for k in range(inference.input_count())]
-            declared, given = onnx_inputs(proto)
-        values = port_values(declared, ports, feeds, given)
+            declared, given, unread = onnx_inputs(proto)
+        values = port_values(declared, ports, feeds, given, unread)
         values = [np.array(values[k], order="C") for k in range(len(ports))]
         try:
             for k, value in enumerate(values):

@@ -9,7 +9,7 @@ from typing import Dict
 from ..core.errors import LazyLoopError
 from .backends import HarnessError, InputLost, Unsupported, formats_of
 from .comparing import Difference, compare, plain
-from .explaining import REFUSING_READINGS, alternative_readings, explain  # noqa: F401
+from .explaining import alternative_readings, explain  # noqa: F401 (alternative_readings)
 from .campaign import explore, finish
 from .isolation import DEFAULT_MEMORY_MB, BackendCrashed, Isolated
 from .plugins import is_backend
