@@ -240,19 +240,9 @@ class OpenVinoBackend:
         except Exception as exc:
             raise refusal_or_failure(exc) from None
 
-    def declared_inputs(self, model) -> tuple:
-        """(the inputs the model declares, in order; initializer names; inputs nothing
-        reads): an ONNX model's graph inputs, an OpenVINO model's Parameters (by their tensor
-        names)."""
-        if isinstance(model, self._ov.Model):
-            params = model.get_parameters()
-            return [_one_name(p.output(0)) for p in params], set(), \
-                {_one_name(p.output(0)) for p in params if not p.output(0).get_target_inputs()}
-        return onnx_inputs(model)
-
     def run(self, model, feeds):
         with adapter_step("reading the model's inputs"):
-            declared, given, unread = self.declared_inputs(model)
+            declared, given, unread = model_inputs(model)
         compiled = self.load(model)
         with adapter_step("matching the model's inputs"):
             ports = [set(port.get_names()) for port in compiled.inputs]
@@ -269,9 +259,20 @@ class OpenVinoBackend:
         return out
 
 
-def _one_name(output) -> str:
-    """The name a model input is fed by: its tensor name (the only one lazyloop's exporter
-    and OpenVINO's ONNX reader give it), else the Parameter's friendly name."""
+def model_inputs(model) -> tuple:
+    """(the inputs a model declares, in order; initializer names; the declared inputs nothing
+    reads) of an ONNX model (`onnx_inputs`) or an OpenVINO model (its Parameters, by the name
+    each is fed by)."""
+    if not hasattr(model, "get_parameters"):
+        return onnx_inputs(model)
+    params = model.get_parameters()
+    return [input_name(p.output(0)) for p in params], set(), \
+        {input_name(p.output(0)) for p in params if not p.output(0).get_target_inputs()}
+
+
+def input_name(output) -> str:
+    """The name an OpenVINO model input is fed by: its tensor name (the only one lazyloop's
+    exporter and OpenVINO's ONNX reader give it), else the Parameter's friendly name."""
     names = sorted(output.get_names())
     return names[0] if len(names) == 1 else output.get_node().get_friendly_name()
 
@@ -382,12 +383,10 @@ class LazyloopBackend:
             plan = compile_network(lowered.network)
         except (ModelError, StructureError, UnsupportedError) as exc:
             raise Unsupported(str(exc)) from None
-        if self.format == "onnx":
-            declared, ports = onnx_inputs(model)[0], [{n} for n in lowered.model_inputs]
-        else:
-            declared = [p.get_friendly_name() for p in model.get_parameters()]
-            ports = [set(b.names) for b in lowered.inputs]
-        values = port_values(declared, ports, feeds)
+        declared, given, unread = model_inputs(model)
+        ports = [{n} for n in lowered.model_inputs] if self.format == "onnx" else \
+            [set(b.names) for b in lowered.inputs]
+        values = port_values(declared, ports, feeds, given, unread)
         named = {next(d for d in declared if d in ports[k]): v for k, v in values.items()}
         return lowered.user_outputs(evaluate(plan, lowered.core_feeds(named), max_trips=100_000))
 

@@ -23,7 +23,7 @@ from typing import Dict, List, Optional
 import attrs
 import numpy as np
 
-from .backends import _onnx_bytes
+from .backends import _onnx_bytes, model_inputs
 from .report import EVERY_PROGRAM_RULES, Disagreement
 from .repro import spec_text, versions, write_repro
 
@@ -66,7 +66,7 @@ def write_case(directory: str, name: str, d: Disagreement, context=None) -> str:
     else:
         import openvino as ov
         ov.save_model(d.model, os.path.join(case, "model.xml"), compress_to_fp16=False)
-        input_names = [p.get_friendly_name() for p in d.model.get_parameters()]
+        input_names = model_inputs(d.model)[0]
         output_names = list(d.expected)
     write_data_set(data, {n: d.feeds[n] for n in input_names if n in d.feeds},
                    {n: d.expected[n] for n in output_names if n in d.expected}, d.defined)

@@ -130,7 +130,8 @@ def _rename_reads(graph, old: str, new: str) -> None:
 
 
 def without_dead_nodes(case: Case) -> Optional[Case]:
-    """Every node that nothing reads, in every graph, dropped (repeatedly)."""
+    """Every node that nothing reads, in every graph, dropped (repeatedly), and every
+    initializer nothing reads."""
     model, feeds = case
     model = _copy(model)
     dropped = False
@@ -143,6 +144,12 @@ def without_dead_nodes(case: Case) -> Optional[Case]:
                 if not any(o and _reads(g, o, skip=node) for o in node.output):
                     del g.node[i]
                     changed = dropped = True
+    inputs = {v.name for v in model.graph.input}
+    for k in reversed(range(len(model.graph.initializer))):
+        name = model.graph.initializer[k].name
+        if name not in inputs and not _reads(model.graph, name):
+            del model.graph.initializer[k]
+            dropped = True
     return (model, feeds) if dropped else None
 
 
@@ -162,6 +169,9 @@ def without_node(name: str) -> Callable[[Case], Optional[Case]]:
             first = next((x for x in node.input if x), None)
             if first is None or read != [node.output[0]]:
                 return None
+            types = value_types(model)
+            if types.get(first, "?") != types.get(node.output[0], "?"):
+                return None  # rewiring would change a value's type or rank
             if any(o.name == first for o in g.output) and \
                     any(o.name == node.output[0] for o in g.output):
                 return None  # one name would stand for two outputs
@@ -169,6 +179,27 @@ def without_node(name: str) -> Callable[[Case], Optional[Case]]:
         del g.node[i]
         return model, feeds
     return edit
+
+
+def value_types(model) -> dict:
+    """{value name: "elem_type/rank"} as ONNX's shape inference gives them (every graph;
+    a value it cannot type is absent)."""
+    import onnx
+    try:
+        inferred = onnx.shape_inference.infer_shapes(model)
+    except Exception:  # noqa: BLE001 -- nothing typed: rewiring is left to the checker
+        return {}
+    found = {}
+    for g, _ in _graphs(inferred.graph):
+        for v in list(g.input) + list(g.output) + list(g.value_info):
+            t = v.type.tensor_type
+            if v.type.WhichOneof("value") == "tensor_type" and t.HasField("shape"):
+                found[v.name] = f"{t.elem_type}/{len(t.shape.dim)}"
+            elif v.type.WhichOneof("value"):
+                found[v.name] = v.type.WhichOneof("value")
+        for t in g.initializer:
+            found[t.name] = f"{t.data_type}/{len(t.dims)}"
+    return found
 
 
 def without_output(name: str) -> Callable[[Case], Optional[Case]]:
@@ -250,9 +281,23 @@ def without_loop_input(node_name: str, position: int) -> Callable[[Case], Option
         node = g.node[i]
         if node.op_type != "Loop" or not node.input[position]:
             return None
+        if position == 0 and not _body_decides(node):
+            return None  # without a count it would never end (lazyloop's fuel decides)
         node.input[position] = ""
         return model, feeds
     return edit
+
+
+def _body_decides(loop) -> bool:
+    """Whether a Loop's body computes its condition (so that the loop may end without a
+    trip count): its condition output is neither its condition input nor a copy of it."""
+    body = next(a.g for a in loop.attribute if a.name == "body")
+    cond_in, cond_out = body.input[1].name, body.output[0].name
+    if cond_out == cond_in:
+        return False
+    producer = next((n for n in body.node if cond_out in n.output), None)
+    return not (producer is not None and producer.op_type == "Identity" and
+                list(producer.input) == [cond_in]) and producer is not None
 
 
 def input_as_constant(name: str) -> Callable[[Case], Optional[Case]]:
