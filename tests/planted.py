@@ -385,3 +385,26 @@ class Scan8ReadForward:
                 del node.attribute[:]
                 node.attribute.extend(kept)
         return self.inner.run(model, feeds)
+
+
+class SlowSaturatingScansPlusOne:
+    """Two faults, each with one symptom, on a slow backend (0.2 s a model): integer overflow
+    saturates (A30 `saturate`: a finding an ambiguity explains) and every Scan output comes
+    back plus one (a finding that counts)."""
+
+    name = "slow-saturating-scans-plus-one"
+    format = "onnx"
+    formats = ("onnx",)
+
+    def __init__(self, seconds=0.2):
+        self.seconds = seconds
+
+    def run(self, model, feeds):
+        import time
+
+        import lazyloop.onnx as lo
+        time.sleep(self.seconds)
+        out = lo.evaluate(model, feeds, max_trips=100_000, readings={"A30": "saturate"})
+        if any(n.op_type == "Scan" for n in model.graph.node):
+            out = {k: _add_one(v) for k, v in out.items()}
+        return out

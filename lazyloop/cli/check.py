@@ -25,7 +25,7 @@ from ..difftest.plugins import BackendSpecError, factory_of
 from ..difftest.schema import FAIL_ON, check_document, judge, lazyloop_version
 from ..difftest.shrinking import (DEFAULT_MINIMIZE_STEPS, DEFAULT_SHRINK_HANGS,
                                    DEFAULT_SHRINK_SECONDS, DEFAULT_SHRINK_STEPS,
-                                   DEFAULT_SHRINK_TOTAL_SECONDS)
+                                   DEFAULT_SHRINK_TOTAL_SECONDS, abort_if_asked)
 
 EXIT_INTERNAL = 3
 
@@ -144,6 +144,7 @@ def _check_command(argv) -> int:
         if args.out:
             prepare_out(args.out, args.force)
         report = campaign(b, args)
+        abort_if_asked()  # a second Ctrl-C whose own raise was swallowed: no report
     finally:
         if isinstance(b, Isolated):
             b.close()
@@ -215,18 +216,21 @@ def ctrl_c_stops():
     interrupted (`INTERRUPTED`) -- exploring and shrinking stop at the next program, a wait
     for an isolated backend ends at once, and the findings so far are reported; raising
     KeyboardInterrupt there instead could land anywhere, also where the report is being
-    made, or be swallowed by a library. A second Ctrl-C stops at once (no report)."""
-    from ..difftest.campaign import INTERRUPTED
+    made, or be swallowed by a library. A second Ctrl-C stops at once: it raises `Abort`,
+    which no handler that keeps a partial campaign catches, and nothing is written."""
+    from ..difftest.shrinking import ABORTED, INTERRUPTED, Abort
 
     def interrupted(signum, frame):
         if INTERRUPTED.is_set():
-            raise KeyboardInterrupt
+            ABORTED.set()  # seen at the next program even if this raise is swallowed
+            raise Abort()
         INTERRUPTED.set()
 
     if threading.current_thread() is not threading.main_thread():
         yield
         return
     INTERRUPTED.clear()
+    ABORTED.clear()
     previous = signal.signal(signal.SIGINT, interrupted)
     try:
         yield

@@ -115,8 +115,12 @@ def missing_extra(exc: ImportError) -> str:
 def guarded(prog: str, command, *args) -> int:
     """Run `command(*args)`, mapping what escapes to one line and an exit status."""
     from ..core.errors import InputError, LazyLoopError
+    from ..difftest.shrinking import Abort
     try:
         return command(*args)
+    except Abort:  # a second Ctrl-C during `check`: nothing written
+        return _say(prog, "stopped at once (a second Ctrl-C): no report written",
+                    EXIT_INTERRUPTED)
     except UsageError as exc:
         return _say(prog, str(exc), EXIT_USAGE)
     except InputError as exc:  # feeds that do not match the model: the user's input

@@ -13,8 +13,8 @@ from .isolation import Isolated
 from .grouping import merge_by_root_cause, root_cause
 from .reducing import Reduction, reduce_finding
 from .report import Disagreement, Refusal, Report, _error_key
-from .shrinking import (INTERRUPTED, ShrinkBudget, draw_program, hang_limit, shrink,
-                        time_limit)
+from .shrinking import (INTERRUPTED, ShrinkBudget, abort_if_asked, draw_program, hang_limit,
+                        shrink, time_limit)
 
 
 @attrs.define
@@ -109,6 +109,7 @@ def explore(checker, strategy, seed: int, indices, progress=None, total=None,
             if deadline is not None and time.monotonic() > deadline:
                 tally.stopped = "max-time"
                 break
+            abort_if_asked()
             if INTERRUPTED.is_set():  # Ctrl-C, as the command line's handler marks it
                 tally.stopped = "interrupted"
                 break
@@ -157,6 +158,7 @@ def finish(tally: Tally, checker, strategy, backend_name: str, seed: int, shrink
                                      shrink_it and how in ("complete", "steps"))
             record = (minimal, mout, checker, sig, index, tally.counts[sig], shrunk, how)
             disagreements.append(_disagreement(*record, reduction=reduction))
+    abort_if_asked()
     if stage.interrupted:
         report.stopped = "interrupted"
     report.disagreements = merge_by_root_cause(disagreements)
@@ -220,7 +222,7 @@ def _disagreement(subject, out, checker, sig, index, count, shrunk, shrinking="o
     if reduction is not None and reduction.subject is not None:
         case, cout = reduction.subject, reduction.outcome
     expected, defined, rules = case.expectation()
-    checker.attribute(case, cout, cout.actual)
+    checker.attribute(case, cout)
     d = Disagreement(model=case.model(), feeds=case.feeds, expected=expected,
                      actual=cout.actual, rules=out.rules or rules, ambiguity=cout.ambiguity,
                      defined=defined, differences=cout.differences, error=cout.error,

@@ -4,7 +4,7 @@ generating, grouping and shrinking; `throughput` measures it."""
 from __future__ import annotations
 
 import time
-from typing import Dict
+from typing import Dict, Optional
 
 from ..core.errors import LazyLoopError
 from .backends import HarnessError, InputLost, Unsupported, formats_of
@@ -86,11 +86,14 @@ class Checker:
         """Note how long an answer took (what is normal for this backend: `hang_limit`)."""
         self.slowest = max(self.slowest, time.monotonic() - started)
 
-    def attribute(self, subject: Subject, out: Outcome, actual) -> None:
+    def attribute(self, subject: Subject, out: Outcome, actual=None) -> Optional[str]:
         """Which registered ambiguity, read otherwise, makes lazyloop agree with the backend
-        (explaining.py)."""
-        if self.attribute_ambiguities:
-            explain(subject, out, actual, self.tolerance)
+        (explaining.py): sets `out.ambiguity` and `out.reading` once per outcome, and
+        returns the reading ("A30=saturate") or None."""
+        if self.attribute_ambiguities and not out.explained:
+            explain(subject, out, out.actual if actual is None else actual, self.tolerance)
+            out.explained = True
+        return out.reading
 
 
 def check(b, max_examples: int = 200, seed: int = 0, formats=None, kinds=None,

@@ -18,7 +18,7 @@ import numpy as np
 
 from .backends import HarnessError, InputLost, Unsupported, _onnx_bytes, formats_of
 from .comparing import plain
-from .shrinking import INTERRUPTED
+from .shrinking import ABORTED, INTERRUPTED, Abort
 
 
 class BackendCrashed(Exception):
@@ -117,7 +117,7 @@ class Isolated:
             raise BackendCrashed(self._died()) from None
         try:
             status, value = self._await(self.timeout, "running")
-        except KeyboardInterrupt:  # its answer would come to the next question: start afresh
+        except (KeyboardInterrupt, Abort):  # its answer would come to the next question
             self._kill()
             raise
         if status == "ok":
@@ -137,6 +137,9 @@ class Isolated:
                     raise BackendCrashed(self._died()) from None
             if not self._proc.is_alive():
                 raise BackendCrashed(self._died())
+            if ABORTED.is_set():  # a second Ctrl-C: the child goes, nothing is kept
+                self._kill()
+                raise Abort()
             if INTERRUPTED.is_set():  # Ctrl-C (the command line's handler): stop waiting
                 raise KeyboardInterrupt
             rss = resident_mb(self._proc.pid)

@@ -83,8 +83,8 @@ class Reduction:
 def reduce_finding(subject: Subject, out, checker, steps: int, stop=None,
                    hangs: int = 8) -> Reduction:
     """Reduce the model of a (program-level minimal) finding while the backend shows the same
-    symptom (`out.symptom`): at most `steps` new runs on the backend, `hangs` of them timed
-    out, until `stop()`."""
+    symptom (`out.symptom`), explained by the same reading (or none): at most `steps` new
+    runs on the backend, `hangs` of them timed out, until `stop()`."""
     try:
         model, feeds = subject.model(), subject.feeds
         before = node_count(model)
@@ -92,7 +92,7 @@ def reduce_finding(subject: Subject, out, checker, steps: int, stop=None,
         return Reduction(None, None, 0, 0, "unreadable")
     if steps <= 0 or out.symptom is None:
         return Reduction(None, None, before, before, "off")
-    target = out.symptom
+    target, reading = out.symptom, checker.attribute(subject, out)
     seen, hung = {}, [0]
 
     def keeps(case) -> bool:
@@ -100,7 +100,7 @@ def reduce_finding(subject: Subject, out, checker, steps: int, stop=None,
         result = checker.outcome(candidate)
         seen[id(case[0])] = (candidate, result)
         hung[0] += "no answer within" in (result.error or "")
-        return shows(result, target)
+        return shows(result, target) and checker.attribute(candidate, result) == reading
 
     def stopped() -> bool:
         return hung[0] >= hangs or bool(stop and stop())

@@ -23,6 +23,7 @@ class Outcome:
     internal: Optional[str] = None   # lazyloop itself crashed: the traceback
     symptom: Optional[Symptom] = None  # what a disagreement shows (symptom.py)
     reading: Optional[str] = None    # the reading whose computed answer explains it
+    explained: bool = False          # whether the readings were tried (Checker.attribute)
 
     def signature(self, subject) -> tuple:
         """Which instances are shrunk together: those of one program kind that show one

@@ -7,7 +7,8 @@ campaign splits into shards that run anywhere and merge into the same findings.
 
 A disagreement is shrunk from the choices that drew it: hypothesis's shrinker proposes
 smaller choice sequences; each is drawn into a program and checked, and it counts when it
-shows the same *symptom* (symptom.py), whatever kind of program it is. Before shrinking, the
+shows the same *symptom* (symptom.py), explained by the same reading of the ambiguity
+register or by none (explaining.py), whatever kind of program it is. Before shrinking, the
 simplest program of every kind is tried (`simplest_programs`): one that shows the symptom and
 is smaller takes the finding's place, so one fault met in programs of several kinds converges
 on one minimal case. The budget is a number of *steps* (programs run on the
@@ -50,6 +51,20 @@ SHRINKING = {
 # set by the command line's Ctrl-C handler (which raises nothing the first time): exploring
 # and shrinking stop at the next program, and a wait for an isolated backend ends at once
 INTERRUPTED = threading.Event()
+# set by a second Ctrl-C: the run stops at once and writes no report (`Abort`)
+ABORTED = threading.Event()
+
+
+class Abort(BaseException):
+    """A second Ctrl-C: stop at once, write nothing. A BaseException that is no
+    KeyboardInterrupt, so that no handler that keeps a partial campaign catches it."""
+
+
+def abort_if_asked() -> None:
+    """Raise `Abort` when a second Ctrl-C came (its own raise may have been swallowed, by a
+    garbage-collector hook for one)."""
+    if ABORTED.is_set():
+        raise Abort()
 
 
 @attrs.frozen
@@ -153,6 +168,7 @@ CANDIDATES_PER_STEP = 10
 
 def _cut(spent: int, hangs: int, budget: ShrinkBudget, deadline) -> Optional[str]:
     """Why a new candidate may not run on the backend (a SHRINKING key), or None."""
+    abort_if_asked()
     if INTERRUPTED.is_set():
         return "interrupted"
     if deadline is not None and time.monotonic() > deadline:
@@ -201,7 +217,7 @@ def shrink(strategy, checker, sig, choices, budget: ShrinkBudget = ShrinkBudget(
         hangs[0] += new and hung(out)
         if new and tick:
             tick()
-        if same_symptom(out, sig):
+        if same_symptom(out, sig) and checker.attribute(candidate, out) == reading:
             best[key] = (candidate, out)
             data.mark_interesting(origin)
 
@@ -212,6 +228,9 @@ def shrink(strategy, checker, sig, choices, budget: ShrinkBudget = ShrinkBudget(
     runner = ConjectureRunner(test, settings=config, random=random.Random(0),
                               ignore_limits=True)
     original = replay_program(strategy, choices)
+    # the finding's explanation is part of what it shows: a candidate explained otherwise (or
+    # not at all) is another finding, whatever its symptom
+    reading = checker.attribute(original, checker.outcome(original))
     try:
         first = runner.cached_test_function(choices)  # remembered: nothing runs again
         if first.status != Status.INTERESTING:  # cut before it ran again, or flaky
