@@ -72,3 +72,45 @@ def test_a_case_folder_of_a_zero_trip_loop_re_runs_from_its_ir(tmp_path):
     ov.save_model(subject.model(), path, compress_to_fp16=False)
     again = lo.run(path, subject.feeds)
     assert compare(expected, defined, again.outputs) == []
+
+
+def test_an_internal_error_is_kept_with_its_program_and_traceback_and_counted_apart():
+    # rule: openvino/loop5 -- lazyloop failing on a program (here a planted failure of the
+    # exporter) is not a finding: it is listed with the program that caused it and its
+    # traceback (stored, not printed), and lazyloop failed (exit status 3)
+    import lazyloop.difftest as dt
+    from lazyloop.difftest.campaign import Tally
+    from lazyloop.difftest.checking import Checker
+    from lazyloop.difftest.schema import check_document, judge
+    from lazyloop.difftest.subject import Subject
+
+    class Broken(Subject):
+        def expectation(self):
+            return {}, {}, frozenset()
+
+        def model(self):
+            raise IndexError("planted: list assignment index out of range")
+
+    subject = Broken("core", "onnx", zero_trip_columns_then_sliced_on_axis_1_program())
+    out = Checker(dt.backend("lazyloop")).outcome(subject)
+    assert out.status == "invalid" and "Traceback" in out.internal
+    assert "IndexError: planted" in out.internal.splitlines()[-1]
+    tally = Tally()
+    tally.add(617, subject, (), out)
+    report = dt.Report("lazyloop", 7)
+    report.internal_errors = tally.internal_errors
+    document = judge(check_document(report))
+    [error] = document["internal_errors"]
+    assert error["program"] == 617 and error["kind"] == "core"
+    assert error["error"] == "IndexError: planted: list assignment index out of range"
+    assert "Traceback" in error["traceback"] and "mark_output" in error["subject"]
+    assert document["verdict"]["exit_status"] == 3
+    assert "program 617 (core): IndexError: planted" in report.summary()
+
+
+def zero_trip_columns_then_sliced_on_axis_1_program():
+    """A strategies `Program` (builder steps a report can show) whose last step is the one
+    the crashing campaign program ended with."""
+    from lazyloop.strategies.programs import Call, Program, Ref
+    steps = (Call(None, "network", "mark_output", (Ref("t107"),)),)
+    return Program(steps, (), ("y",), frozenset(), frozenset())

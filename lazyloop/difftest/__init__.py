@@ -48,9 +48,9 @@ from __future__ import annotations
 
 # every public name of the former single module stays importable from the package, and so do
 # the private one used outside it (_error_key); __all__ is unchanged
-from .backends import (BACKENDS, LazyloopBackend, LoadFailed, OnnxReferenceBackend,
-                       OnnxRuntimeBackend, OpenVinoBackend, TractBackend, TripCountPlusOne,
-                       Unsupported, backend, formats_of, says_unsupported)
+from .backends import (BACKENDS, HarnessError, InputLost, LazyloopBackend, LoadFailed,
+                       OnnxReferenceBackend, OnnxRuntimeBackend, OpenVinoBackend, TractBackend,
+                       TripCountPlusOne, Unsupported, backend, formats_of, says_unsupported)
 from .cases import case_readme, write_case
 from .checking import Checker, alternative_readings, check, throughput
 from .comparing import DEFAULT_TOLERANCE, FLOAT_TOLERANCE, Difference, compare, tolerance
@@ -66,4 +66,4 @@ __all__ = ["Unsupported", "BackendCrashed", "Isolated", "backend", "BACKENDS", "
            "Subject", "subjects", "check", "Report", "Disagreement", "Refusal", "throughput",
            "write_case", "summary_table", "plan_rules", "alternative_readings",
            "LoadFailed", "TractBackend", "BackendStartFailed", "make_backend", "says_unsupported",
-           "ENTRY_POINT_GROUP", "BackendSpecError", "resident_mb"]
+           "ENTRY_POINT_GROUP", "BackendSpecError", "resident_mb", "InputLost", "HarnessError"]
