@@ -11,7 +11,8 @@ edits, tried in this order in passes until a pass keeps none:
 - drop every node no output reads (dead nodes);
 - drop a graph output (one always stays);
 - drop a Loop's carried value or scan output, or a Scan's scan output, that nothing reads;
-- drop one node, its first input taking its place (where types and shapes allow);
+- drop one node, one of its inputs (the first, then the others) taking its place (where
+  types and ranks allow);
 - leave a Loop's optional trip count or condition out;
 - turn a graph input into a constant holding the value fed;
 - drop one attribute;
@@ -19,7 +20,7 @@ edits, tried in this order in passes until a pass keeps none:
 
 `one_minimal_violations` is the check that a case is 1-minimal: removing any one node
 (rewired so) loses the symptom or the validity. The OpenVINO IR counterpart is
-`minimize_ir`.
+`minimize_ir`; both run their edits in the same `passes`.
 """
 from __future__ import annotations
 
@@ -153,9 +154,9 @@ def without_dead_nodes(case: Case) -> Optional[Case]:
     return (model, feeds) if dropped else None
 
 
-def without_node(name: str) -> Callable[[Case], Optional[Case]]:
-    """Node `name` dropped: when something reads it, its first input takes the place of its
-    first output (its other outputs must be unread)."""
+def without_node(name: str, k: int = 0) -> Callable[[Case], Optional[Case]]:
+    """Node `name` dropped: when something reads it, its `k`-th present input (the first by
+    default) takes the place of its first output (its other outputs must be unread)."""
     def edit(case):
         model, feeds = case
         model = _copy(model)
@@ -166,7 +167,8 @@ def without_node(name: str) -> Callable[[Case], Optional[Case]]:
         node = g.node[i]
         read = [o for o in node.output if o and _reads(g, o, skip=node)]
         if read:
-            first = next((x for x in node.input if x), None)
+            present = [x for x in node.input if x]
+            first = present[k] if k < len(present) else None
             if first is None or read != [node.output[0]]:
                 return None
             types = value_types(model)
@@ -371,8 +373,8 @@ def edits(model) -> List[Tuple[str, Callable]]:
                 found += [(f"drop {node.op_type} {node.name} value {o.name}",
                            without_loop_value(node.name, o.name)) for o in body.output[1:]]
     for g, _ in graphs:
-        found += [(f"drop node {n.name} ({n.op_type})", without_node(n.name))
-                  for n in reversed(g.node)]
+        found += [(f"drop node {n.name} ({n.op_type}) for its input {k}", without_node(n.name, k))
+                  for n in reversed(g.node) for k in range(max(1, sum(1 for x in n.input if x)))]
     for g, _ in graphs:
         found += [(f"leave out input {k} of {n.name}", without_loop_input(n.name, k))
                   for n in g.node if n.op_type == "Loop" for k in (0, 1)]
@@ -422,13 +424,19 @@ def minimise(case: Case, keeps: Callable[[Case], bool], steps: int = 300,
     `steps` calls of `keeps` (each runs the backend)."""
     model, feeds = case
     model = named(model)
-    valid = valid or checker(model)
-    current = (model, feeds)
+    return passes((model, feeds), keeps, edits, valid or checker(model), steps, stop)
+
+
+def passes(case, keeps, edits_of, valid, steps: int, stop=None):
+    """Try every edit of `edits_of(model)` in turn, keeping each that leaves the case valid
+    and `keeps` it, pass after pass until a pass keeps none (or `steps` calls of `keeps`, or
+    `stop()`): (the case reached, "complete" | "steps" | "stopped")."""
+    current = case
     spent = 0
     changed = True
     while changed:
         changed = False
-        for _, edit in edits(current[0]):
+        for _, edit in edits_of(current[0]):
             candidate = edit(current)
             if candidate is None or not valid(candidate[0]):
                 continue

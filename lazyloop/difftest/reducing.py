@@ -27,7 +27,9 @@ class ReducedModel:
 
     @classmethod
     def of(cls, fmt: str, model, feeds: dict) -> "ReducedModel":
-        return cls((fmt, model_bytes(fmt, model), tuple(sorted(feeds.items()))))
+        """`model`: an ONNX ModelProto, an openvino.Model, or its IR (text, weights)."""
+        payload = model if isinstance(model, tuple) else model_bytes(fmt, model)
+        return cls((fmt, payload, tuple(sorted(feeds.items()))))
 
     @property
     def model(self):
@@ -105,9 +107,13 @@ def reduce_finding(subject: Subject, out, checker, steps: int, stop=None,
     def stopped() -> bool:
         return hung[0] >= hangs or bool(stop and stop())
 
-    if subject.format != "onnx":
-        return Reduction(None, None, before, before, "off")
-    from .minimize import minimise
+    if subject.format == "onnx":
+        from .minimize import minimise
+    else:  # an OpenVINO model is edited as IR, which its reader must read back
+        from .minimize_ir import minimise, readable
+        model = model_bytes(subject.format, model)
+        if not readable(model):
+            return Reduction(None, None, before, before, "unreadable")
     try:
         (model, feeds), ended = minimise((model, feeds), keeps, steps, stop=stopped)
     except Exception:  # noqa: BLE001 -- an edit the model's library rejects: keep the program
