@@ -79,6 +79,22 @@ def write_case(directory: str, name: str, d: Disagreement, context=None) -> str:
     return case
 
 
+def write_repro_for_case(case: str, backend: str) -> str:
+    """repro.py written again into a case folder, from what the folder holds (its model and
+    lazyloop's expected outputs): how a case written by an earlier version gets today's."""
+    import types
+    saved = read_case(case)
+    if saved.format == "onnx":
+        import onnx
+        model = onnx.load(saved.model_path)
+    else:
+        import openvino as ov
+        model = ov.Core().read_model(saved.model_path)
+    data = saved.data_sets[0]
+    return write_repro(case, backend, types.SimpleNamespace(
+        expected=data.expected, defined=data.defined, model=model))
+
+
 def write_data_set(data: str, inputs: dict, expected: dict, defined: dict) -> None:
     """input_N.pb, output_N.pb and, for outputs with undefined positions, defined_N.pb."""
     from onnx import numpy_helper
@@ -145,6 +161,19 @@ def shrink_note(d: Disagreement) -> str:
     return f"{partly}: {SHRINKING.get(how, how)}"
 
 
+def nodes_note(d: Disagreement) -> str:
+    """How many nodes the case's model has, and had before model-level minimising."""
+    if d.nodes_after is None:
+        return "the shrunk program's model, not minimised further"
+    from .shrinking import SHRINKING
+    how = {"complete": "complete", "steps": "cut: --minimize-steps spent",
+           "stopped": "cut: Ctrl-C or wall time", "off": "not tried",
+           "unreadable": "not possible: the model cannot be read back"}.get(
+        d.minimising, SHRINKING.get(d.minimising, d.minimising))
+    return (f"model: {d.nodes_after} node(s), from {d.nodes_before} in the shrunk program's "
+            f"model (model-level minimising: {how})")
+
+
 def case_readme(name: str, d: Disagreement, context: Context = Context()) -> str:
     lines = [f"# {name}", "",
              f"Found by `lazyloop check` (signature {d.signature!r}; {d.occurrences} "
@@ -156,7 +185,10 @@ def case_readme(name: str, d: Disagreement, context: Context = Context()) -> str
              f"- found by: `{context.command or 'lazyloop check'}`",
              f"- re-run: `lazyloop run {name} --backend "
              f"{context.rerun_backend or context.backend}` (from the folder "
-             "holding this case)", "",
+             "holding this case)",
+             f"- symptom: {d.symptom or '?'}; explained by: "
+             f"{d.reading or d.ambiguity or 'no registered reading'}",
+             f"- {nodes_note(d)}", "",
              "## What differs", ""]
     for x in d.differences:
         lines.append(f"- `{x.output}`: {x.kind}: {x.detail}")
