@@ -9,10 +9,13 @@ the reduced model, its inputs and lazyloop's expected outputs, a README with the
 the reading that explains it and the node counts before and after, and today's repro.py. The
 README keeps the program the campaign shrank to. A case whose finding no longer reproduces,
 a hang, a memory kill or a model the backend's reader cannot read back is kept as it was,
-with today's repro.py. `findings/minimised-seed0.json` records what was done to each case.
+with today's repro.py. `findings/minimised-seed0.json` records what was done to each case (run
+again, the script keeps the node count a case had before its first minimising).
 """
 import json
 import os
+
+import attrs
 import shutil
 import sys
 import tarfile
@@ -50,7 +53,8 @@ def renewed(case: str, backend: str) -> str:
         return f"; its repro.py kept ({type(exc).__name__})"
 
 
-def reminimise(backend: str, report: dict, folder: str, summary: list) -> None:
+def reminimise(backend: str, report: dict, folder: str, summary: list,
+               before: dict) -> None:
     import lazyloop.difftest as dt
     from lazyloop.difftest.cases import Context, write_case
     from lazyloop.difftest.checking import Checker
@@ -80,6 +84,9 @@ def reminimise(backend: str, report: dict, folder: str, summary: list) -> None:
                               f"{(out.error or '')[:200]})" + renewed(case, backend)
                 continue
             reduction = reduce_finding(subject, out, checker, 300)
+            # a case minimised by an earlier run of this script keeps its first count
+            reduction = attrs.evolve(reduction, nodes_before=before.get(
+                finding["case"], reduction.nodes_before))
             final, fout = subject, out
             if reduction.subject is not None:
                 final, fout = reduction.subject, reduction.outcome
@@ -120,7 +127,9 @@ def main(backends) -> None:
             with tarfile.open(archive) as tar:
                 tar.extractall(tmp, filter="data")
             summary = []
-            reminimise(backend, report, os.path.join(tmp, backend), summary)
+            before = {r["case"]: r["nodes_before"] for r in done.get(backend, ())
+                      if "nodes_before" in r}
+            reminimise(backend, report, os.path.join(tmp, backend), summary, before)
             with tarfile.open(archive, "w:gz") as tar:
                 tar.add(os.path.join(tmp, backend), arcname=backend)
         done[backend] = summary

@@ -207,9 +207,28 @@ class OnnxReferenceBackend:
             ports = list(ev.input_names)
             declared, given, unread = onnx_inputs(model)
         values = port_values(declared, [{p} for p in ports], feeds, given, unread)
-        with refusals_while_running():
+        with refusals_while_running(), naming_the_kernel():
             out = ev.run(None, {ports[k]: v for k, v in values.items()})
         return dict(zip(ev.output_names, out))
+
+
+@contextlib.contextmanager
+def naming_the_kernel():
+    """An error raised inside one of the reference evaluator's kernels names that kernel
+    (its module, `op_loop`, `op_concat_from_sequence`, ...): numpy's messages ("need at
+    least one array to concatenate") do not say which operator failed, and that tells
+    faults apart (spec/51, "Symptoms")."""
+    try:
+        yield
+    except Exception as exc:
+        import traceback
+        found = [re.search(r"onnx[/\\]reference[/\\]ops[/\\](op_\w+)\.py$", f.filename)
+                 for f in traceback.extract_tb(exc.__traceback__)]
+        modules = [m.group(1) for m in found if m]
+        if modules and exc.args and isinstance(exc.args[0], str):
+            exc.args = (f"{exc.args[0]} (in the reference's {modules[-1]} kernel)",) + \
+                exc.args[1:]
+        raise
 
 
 class OpenVinoBackend:

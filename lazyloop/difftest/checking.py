@@ -95,6 +95,13 @@ class Checker:
             out.explained = True
         return out.reading
 
+    def computed_reading(self, subject: Subject, out: Outcome) -> Optional[str]:
+        """The reading whose computed answer (values, or never ending) is the backend's, or
+        None: what a shrink candidate must share with its finding (a refusal only says where
+        the backend failed, and is judged on the minimal case)."""
+        reading = self.attribute(subject, out)
+        return None if out.refusal else reading
+
 
 def check(b, max_examples: int = 200, seed: int = 0, formats=None, kinds=None,
           shrink: bool = True, shrink_steps: int = DEFAULT_SHRINK_STEPS, progress=None,

@@ -18,7 +18,9 @@ tried on values, not only on errors):
   position, a backend that fails has a fault, whatever another reading refuses.
 
 A crash is a fault under any reading. The reading that matched is recorded as
-`AMBIGUITY=reading` (`out.reading`), its ambiguity in `out.ambiguity`.
+`AMBIGUITY=reading` (`out.reading`), its ambiguity in `out.ambiguity`, and whether it matched
+by refusing (`out.refusal`): such a match says where the backend failed, not what it
+computed, so shrinking does not hold a candidate to it (shrinking.py).
 """
 from __future__ import annotations
 
@@ -49,6 +51,7 @@ def explain(subject, out, actual, tolerance=(None, None)) -> None:
         answer = reading_answer(frontend, model, subject.feeds, amb_id, reading)
         if matches(answer, default, out, actual, tolerance):
             out.ambiguity, out.reading = amb_id, f"{amb_id}={reading}"
+            out.refusal = answer[0] == "refuses"
             return
 
 

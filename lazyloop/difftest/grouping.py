@@ -18,7 +18,7 @@ taken with one seed knows the fault when another seed finds it.
 """
 from __future__ import annotations
 
-from .skeleton import digest
+from .skeleton import bodies, digest
 
 LOOP_OPS = ("Loop", "Scan", "If", "TensorIterator")
 
@@ -66,8 +66,8 @@ def _onnx_ops(graph, found: set) -> None:
 def _openvino_ops(model, found: set) -> None:
     for op in model.get_ordered_ops():
         found.add(op.get_type_name())
-        if hasattr(op, "get_function"):
-            _openvino_ops(op.get_function(), found)
+        for body in bodies(op):
+            _openvino_ops(body, found)
 
 
 def merge_by_root_cause(disagreements: list) -> list:

@@ -334,7 +334,60 @@ def readable(payload) -> bool:
         return False
 
 
+def rewritten(payload):
+    """The IR as OpenVINO writes it after reading it (None when it cannot read it): what a
+    case folder holds, so that the edits of the next pass see the IR a user will."""
+    import os
+    import tempfile
+
+    import openvino as ov
+    xml, weights = payload
+    try:
+        model = ov.Core().read_model(model=xml.decode(), weights=ov.Tensor(
+            np.frombuffer(weights, dtype=np.uint8).copy()))
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "model.xml")
+            ov.save_model(model, path, compress_to_fp16=False)
+            with open(path, "rb") as f, open(os.path.join(tmp, "model.bin"), "rb") as w:
+                return f.read(), w.read()
+    except Exception:  # noqa: BLE001
+        return None
+
+
+def rewritten_edits(payload) -> List[Tuple[str, Callable]]:
+    """`edits`, each giving the IR as OpenVINO writes it back (None where it cannot read it)."""
+    def rewriting(edit):
+        def edited(case):
+            candidate = edit(case)
+            if candidate is None:
+                return None
+            payload = rewritten(candidate[0])
+            return None if payload is None else (payload, candidate[1])
+        return edited
+    return [(what, rewriting(edit)) for what, edit in edits(payload)]
+
+
 def minimise(case: Case, keeps, steps: int = 300, stop=None) -> Tuple[Case, str]:
-    """As minimize.minimise, for an IR case ((text, weights), feeds)."""
+    """As minimize.minimise, for an IR case ((text, weights), feeds); every candidate is the
+    IR as OpenVINO reads and writes it back (and so valid)."""
     from .minimize import passes
-    return passes(case, keeps, edits, readable, steps, stop)
+    start = rewritten(case[0])
+    if start is None:
+        return case, "unreadable"
+    return passes((start, case[1]), keeps, rewritten_edits, lambda payload: True, steps, stop)
+
+
+def one_minimal_violations(case: Case, keeps) -> List[str]:
+    """As minimize.one_minimal_violations, for an IR case: the layers (but Parameters,
+    Results and Consts) whose removal, rewired through their first input, keeps the IR
+    readable and the symptom."""
+    root = ET.fromstring(case[0][0])
+    found = []
+    for path, graph in _graphs(root):
+        for layer in graph.find("layers"):
+            if layer.get("type") in ("Parameter", "Result", "Const"):
+                continue
+            candidate = without_layer(path, layer.get("id"))(case)
+            if candidate is not None and readable(candidate[0]) and keeps(candidate):
+                found.append(f"{layer.get('type')} {'/'.join(path + (layer.get('id'),))}")
+    return found

@@ -94,15 +94,7 @@ def reduce_finding(subject: Subject, out, checker, steps: int, stop=None,
         return Reduction(None, None, 0, 0, "unreadable")
     if steps <= 0 or out.symptom is None:
         return Reduction(None, None, before, before, "off")
-    target, reading = out.symptom, checker.attribute(subject, out)
-    seen, hung = {}, [0]
-
-    def keeps(case) -> bool:
-        candidate = Subject("reduced", subject.format, ReducedModel.of(subject.format, *case))
-        result = checker.outcome(candidate)
-        seen[id(case[0])] = (candidate, result)
-        hung[0] += "no answer within" in (result.error or "")
-        return shows(result, target) and checker.attribute(candidate, result) == reading
+    keeps, seen, hung = keeper(subject, out, checker)
 
     def stopped() -> bool:
         return hung[0] >= hangs or bool(stop and stop())
@@ -122,6 +114,37 @@ def reduce_finding(subject: Subject, out, checker, steps: int, stop=None,
         return Reduction(None, None, before, before, ended)
     reduced, result = seen[id(model)]
     return Reduction(reduced, result, before, node_count(reduced.model()), ended)
+
+
+def keeper(subject: Subject, out, checker):
+    """(keeps(case), the candidates seen by id of their model, [timed out]): `keeps` runs an
+    edited case of `subject` on the backend and says whether it shows `out`'s symptom, with
+    its answer computed by the same reading (explaining.py) or by none."""
+    target, reading = out.symptom, checker.computed_reading(subject, out)
+    seen, hung = {}, [0]
+
+    def keeps(case) -> bool:
+        candidate = Subject("reduced", subject.format, ReducedModel.of(subject.format, *case))
+        result = checker.outcome(candidate)
+        seen[id(case[0])] = (candidate, result)
+        hung[0] += "no answer within" in (result.error or "")
+        return shows(result, target) and checker.computed_reading(candidate, result) == reading
+    return keeps, seen, hung
+
+
+def one_minimal_violations(subject: Subject, checker) -> list:
+    """The nodes of a case (a subject whose model shows a finding on the checker's backend)
+    whose removal keeps it valid and its symptom (minimize.py, minimize_ir.py): empty when
+    the case is 1-minimal. A case that shows no finding raises ValueError."""
+    out = checker.outcome(subject)
+    if out.status != "disagree":
+        raise ValueError(f"the case shows no finding ({out.status}: {out.error})")
+    keeps = keeper(subject, out, checker)[0]
+    if subject.format == "onnx":
+        from .minimize import one_minimal_violations as violations
+        return violations((subject.model(), subject.feeds), keeps)
+    from .minimize_ir import one_minimal_violations as violations
+    return violations((model_bytes(subject.format, subject.model()), subject.feeds), keeps)
 
 
 def shows(out, symptom: Symptom) -> bool:

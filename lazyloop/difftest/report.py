@@ -24,6 +24,7 @@ class Outcome:
     symptom: Optional[Symptom] = None  # what a disagreement shows (symptom.py)
     reading: Optional[str] = None    # the reading whose computed answer explains it
     explained: bool = False          # whether the readings were tried (Checker.attribute)
+    refusal: bool = False            # the reading matched by refusing, as the backend failed
 
     def signature(self, subject) -> tuple:
         """Which instances are shrunk together: those of one program kind that show one

@@ -7,8 +7,8 @@ campaign splits into shards that run anywhere and merge into the same findings.
 
 A disagreement is shrunk from the choices that drew it: hypothesis's shrinker proposes
 smaller choice sequences; each is drawn into a program and checked, and it counts when it
-shows the same *symptom* (symptom.py), explained by the same reading of the ambiguity
-register or by none (explaining.py), whatever kind of program it is. Before shrinking, the
+shows the same *symptom* (symptom.py), with its answer computed by the same reading of the
+ambiguity register or by none (explaining.py), whatever kind of program it is. Before shrinking, the
 simplest program of every kind is tried (`simplest_programs`): one that shows the symptom and
 is smaller takes the finding's place, so one fault met in programs of several kinds converges
 on one minimal case. The budget is a number of *steps* (programs run on the
@@ -217,7 +217,7 @@ def shrink(strategy, checker, sig, choices, budget: ShrinkBudget = ShrinkBudget(
         hangs[0] += new and hung(out)
         if new and tick:
             tick()
-        if same_symptom(out, sig) and checker.attribute(candidate, out) == reading:
+        if same_symptom(out, sig) and checker.computed_reading(candidate, out) == reading:
             best[key] = (candidate, out)
             data.mark_interesting(origin)
 
@@ -228,9 +228,9 @@ def shrink(strategy, checker, sig, choices, budget: ShrinkBudget = ShrinkBudget(
     runner = ConjectureRunner(test, settings=config, random=random.Random(0),
                               ignore_limits=True)
     original = replay_program(strategy, choices)
-    # the finding's explanation is part of what it shows: a candidate explained otherwise (or
-    # not at all) is another finding, whatever its symptom
-    reading = checker.attribute(original, checker.outcome(original))
+    # the finding's explanation is part of what it shows: a candidate whose computed answer is
+    # another reading's (or none) is another finding, whatever its symptom
+    reading = checker.computed_reading(original, checker.outcome(original))
     try:
         first = runner.cached_test_function(choices)  # remembered: nothing runs again
         if first.status != Status.INTERESTING:  # cut before it ran again, or flaky

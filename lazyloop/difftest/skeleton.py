@@ -173,10 +173,20 @@ def _ov_type(output) -> str:
            f"[r{rank.get_length() if rank.is_static else '?'}]"
 
 
+def bodies(op) -> list:
+    """The body models of an OpenVINO Loop or TensorIterator, or the then and else bodies of
+    an If; none for any other op."""
+    if op.get_type_name() == "If":
+        return [op.get_then_body(), op.get_else_body()]
+    return [op.get_function()] if hasattr(op, "get_function") else []
+
+
 def openvino_attributes(node) -> list:
     """A node's attributes by value (a Constant's values left out), and for a loop its body
-    skeleton, special ports and port map."""
+    skeleton, special ports and port map (for an If, its bodies)."""
     attributes = sorted((k, str(v)) for k, v in node.get_attributes().items())
+    if node.get_type_name() == "If":
+        return [attributes, [openvino_model(b) for b in bodies(node)]]
     if not hasattr(node, "get_function"):
         return attributes
     ports = [[type(d).__name__, *(getattr(d, f) for f in _PORT_FIELDS if hasattr(d, f))]

@@ -8,7 +8,8 @@ numbers, addresses and numbers dropped; the part that tells faults apart kept: a
 message, a Python kernel its operator). A crash shows its signal, a hang and an out-of-memory
 end show as such, and an engine whose compiled model lost a declared input shows
 `lost-input`. A backend that answered shows the most telling kind of value difference among
-its outputs (`VALUE_KINDS`, most telling first).
+its outputs (`VALUE_KINDS`, most telling first); wrong values say what they have in common:
+all zeros, all at their dtype's bounds (saturation, overflow to infinity), all NaN.
 
 Shrinking keeps a finding's symptom exactly: a candidate program counts only when it shows
 the same one, whatever kind of program it is.
@@ -101,7 +102,52 @@ def value_symptom(expected: dict, defined: dict, actual: dict) -> Symptom:
             kinds.add("missing-output")
             continue
         kinds |= output_kinds(want, defined.get(name, True), actual[name])
-    return Symptom(min(kinds, key=VALUE_KINDS.index) if kinds else "values")
+    kind = min(kinds, key=VALUE_KINDS.index) if kinds else "values"
+    return Symptom(kind, wrong_values(expected, defined, actual) if kind == "values" else "")
+
+
+def wrong_values(expected: dict, defined: dict, actual: dict) -> str:
+    """What the wrong values of same-shaped tensor outputs have in common: "zeros" (all 0),
+    "bounds" (all at their dtype's least or greatest value, or infinite), "nan"; else ''."""
+    got = []
+    for name, want in expected.items():
+        g = actual.get(name)
+        if isinstance(want, list) or want is None or g is None or isinstance(g, (list, tuple)):
+            continue
+        want, g = np.asarray(want), np.asarray(g)
+        if g.dtype != want.dtype or g.shape != want.shape:
+            continue
+        mask = np.broadcast_to(np.asarray(defined.get(name, True), bool), want.shape)
+        differs = mask & ~_agree(want, g)
+        got.append((g[differs], g.dtype))
+    values = [v for v, _ in got if v.size]
+    if not values:
+        return ""
+    if all(np.all(v == 0) for v in values):
+        return "zeros"
+    if all(np.all(np.isnan(v)) for v, d in got if v.size and d.kind in "fc") and \
+            all(d.kind in "fc" for v, d in got if v.size):
+        return "nan"
+    if all(np.all(np.isin(v, _bounds(d))) for v, d in got if v.size):
+        return "bounds"
+    return ""
+
+
+def _agree(want, got):
+    if want.dtype.kind in "fc":
+        from .comparing import tolerance
+        rtol, atol = tolerance(want.dtype)
+        return np.isclose(got, want, rtol=rtol, atol=atol, equal_nan=True)
+    return got == want
+
+
+def _bounds(dtype) -> list:
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        return [info.min, info.max]
+    if dtype.kind in "fc":
+        return [np.inf, -np.inf]
+    return []
 
 
 def output_kinds(want, mask, got) -> set:
