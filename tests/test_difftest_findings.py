@@ -134,3 +134,17 @@ def test_shrinking_stops_at_its_step_budget_and_keeps_what_it_reached():
     assert report.disagreements
     d = report.disagreements[0]
     assert d.subject.expectation() and d.error is None and d.actual is not None
+
+
+def test_notebook_sevens_reader_takes_schema_2_reports(tmp_path):
+    # rule: onnx/loop -- a report of today's `check` (symptom and minimal case in the key)
+    # reads as the four parts notebook 7 uses: format, constructs, control rules, symptom
+    from lazyloop.difftest.schema import check_document, judge, to_json
+    from lazyloop.teach import campaign
+    report = dt.check(planted.AddsOneToScans(), max_examples=30, seed=0,
+                      kinds=["onnx-loop", "onnx-scan9"], isolate=False)
+    (tmp_path / "report.json").write_text(to_json(judge(check_document(report))))
+    read = campaign.load_report(tmp_path / "report.json")
+    keys = {f.key[1]: f.key for f in read.findings}
+    assert keys[("Scan",)][3] == "offset" and "onnx/scan9" in keys[("Scan",)][2]
+    assert keys[("Loop",)][3] == "dtype" and "onnx/loop" in keys[("Loop",)][2]
