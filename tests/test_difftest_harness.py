@@ -92,21 +92,15 @@ class Renamed:
         return f"{self.arg.name}_renamed"
 
 
-def test_onnxruntime_adapter_finds_a_renamed_input(monkeypatch):
-    # rule: onnx/loop -- onnxruntime never renames: its session is made to
-    pytest.importorskip("onnxruntime")
-    b = dt.backend("onnxruntime")
+@pytest.mark.parametrize("name, attribute", [("onnxruntime", "get_inputs"),
+                                             ("onnx-reference", "input_names")])
+def test_onnx_engine_adapters_find_a_renamed_input(name, attribute, monkeypatch):
+    # rule: onnx/loop -- neither engine renames: its session (onnxruntime) or evaluator
+    # (ONNX's reference) is made to report the input renamed
+    pytest.importorskip({"onnxruntime": "onnxruntime", "onnx-reference": "onnx"}[name])
+    b = dt.backend(name)
     load = b.load
-    monkeypatch.setattr(b, "load", lambda model: Renaming(load(model), "get_inputs"))
-    with pytest.raises(dt.InputLost, match="lost input `v0`.*v0_renamed"):
-        b.run(constant_false_loop(), FEEDS)
-
-
-def test_onnx_reference_adapter_finds_a_renamed_input(monkeypatch):
-    # rule: onnx/loop -- the reference evaluator's input names, renamed
-    b = dt.backend("onnx-reference")
-    load = b.load
-    monkeypatch.setattr(b, "load", lambda model: Renaming(load(model), "input_names"))
+    monkeypatch.setattr(b, "load", lambda model: Renaming(load(model), attribute))
     with pytest.raises(dt.InputLost, match="lost input `v0`.*v0_renamed"):
         b.run(constant_false_loop(), FEEDS)
 

@@ -154,33 +154,43 @@ def without_dead_nodes(case: Case) -> Optional[Case]:
     return (model, feeds) if dropped else None
 
 
-def without_node(name: str, k: int = 0) -> Callable[[Case], Optional[Case]]:
+def node_edit(change):
+    """`change(model, feeds, graph, index, node, *args)` as an edit of the node a name gives:
+    `node_edit(change)(name, *args)` is the edit, applied to a copy of the case's model (None
+    when no node is called `name`, or when `change` says so)."""
+    def edit_of(name: str, *args):
+        def edit(case):
+            model, feeds = case
+            model = _copy(model)
+            found = _find(model, name)
+            if found is None:
+                return None
+            g, i = found
+            return change(model, feeds, g, i, g.node[i], *args)
+        return edit
+    edit_of.__doc__ = change.__doc__
+    return edit_of
+
+
+@node_edit
+def without_node(model, feeds, g, i, node, k: int = 0):
     """Node `name` dropped: when something reads it, its `k`-th present input (the first by
     default) takes the place of its first output (its other outputs must be unread)."""
-    def edit(case):
-        model, feeds = case
-        model = _copy(model)
-        found = _find(model, name)
-        if found is None:
+    read = [o for o in node.output if o and _reads(g, o, skip=node)]
+    if read:
+        present = [x for x in node.input if x]
+        first = present[k] if k < len(present) else None
+        if first is None or read != [node.output[0]]:
             return None
-        g, i = found
-        node = g.node[i]
-        read = [o for o in node.output if o and _reads(g, o, skip=node)]
-        if read:
-            present = [x for x in node.input if x]
-            first = present[k] if k < len(present) else None
-            if first is None or read != [node.output[0]]:
-                return None
-            types = value_types(model)
-            if types.get(first, "?") != types.get(node.output[0], "?"):
-                return None  # rewiring would change a value's type or rank
-            if any(o.name == first for o in g.output) and \
-                    any(o.name == node.output[0] for o in g.output):
-                return None  # one name would stand for two outputs
-            _rename_reads(g, node.output[0], first)
-        del g.node[i]
-        return model, feeds
-    return edit
+        types = value_types(model)
+        if types.get(first, "?") != types.get(node.output[0], "?"):
+            return None  # rewiring would change a value's type or rank
+        if any(o.name == first for o in g.output) and \
+                any(o.name == node.output[0] for o in g.output):
+            return None  # one name would stand for two outputs
+        _rename_reads(g, node.output[0], first)
+    del g.node[i]
+    return model, feeds
 
 
 def value_types(model) -> dict:
@@ -218,46 +228,38 @@ def without_output(name: str) -> Callable[[Case], Optional[Case]]:
     return edit
 
 
-def without_loop_value(node_name: str, body_output: str) -> Callable[[Case], Optional[Case]]:
+@node_edit
+def without_loop_value(model, feeds, g, i, node, body_output: str):
     """A Loop's carried value or scan output, or a Scan's scan output, that nothing after it
     reads, dropped from the node and its body together (`body_output` names it in the body)."""
-    def edit(case):
-        model, feeds = case
-        model = _copy(model)
-        found = _find(model, node_name)
-        if found is None:
+    body = next((a.g for a in node.attribute if a.name == "body"), None)
+    names = [o.name for o in body.output] if body is not None else []
+    if body_output not in names:
+        return None
+    k = names.index(body_output)
+    if node.op_type == "Loop":
+        if k == 0:
+            return None  # the condition
+        out = k - 1
+        carried = len(node.input) - 2
+        if out < carried:  # a carried value: its input, body input and output
+            del node.input[2 + out]
+            del body.input[2 + out]
+    elif node.op_type == "Scan":
+        states = len(body.output) - _scan_outputs(node, body)
+        if k < states:
             return None
-        g, i = found
-        node = g.node[i]
-        body = next((a.g for a in node.attribute if a.name == "body"), None)
-        names = [o.name for o in body.output] if body is not None else []
-        if body_output not in names:
-            return None
-        k = names.index(body_output)
-        if node.op_type == "Loop":
-            if k == 0:
-                return None  # the condition
-            out = k - 1
-            carried = len(node.input) - 2
-            if out < carried:  # a carried value: its input, body input and output
-                del node.input[2 + out]
-                del body.input[2 + out]
-        elif node.op_type == "Scan":
-            states = len(body.output) - _scan_outputs(node, body)
-            if k < states:
-                return None
-            out = k
-            _drop_from_list_attribute(node, "scan_output_axes", k - states)
-            _drop_from_list_attribute(node, "scan_output_directions", k - states)
-        else:
-            return None
-        if out >= len(node.output) or (node.output[out] and _reads(g, node.output[out],
-                                                                    skip=node)):
-            return None
-        del node.output[out]
-        del body.output[k]
-        return model, feeds
-    return edit
+        out = k
+        _drop_from_list_attribute(node, "scan_output_axes", k - states)
+        _drop_from_list_attribute(node, "scan_output_directions", k - states)
+    else:
+        return None
+    if out >= len(node.output) or (node.output[out] and _reads(g, node.output[out],
+                                                                skip=node)):
+        return None
+    del node.output[out]
+    del body.output[k]
+    return model, feeds
 
 
 def _scan_outputs(node, body) -> int:
@@ -271,23 +273,15 @@ def _drop_from_list_attribute(node, name: str, k: int) -> None:
             del a.ints[k]
 
 
-def without_loop_input(node_name: str, position: int) -> Callable[[Case], Optional[Case]]:
+@node_edit
+def without_loop_input(model, feeds, g, i, node, position: int):
     """A Loop's optional trip count (0) or condition (1) left out."""
-    def edit(case):
-        model, feeds = case
-        model = _copy(model)
-        found = _find(model, node_name)
-        if found is None:
-            return None
-        g, i = found
-        node = g.node[i]
-        if node.op_type != "Loop" or not node.input[position]:
-            return None
-        if position == 0 and not _body_decides(node):
-            return None  # without a count it would never end (lazyloop's fuel decides)
-        node.input[position] = ""
-        return model, feeds
-    return edit
+    if node.op_type != "Loop" or not node.input[position]:
+        return None
+    if position == 0 and not _body_decides(node):
+        return None  # without a count it would never end (lazyloop's fuel decides)
+    node.input[position] = ""
+    return model, feeds
 
 
 def _body_decides(loop) -> bool:
@@ -318,21 +312,15 @@ def input_as_constant(name: str) -> Callable[[Case], Optional[Case]]:
     return edit
 
 
-def without_attribute(node_name: str, attribute: str) -> Callable[[Case], Optional[Case]]:
-    def edit(case):
-        model, feeds = case
-        model = _copy(model)
-        found = _find(model, node_name)
-        if found is None:
-            return None
-        node = found[0].node[found[1]]
-        kept = [a for a in node.attribute if a.name != attribute]
-        if len(kept) == len(node.attribute):
-            return None
-        del node.attribute[:]
-        node.attribute.extend(kept)
-        return model, feeds
-    return edit
+@node_edit
+def without_attribute(model, feeds, g, i, node, attribute: str):
+    """Attribute `attribute` of the node dropped."""
+    kept = [a for a in node.attribute if a.name != attribute]
+    if len(kept) == len(node.attribute):
+        return None
+    del node.attribute[:]
+    node.attribute.extend(kept)
+    return model, feeds
 
 
 def constant_zeros(owner: str, tensor: str) -> Callable[[Case], Optional[Case]]:
