@@ -37,10 +37,12 @@ ambiguity register explains (lazyloop evaluated under that reading agrees with t
 is reported with that register ID in `ambiguity`. `workers=N` spreads the programs over Dask
 workers (`parallel`) with the same findings.
 
-The package is split by job: `backends` (the built-in backends), `plugins` (naming a
-backend), `isolation` (a backend in a child process), `comparing`, `subject` (what is
+The package is split by job: `backends` (the built-in backends), `errors` (what an adapter
+raises), `feeding` (every input to the engine), `plugins` (naming a backend), `isolation` (a backend in a child process), `comparing`, `subject` (what is
 generated), `report`, `checking` (`Checker`, `check`), `campaign` (exploring and finishing),
-`shrinking` (drawing program i, shrinking), `grouping` (root causes), `parallel` (Dask),
+`shrinking` (drawing program i, shrinking), `symptom`, `skeleton` and `grouping` (root
+causes), `minimize`, `minimize_ir`, `passes` and `reducing` (minimal models), `explaining`
+(ambiguities by meaning), `parallel` (Dask),
 `cases` (backend-test case folders), `repro` (standalone repro.py) and `cli`
 (`lazyloop check`).
 """

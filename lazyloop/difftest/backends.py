@@ -10,149 +10,15 @@ import re
 
 import numpy as np
 
+from .errors import (HarnessError, InputLost, LoadFailed, Unsupported,  # noqa: F401 (the API)
+                     adapter_step, refusal_or_failure, refusals_while_running,
+                     says_unsupported)
+from .feeding import (input_name, model_inputs, onnx_inputs, onnx_proto,  # noqa: F401
+                      port_values)
 
-class Unsupported(Exception):
-    """Raised by a backend's `run` when it refuses to load or compile a model."""
-
-
-class LoadFailed(Exception):
-    """A backend failed while loading or compiling a model without saying it does not
-    support something in it: for a valid model, a finding (not a refusal)."""
-
-
-class InputLost(Exception):
-    """The engine's compiled model lacks, or renames, an input the model declares ("the
-    engine lost input `v0`"): the engine's fault and a finding of its own kind, never a
-    value difference computed from an input that was not fed (spec/51, "The harness")."""
-
-
-class HarnessError(Exception):
-    """lazyloop's own adapter for an engine failed (not the engine): reported apart from the
-    findings, as lazyloop's fault."""
-
-
-@contextlib.contextmanager
-def adapter_step(what: str):
-    """A step of a built-in adapter that is lazyloop's own code, not the engine's: whatever
-    fails in it (but a lost input) is a `HarnessError`."""
-    try:
-        yield
-    except (InputLost, HarnessError, Unsupported):
-        raise
-    except Exception as exc:
-        raise HarnessError(f"lazyloop's adapter failed while {what}: "
-                           f"{type(exc).__name__}: {exc}") from exc
-
-
-def writable(value):
-    """A writable copy of a feed (a sequence element by element; an empty optional stays
-    None): what an engine is handed never aliases lazyloop's arrays or read-only buffers."""
-    if value is None:
-        return None
-    if isinstance(value, (list, tuple)):
-        return [writable(v) for v in value]
-    return np.array(value, copy=True)
-
-
-def port_values(declared, ports, feeds, given=frozenset(), unread=frozenset()) -> dict:
-    """{port position: writable value} for an engine whose compiled model has input `ports`
-    (each the set of names it answers to), for a model that declares inputs `declared` (in
-    order). Every declared input is fed, none is skipped silently: a port takes the declared
-    input it names; a declared input that no port names was lost by the engine
-    (`InputLost`: renamed when a port names nothing declared, dropped otherwise) -- unless the
-    model reads it nowhere (`unread`: an engine may leave out an input nothing uses). A port
-    that asks for an input the model does not declare is `InputLost` too; ports named only by
-    initializers (`given`) keep their own values. A declared input without a feed is the
-    harness's fault (`HarnessError`)."""
-    named = {}
-    for k, names in enumerate(ports):
-        hit = [d for d in declared if d in names]
-        if hit:
-            named[k] = hit[0]
-        elif names and set(names) <= set(given):
-            named[k] = None
-    spare = [k for k in range(len(ports)) if k not in named]
-    for d in declared:
-        if d in named.values() or d in unread:
-            continue
-        if spare:
-            raise InputLost(f"the engine lost input `{d}`: its compiled model asks for "
-                            f"{sorted(ports[spare[0]])} in its place")
-        raise InputLost(f"the engine lost input `{d}`: its compiled model has no input of that "
-                        f"name (its inputs: {[sorted(p) for p in ports]})")
-    if spare:
-        raise InputLost(f"the engine asks for input {sorted(ports[spare[0]])}, which the "
-                        f"model does not declare")
-    missing = [d for d in declared if d not in feeds and d in named.values()]
-    if missing:
-        raise HarnessError(f"no value was given for the model's input {missing[0]!r}")
-    return {k: writable(feeds[d]) for k, d in named.items() if d is not None}
-
-
-def onnx_inputs(model) -> tuple:
-    """(the input names an ONNX model declares, in order; the initializer names; the declared
-    inputs nothing in the model reads): inputs that are also initializers have a value
-    already and are not declared inputs to feed."""
-    graph = _onnx_proto(model).graph
-    given = {t.name for t in graph.initializer}
-    declared = [i.name for i in graph.input if i.name not in given]
-    read = _onnx_reads(graph)
-    return declared, given, {d for d in declared if d not in read}
-
-
-def _onnx_reads(graph) -> set:
-    """Every name a graph (its subgraphs too) reads: node inputs and graph outputs."""
-    read = {o.name for o in graph.output}
-    for node in graph.node:
-        read.update(node.input)
-        for a in node.attribute:
-            for sub in ([a.g] if a.HasField("g") else []) + list(a.graphs):
-                read |= _onnx_reads(sub)
-    return read
-
-
-# what a backend says when it refuses an op, a type or an attribute it does not implement
-_REFUSAL = re.compile(r"not ?implemented|unimplemented|not (yet )?supported|unsupported|"
-                      r"no (kernel|implementation)|could not find an implementation|"
-                      r"does not support|doesn't support|cannot (create|find) (a )?(kernel|"
-                      r"node|operator)|unknown (op|operator)|not registered|is not a registered",
-                      re.IGNORECASE)
-
-
-def says_unsupported(exc: BaseException) -> bool:
-    """Whether a load/compile error is the backend refusing something it does not support
-    (then the program counts as *unsupported*) rather than an internal error, an assertion
-    or a crash (then it is a finding)."""
-    return (isinstance(exc, NotImplementedError) or type(exc).__name__ == "NotImplemented"
-            or bool(_REFUSAL.search(f"{type(exc).__name__}: {exc}")))
-
-
-@contextlib.contextmanager
-def refusals_while_running():
-    """A built-in backend that says, while running, that it does not implement something
-    (onnx's ReferenceEvaluator: "Scan is not implemented for ...") refuses the model."""
-    try:
-        yield
-    except Exception as exc:
-        if says_unsupported(exc):
-            raise Unsupported(f"{type(exc).__name__}: {exc}") from None
-        raise
-
-
-def refusal_or_failure(exc: BaseException) -> Exception:
-    """The exception a backend's load step raises for `exc`: Unsupported or LoadFailed."""
-    text = f"{type(exc).__name__}: {exc}"
-    return Unsupported(text) if says_unsupported(exc) else LoadFailed(text)
 
 def _onnx_bytes(model) -> bytes:
     return model if isinstance(model, bytes) else model.SerializeToString()
-
-
-def _onnx_proto(model):
-    if isinstance(model, bytes):
-        import onnx
-        return onnx.ModelProto.FromString(model)
-    return model
 
 
 class OnnxRuntimeBackend:
@@ -278,24 +144,6 @@ class OpenVinoBackend:
         return out
 
 
-def model_inputs(model) -> tuple:
-    """(the inputs a model declares, in order; initializer names; the declared inputs nothing
-    reads) of an ONNX model (`onnx_inputs`) or an OpenVINO model (its Parameters, by the name
-    each is fed by)."""
-    if not hasattr(model, "get_parameters"):
-        return onnx_inputs(model)
-    params = model.get_parameters()
-    return [input_name(p.output(0)) for p in params], set(), \
-        {input_name(p.output(0)) for p in params if not p.output(0).get_target_inputs()}
-
-
-def input_name(output) -> str:
-    """The name an OpenVINO model input is fed by: its tensor name (the only one lazyloop's
-    exporter and OpenVINO's ONNX reader give it), else the Parameter's friendly name."""
-    names = sorted(output.get_names())
-    return names[0] if len(names) == 1 else output.get_node().get_friendly_name()
-
-
 class TractBackend:
     """Sonos' tract (PyPI `tract`), an ONNX inference engine: it runs Scan (opset 9+) and If;
     it has no Loop operator and refuses models with one (spec/51-difftest.md). Input shapes
@@ -314,7 +162,7 @@ class TractBackend:
         """(the value of each input port, in order; the runnable model): input facts are
         fixed from the values fed, then the model is optimised."""
         import tempfile
-        proto = _onnx_proto(model)
+        proto = onnx_proto(model)
         _tract_refusals(proto)
         try:
             with tempfile.TemporaryDirectory() as tmp:
@@ -344,7 +192,7 @@ class TractBackend:
             raise _without_backtrace(exc) from None
         # by position, as the ONNX graph declares them (tract 0.23 may give two outputs the
         # name of one producer)
-        return {o.name: v.to_numpy() for o, v in zip(_onnx_proto(model).graph.output, out)}
+        return {o.name: v.to_numpy() for o, v in zip(onnx_proto(model).graph.output, out)}
 
 
 def _tract_refusals(proto) -> None:

@@ -23,7 +23,8 @@ from typing import Dict, List, Optional
 import attrs
 import numpy as np
 
-from .backends import _onnx_bytes, model_inputs
+from .backends import _onnx_bytes
+from .feeding import model_inputs
 from .report import EVERY_PROGRAM_RULES, Disagreement
 from .repro import spec_text, versions, write_repro
 

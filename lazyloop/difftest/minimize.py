@@ -28,6 +28,8 @@ from typing import Callable, List, Optional, Tuple
 
 import numpy as np
 
+from .passes import passes
+
 Case = Tuple[object, dict]  # (ModelProto, feeds)
 
 
@@ -413,29 +415,6 @@ def minimise(case: Case, keeps: Callable[[Case], bool], steps: int = 300,
     model, feeds = case
     model = named(model)
     return passes((model, feeds), keeps, edits, valid or checker(model), steps, stop)
-
-
-def passes(case, keeps, edits_of, valid, steps: int, stop=None):
-    """Try every edit of `edits_of(model)` in turn, keeping each that leaves the case valid
-    and `keeps` it, pass after pass until a pass keeps none (or `steps` calls of `keeps`, or
-    `stop()`): (the case reached, "complete" | "steps" | "stopped")."""
-    current = case
-    spent = 0
-    changed = True
-    while changed:
-        changed = False
-        for _, edit in edits_of(current[0]):
-            candidate = edit(current)
-            if candidate is None or not valid(candidate[0]):
-                continue
-            if spent >= steps:
-                return current, "steps"
-            if stop is not None and stop():
-                return current, "stopped"
-            spent += 1
-            if keeps(candidate):
-                current, changed = candidate, True
-    return current, "complete"
 
 
 def one_minimal_violations(case: Case, keeps: Callable[[Case], bool],

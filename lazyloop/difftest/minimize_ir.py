@@ -25,6 +25,8 @@ from typing import Callable, List, Optional, Tuple
 
 import numpy as np
 
+from .passes import passes
+
 Case = Tuple[Tuple[bytes, bytes], dict]  # ((IR text, weights), feeds)
 
 _PRECISIONS = {"FP32": np.float32, "FP16": np.float16, "FP64": np.float64, "I64": np.int64,
@@ -370,7 +372,6 @@ def rewritten_edits(payload) -> List[Tuple[str, Callable]]:
 def minimise(case: Case, keeps, steps: int = 300, stop=None) -> Tuple[Case, str]:
     """As minimize.minimise, for an IR case ((text, weights), feeds); every candidate is the
     IR as OpenVINO reads and writes it back (and so valid)."""
-    from .minimize import passes
     start = rewritten(case[0])
     if start is None:
         return case, "unreadable"

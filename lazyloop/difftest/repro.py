@@ -18,7 +18,7 @@ import re
 
 import numpy as np
 
-from .backends import model_inputs
+from .feeding import model_inputs
 
 # how each built-in backend runs the case's model: `run(inputs) -> {name: array}`, each input
 # fed to the engine's input port that names it (`fed`, in the script)
