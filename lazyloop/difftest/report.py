@@ -167,7 +167,10 @@ def summary_table(report: Report) -> str:
             amb = f" [ambiguity {d.reading or d.ambiguity}]" if d.ambiguity else ""
             if d.shrinking not in ("complete", "off"):
                 amb += f" [shrinking cut: {d.shrinking}]"
-            lines.append(f"  {k}: {d.signature[1]} {d.kind} x{d.occurrences}{amb}: "
+            if d.nodes_after is not None:
+                amb += f" [{d.nodes_before} -> {d.nodes_after} nodes]"
+            program = d.subject.kind if d.subject is not None else d.signature[1]
+            lines.append(f"  {k}: {program} {d.symptom or d.kind} x{d.occurrences}{amb}: "
                          + "; ".join(f"{x.output}: {x.detail}" for x in d.differences)[:160])
     if report.unsupported:
         lines += ["", "unsupported (reason: count):"]
