@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 
 import lazyloop as ll
-from lazyloop.core import batch
+from lazyloop.core.engine import batch
 from lazyloop.core.evaluate import Machine, check_feeds
 from lazyloop.core.plan import compile_network
 from lazyloop.core.undefined import split

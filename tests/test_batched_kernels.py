@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import lazyloop as ll
-from lazyloop.core import batch
+from lazyloop.core.engine import batch
 
 onnx = pytest.importorskip("onnx")
 from onnx import TensorProto, helper  # noqa: E402

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 
 import lazyloop as ll
-from lazyloop.core import compiled
+from lazyloop.core.engine import compiled
 from lazyloop.core.plan import compile_network
 from lazyloop.strategies import networks
 from nets import SUM, const, counter, last
@@ -27,7 +27,7 @@ def compiled_from_trip_zero():
             used.append(schedule.d.loop.name)
         return fn
     compiled.trip_function, saved = spy, real
-    import lazyloop.core.schedule as sched
+    import lazyloop.core.engine.schedule as sched
     sched.trip_function = spy
     try:
         yield used
@@ -95,7 +95,7 @@ def test_a_hot_loop_is_compiled_and_exact(limit):
         if fn is not None:
             used.append(trip)
         return fn
-    import lazyloop.core.schedule as sched
+    import lazyloop.core.engine.schedule as sched
     sched.trip_function = spy
     try:
         net = counter_loop(1000, limit)
@@ -110,7 +110,7 @@ def test_source_names_every_scheduled_stream():
     net = counter_loop(100)
     plan = compile_network(net)
     from lazyloop.core.evaluate import Machine, check_feeds
-    from lazyloop.core.schedule import Schedule
+    from lazyloop.core.engine.schedule import Schedule
     machine = Machine(plan, check_feeds(plan, {}), fast=True)
     (name,) = plan.loops
     demand = machine.static_demand(name)
@@ -232,7 +232,7 @@ def test_a_hot_masked_loop_runs_step_by_step():
     xs = np.arange(200, dtype=np.float32).reshape(100, 2)
     used = []
     real = compiled.trip_function
-    import lazyloop.core.schedule as sched
+    import lazyloop.core.engine.schedule as sched
 
     def spy(schedule, trip):
         fn = real(schedule, trip)

@@ -81,7 +81,7 @@ def test_memory_window_is_constant():
                                            SUM).get_output(0))
     net.mark_output(last(loop, state.get_output(0)))
     plan = compile_network(net)
-    from lazyloop.core.schedule import Demand, Schedule
+    from lazyloop.core.engine.schedule import Demand, Schedule
     machine = Machine(plan, {}, fast=True)
     schedule = Schedule(Demand(plan, "loop0"), machine, machine.root, 0)
     n = schedule.run()
@@ -125,7 +125,7 @@ def test_long_recurrence_cycle_keeps_the_analysis_small():
         t = net.add_unary(t, ll.UnaryOperation.NEG).get_output(0)
     rec.set_input(1, t)
     net.mark_output(last(loop, rec.get_output(0)))
-    from lazyloop.core.schedule import Demand
+    from lazyloop.core.engine.schedule import Demand
     demand = Demand(compile_network(net), "loop0")
     assert demand.window <= 3 * 2 + 4  # points never went deeper than the bound for 1 recurrence
     (out,) = ll.evaluate(net, {"x": np.array([1, -2], np.float32)}).values()

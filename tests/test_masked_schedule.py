@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import lazyloop as ll
-from lazyloop.core import batch
+from lazyloop.core.engine import batch
 from lazyloop.core.evaluate import Machine, check_feeds
 from lazyloop.core.plan import compile_network
 from lazyloop.core.undefined import Partial

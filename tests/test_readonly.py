@@ -7,8 +7,8 @@ import pytest
 import lazyloop as ll
 from lazyloop.core.evaluate import Machine, check_feeds
 from lazyloop.core.plan import compile_network
-from lazyloop.core.readonly import unmarked_streams
-from lazyloop.core.schedule import Demand
+from lazyloop.core.engine.readonly import unmarked_streams
+from lazyloop.core.engine.schedule import Demand
 from nets import SUM, const, last
 
 F = ll.TensorType(ll.float32, (2,))

@@ -143,7 +143,7 @@ def test_runs_of_an_inner_loop_leave_nothing_behind(monkeypatch):
     # `ll.evaluate` keeps no per-run trip counts: the enclosing loop's memory stays flat
     import gc
     import weakref
-    from lazyloop.core import schedule as sched
+    from lazyloop.core.engine import schedule as sched
     made = []
     real = sched.Schedule.__init__
 

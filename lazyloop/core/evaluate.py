@@ -11,10 +11,10 @@ from typing import Dict, List
 import attrs
 import numpy as np
 
-from .element_rules import Trips
+from .reference.rules import Trips
 from .errors import InputError
 from .feeds import check_feeds, feed_dict
-from .machine import DEFAULT_MAX_TRIPS, Activation, ForceEvent, Machine, one_shape_streams
+from .reference.machine import DEFAULT_MAX_TRIPS, Activation, ForceEvent, Machine, one_shape_streams
 from .plan import Plan, compile_network
 from .undefined import fill_value, split, whole_mask
 

@@ -36,7 +36,7 @@ def clamped(exact, dtype: np.dtype) -> np.ndarray:
 def saturating(fct):
     """`fct` (a numpy add, subtract, multiply, negative or absolute) whose integer results
     saturate (A30 `saturate`); its batched form for the fast path goes with it."""
-    from .batch import elementwise  # batch imports plan, which binds kernels through here
+    from .engine.batch import elementwise  # batch imports plan, which binds kernels through here
 
     def kernel(*args):
         arrays = [np.asarray(a) for a in args]

@@ -1,7 +1,7 @@
 """Batched forms of ONNX reference kernels that are not bound straight to numpy.
 
 The fast path batches a map over an iterated axis when its kernel has a batched form
-(`lazyloop.core.batch`, rule `stream/map`): applied once to the stacked elements (the batch
+(`lazyloop.core.engine.batch`, rule `stream/map`): applied once to the stacked elements (the batch
 axis first), it must give, for each element, the value the kernel gives for that element
 alone. `batch.map_batch` also checks element 0 against the kernel, bit for bit, and drops
 the batch when they differ. For the ops below the batched form is the reference kernel itself
@@ -27,7 +27,7 @@ from typing import Callable, Optional
 
 import numpy as np
 
-from ..core.batch import NotBatchable, elementwise
+from ..core.engine.batch import NotBatchable, elementwise
 
 ELEMENTWISE = frozenset((
     "Cast", "Erf", "Sqrt", "Log", "Reciprocal", "Softplus", "HardSigmoid", "HardSwish",

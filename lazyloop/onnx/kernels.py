@@ -14,7 +14,7 @@ from typing import Callable, Optional
 import numpy as np
 
 from ..core.errors import EvaluationError, LazyLoopError
-from ..core.batch import elementwise
+from ..core.engine.batch import elementwise
 from .batched_kernels import batched_form, with_batched
 from .numpy_kernels import direct, with_single
 

@@ -20,7 +20,7 @@ from typing import Callable, Optional
 
 import numpy as np
 
-from ..core.batch import NotBatchable, elementwise
+from ..core.engine.batch import NotBatchable, elementwise
 
 _ndarray = np.ndarray
 
@@ -52,7 +52,7 @@ BOOL_BINARY = {"Equal": np.equal, "Less": np.less, "Greater": np.greater,
 def with_single(single: Callable, where: str, reads_only=False, passes_input=False):
     """The kernel as a function layer calls it (a 1-tuple), with its one-value form
     `.single`; `reads_only`: it never writes its arguments; `passes_input`: it may return
-    one of them itself (see lazyloop.core.readonly)."""
+    one of them itself (see lazyloop.core.engine.readonly)."""
     def call(*args):
         return (single(*args),)
     call.single = single
@@ -164,7 +164,7 @@ def cast(dtype, slow):
 def direct(op_type: str, arity: int, slow: Callable, where: str,
            kernel=None) -> Optional[Callable]:
     """The direct binding of a default-domain node with `arity` inputs, or None; with its
-    batched form (lazyloop.core.batch) where one gives the same values."""
+    batched form (lazyloop.core.engine.batch) where one gives the same values."""
     single = batched = None
     if op_type == "Cast" and arity == 1 and cast_dtype(kernel) is not None:
         dtype = cast_dtype(kernel)

@@ -17,15 +17,15 @@ from typing import Optional
 import attrs
 import numpy as np
 
-from .ambiguity import resolve
-from .element_rules import ElementRules, Trips
-from .enums import LoopOutput
-from .errors import EvaluationError, LazyLoopError, LengthTooShort, StreamShapeChanged
-from .fuel import CLOCK_EVERY, DEFAULT_MAX_TRIPS, Fuel
-from .plan import (Const, IfOutput, Input, Iterator, LoopOut, Map, Plan, Project, Recurrence,
+from ..ambiguity import resolve
+from .rules import ElementRules, Trips
+from ..enums import LoopOutput
+from ..errors import EvaluationError, LazyLoopError, LengthTooShort, StreamShapeChanged
+from ..fuel import CLOCK_EVERY, DEFAULT_MAX_TRIPS, Fuel
+from ..plan import (Const, IfOutput, Input, Iterator, LoopOut, Map, Plan, Project, Recurrence,
                    Undefined)
-from .types import TensorType
-from .undefined import split
+from ..types import TensorType
+from ..undefined import split
 
 
 @attrs.frozen
@@ -189,7 +189,7 @@ class Machine(ElementRules):
     # -- the fast path ------------------------------------------------------------------------
     def static_demand(self, loop):
         """The loop's demand analysis when the schedule can run it exactly, else None."""
-        from .demand import demand_of
+        from ..engine.demand import demand_of
         if loop not in self._demands:
             demand = None
             if self.readings["A10"] == "lazy" and self.readings["A2"] == "guide" and (
@@ -300,7 +300,7 @@ class Machine(ElementRules):
         """(n, the loop's outputs) from its schedule. A plain schedule that meets an undefined
         value stops (`MasksNeeded`) and the loop runs again on a masked one, which carries the
         masks as the element rules do (masked_steps.py); later runs of the loop start masked."""
-        from .schedule import MasksNeeded, Schedule
+        from ..engine.schedule import MasksNeeded, Schedule
         sink = self.fast_record if outer is None or outer.record is None else outer.record.entries
         while True:
             record = self.fast_record

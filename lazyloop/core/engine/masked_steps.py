@@ -20,9 +20,9 @@ that loop (another outer element) start masked.
 """
 from __future__ import annotations
 
-from .element_rules import (apply_map, axis_extent, check_index, guarded_map_step,
+from ..reference.rules import (apply_map, axis_extent, check_index, guarded_map_step,
                             iterator_element)
-from .undefined import Partial
+from ..undefined import Partial
 
 
 class MasksNeeded(BaseException):

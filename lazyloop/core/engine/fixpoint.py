@@ -28,9 +28,9 @@ from typing import Optional
 
 import numpy as np
 
-from .enums import LoopOutput
-from .errors import NeverEnds
-from .plan import Iterator, Map, Recurrence
+from ..enums import LoopOutput
+from ..errors import NeverEnds
+from ..plan import Iterator, Map, Recurrence
 
 RULE = "laziness/fixed-point"
 

@@ -9,13 +9,13 @@ from __future__ import annotations
 import attrs
 import numpy as np
 
-from .enums import LoopOutput
-from .errors import (EvaluationError, IteratorOutOfBounds, LazyLoopError, LengthTooShort,
+from ..enums import LoopOutput
+from ..errors import (EvaluationError, IteratorOutOfBounds, LazyLoopError, LengthTooShort,
                      NegativeTripCount)
-from .fuel import CLOCK_EVERY
-from .plan import Node
-from .types import TensorType
-from .undefined import Partial, filled, join, mapped, split, whole_mask
+from ..fuel import CLOCK_EVERY
+from ..plan import Node
+from ..types import TensorType
+from ..undefined import Partial, filled, join, mapped, split, whole_mask
 
 
 @attrs.frozen(repr=False)

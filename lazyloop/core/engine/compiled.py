@@ -25,9 +25,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .plan import Iterator, LoopOut, Map, Project, Recurrence
+from ..plan import Iterator, LoopOut, Map, Project, Recurrence
 from .readonly import unmarked_streams
-from .types import TensorType
+from ..types import TensorType
 
 HOT_TRIPS = 64  # a loop is compiled once a run of it reaches this trip
 

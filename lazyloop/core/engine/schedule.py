@@ -26,19 +26,19 @@ from __future__ import annotations
 
 import numpy as np
 
-from .element_rules import axis_extent, check_index, guarded_map_step, while_holds
-from .enums import LoopOutput
-from .errors import LazyLoopError
+from ..reference.rules import axis_extent, check_index, guarded_map_step, while_holds
+from ..enums import LoopOutput
+from ..errors import LazyLoopError
 from .batch import batch_maps
 from .compiled import trip_function
 from .fixpoint import first_check, settle, watch_for
-from .fuel import CLOCK_EVERY
+from ..fuel import CLOCK_EVERY
 from .readonly import unmarked_streams
 from .demand import Demand, NotStatic  # noqa: F401 -- Demand re-exported
 from .masked_steps import MasksNeeded, masked_iterate, masked_map_step
-from .plan import Iterator, LoopOut, Map, Project, Recurrence
-from .types import TensorType
-from .undefined import Partial, split
+from ..plan import Iterator, LoopOut, Map, Project, Recurrence
+from ..types import TensorType
+from ..undefined import Partial, split
 
 
 _MISSING = object()

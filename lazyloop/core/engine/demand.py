@@ -13,8 +13,8 @@ from typing import Dict, Optional
 
 import numpy as np
 
-from .enums import LoopOutput
-from .plan import Const, IfOutput, LoopOut, Map, Plan, Project, Recurrence
+from ..enums import LoopOutput
+from ..plan import Const, IfOutput, LoopOut, Map, Plan, Project, Recurrence
 
 
 class NotStatic(Exception):

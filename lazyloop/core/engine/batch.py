@@ -40,10 +40,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .element_rules import apply_map
-from .plan import Iterator, Map
-from .types import TensorType
-from .undefined import Partial, full_mask, join, mapped, split
+from ..reference.rules import apply_map
+from ..plan import Iterator, Map
+from ..types import TensorType
+from ..undefined import Partial, full_mask, join, mapped, split
 
 # A batch larger than this many bytes per stream is not made: memory stays bounded.
 MAX_BATCH_BYTES = 1 << 27

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .plan import Map, Recurrence
+from ..plan import Map, Recurrence
 
 
 def reads_only(fn) -> bool:
