@@ -6,6 +6,7 @@ import pytest
 
 import lazyloop as ll
 from lazyloop.core.evaluate import Machine, check_feeds
+from lazyloop.core.kernel import Kernel
 from lazyloop.core.plan import compile_network
 from lazyloop.core.engine.readonly import unmarked_streams
 from lazyloop.core.engine.schedule import Demand
@@ -17,7 +18,7 @@ F = ll.TensorType(ll.float32, (2,))
 def loop_with(kernel, reads_only=False):
     """acc = [0, 0]; per trip acc = kernel(acc + 1) (a function layer); LAST_VALUE(acc)."""
     if reads_only:
-        kernel.reads_only = True
+        kernel = Kernel(kernel, reads_only=True)
     net = ll.Network("onnx")
     loop = net.add_loop()
     loop.add_trip_limit(const(net, 3, np.int32), ll.TripLimit.COUNT)

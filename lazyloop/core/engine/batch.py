@@ -12,10 +12,10 @@ batched form applies it once to the stacked elements of its inputs.
 The values must be the per-element kernel's, bit for bit, and the errors the reference
 evaluator's. So a stream is batched only when
 
-* its kernel has a batched form: a numpy ufunc (each output element is computed alone, by the
-  same loop, whatever the array's length), or a kernel that supplies `fn.batched(args,
-  flags)` (flags: which arguments are stacked) and raises `NotBatchable` where it cannot
-  promise equal values (MatMul batches a vector times a matrix as a stack of vector
+* its kernel has a batched form (`Kernel.batched(args, flags)`, flags: which arguments are
+  stacked; a numpy ufunc's is itself, each output element computed alone by the same loop
+  whatever the array's length), which raises `NotBatchable` where it cannot promise equal
+  values (MatMul batches a vector times a matrix as a stack of vector
   products, not as one matrix product, which sums in another order);
 * the iterated extent covers every demanded index (else the per-element path reports
   `iterator/bounds` at the element the reference reports it);
@@ -41,41 +41,13 @@ from __future__ import annotations
 import numpy as np
 
 from ..reference.rules import apply_map
+from ..kernel import NotBatchable, aligned
 from ..plan import Iterator, Map
 from ..types import TensorType
 from ..undefined import Partial, full_mask, join, mapped, split
 
 # A batch larger than this many bytes per stream is not made: memory stays bounded.
 MAX_BATCH_BYTES = 1 << 27
-
-
-class NotBatchable(Exception):
-    """This kernel, on these arguments, has no batched form that equals its elements."""
-
-
-def elementwise(fct, finish=None):
-    """The batched form of an elementwise kernel: stacked arguments get singleton axes after
-    the batch axis, so that their elements broadcast against the invariants as they do one
-    by one; `finish(result, first_arg)` adjusts the result as the kernel does."""
-    def batched(args, flags):
-        result = np.asarray(fct(*aligned(args, flags)))
-        return result if finish is None else finish(result, args[0])
-    return batched
-
-
-def aligned(args, flags):
-    """Stacked arguments (flags) with singleton axes after the batch axis, up to the rank of
-    the highest-ranked element: they then broadcast as their elements do one by one."""
-    ranks = [a.ndim - 1 if f else a.ndim for a, f in zip(args, flags)]
-    top = max(ranks)
-    return [a.reshape((a.shape[0],) + (1,) * (top - r) + a.shape[1:]) if f else a
-            for a, f, r in zip(args, flags, ranks)]
-
-
-def batched_form(fn):
-    if isinstance(fn, np.ufunc) and fn.nout == 1:
-        return elementwise(fn)
-    return getattr(fn, "batched", None)
 
 
 def candidates(demand):
@@ -90,7 +62,7 @@ def candidates(demand):
                 continue
             if isinstance(node, Iterator):
                 ok = True
-            elif isinstance(node, Map) and not node.multi and batched_form(node.fn):
+            elif isinstance(node, Map) and not node.multi and node.kernel.batched:
                 ok = all(a is not None and (a in chosen or a not in demand.members)
                          for a in node.args) and any(a in chosen for a in node.args)
             else:
@@ -210,7 +182,7 @@ def map_batch(schedule, node, batches, length):
     one = np.asarray(one)
     if length * one.nbytes > MAX_BATCH_BYTES:  # decided before the batch is made
         raise NotBatchable(f"{node.id}: {length} elements of {one.nbytes} bytes")
-    result = np.asarray(batched_form(node.fn)(args, tuple(flags)))
+    result = np.asarray(node.kernel.batched(args, tuple(flags)))
     if (result.shape[:1] != (length,) or result.dtype != one.dtype
             or result.shape[1:] != one.shape or result[0, ...].tobytes() != one.tobytes()
             or not same_last(node, args, flags, result)):
