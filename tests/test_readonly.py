@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 
 import lazyloop as ll
-from lazyloop.core.evaluate import Machine, check_feeds
+from lazyloop.core.engine import EngineMachine
+from lazyloop.core.evaluate import check_feeds
 from lazyloop.core.kernel import Kernel
 from lazyloop.core.plan import compile_network
 from lazyloop.core.engine.readonly import unmarked_streams
@@ -75,7 +76,7 @@ def test_what_reaches_a_writer_through_a_recurrence_is_marked():
     plan = compile_network(net)
     demand = Demand(plan, next(iter(plan.loops)))
     assert nxt.get_output(0).name not in unmarked_streams(demand)
-    machine = Machine(plan, check_feeds(plan, {}), fast=True)
+    machine = EngineMachine(plan, check_feeds(plan, {}))
     with pytest.raises(ll.EvaluationError):
         machine.demand(plan.outputs[1][1])
 

@@ -287,7 +287,7 @@ def compile_network(net, readings=None) -> Plan:
     cached = getattr(net, "_plan_cache", None)
     if cached is not None and cached[0] == key:
         return cached[1]
-    plan = _compile(net, readings, chosen["A30"])
+    plan = _compile(net, chosen, chosen["A30"])
     net._plan_cache = (key, plan)
     return plan
 

@@ -255,14 +255,15 @@ class LazyloopBackend:
 
     def run(self, model, feeds):
         from ..core.errors import ModelError, StructureError, UnsupportedError
-        from ..core.evaluate import compile_network, evaluate
+        from ..core.fuel import EXPECTATION_MAX_TRIPS
+        from ..core.plan import compile_network
         frontend = _frontend(self.format)
         try:  # lowering and compiling: a refusal is "unsupported"
             lowered = frontend.lower(model)
-            plan = compile_network(lowered.network)
+            compile_network(lowered.network)
         except (ModelError, StructureError, UnsupportedError) as exc:
             raise Unsupported(str(exc)) from None
-        return lowered.user_outputs(evaluate(plan, lowered.core_feeds(feeds), max_trips=100_000))
+        return lowered.evaluate(feeds, EXPECTATION_MAX_TRIPS)
 
 
 class TripCountPlusOne:

@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..reference.rules import apply_map
+from ..reference.rules import iterator_elements, map_element
 from ..kernel import NotBatchable, aligned
 from ..plan import Iterator, Map
 from ..types import TensorType
@@ -74,7 +74,7 @@ def candidates(demand):
     return derived[key]
 
 
-def batch_maps(schedule, n) -> int:
+def batch_maps(schedule, n, max_bytes=MAX_BATCH_BYTES) -> int:
     """Make the batches of one run of n trips and let the schedule read its elements from
     them. Returns the trip the schedule starts at: n when the batches hold all the work of
     every trip (what each trip forces, and what CONCATENATE/REVERSE collect, which then take
@@ -84,7 +84,7 @@ def batch_maps(schedule, n) -> int:
     if not streams or n > schedule.m.max_trips:
         return 0
     try:
-        batches = make_batches(schedule, streams, n)
+        batches = make_batches(schedule, streams, n, max_bytes)
     except Exception:  # noqa: BLE001 -- any failure: the per-element path reports it
         return 0
     if not batches:
@@ -114,7 +114,7 @@ def head(batch, length):
     return batch[:length]
 
 
-def make_batches(schedule, streams, n):
+def make_batches(schedule, streams, n, max_bytes=MAX_BATCH_BYTES):
     d, batches = schedule.d, {}
     for nid in streams:
         length = n + d.certain[nid]
@@ -122,12 +122,13 @@ def make_batches(schedule, streams, n):
             continue
         node = d.members[nid]
         if isinstance(node, Iterator):
-            batch = iterator_batch(schedule, node, length)
+            # iterator/forward, iterator/reverse (A2 "guide"): the first `length` elements
+            batch = iterator_elements(node, schedule.invariant(node.source), length)
         else:
             if not all(a in batches or a not in d.members for a in node.args):
                 continue
             try:
-                batch = map_batch(schedule, node, batches, length)
+                batch = map_batch(schedule, node, batches, length, max_bytes)
             except NotBatchable:  # this stream (and what reads it) runs element by element
                 continue
         if batch is None:
@@ -141,24 +142,7 @@ def make_batches(schedule, streams, n):
     return batches
 
 
-def iterator_batch(schedule, node, length):
-    """`iterator/forward`, `iterator/reverse` (A2 "guide"): indices 0..length-1 as a view,
-    and as many slices of the mask of a tensor undefined somewhere (`iterator_element`)."""
-    whole, mask = split(schedule.invariant(node.source))
-    if not isinstance(whole, np.ndarray):
-        return None
-    if length > whole.shape[node.axis]:
-        return None  # a demanded index is out of bounds: the per-element path says where
-
-    def rows(array):
-        stacked = np.moveaxis(array, node.axis, 0)
-        return stacked[::-1][:length] if node.reverse else stacked[:length]
-    if mask is None:
-        return rows(whole)
-    return join(rows(whole), rows(full_mask(whole, mask)))
-
-
-def map_batch(schedule, node, batches, length):
+def map_batch(schedule, node, batches, length, max_bytes=MAX_BATCH_BYTES):
     """`stream/map` over stacked elements, checked against the element rule on elements 0;
     the masks of undefined arguments make the batch's mask by the rule elements follow
     (`undefined.mapped`, a position-wise kernel's masks aligned as its values are)."""
@@ -178,9 +162,9 @@ def map_batch(schedule, node, batches, length):
         args.append(value)
         firsts.append(first)
         masks.append(mask)
-    one, one_mask = split(apply_map(node, firsts))
+    one, one_mask = split(map_element(node, firsts))
     one = np.asarray(one)
-    if length * one.nbytes > MAX_BATCH_BYTES:  # decided before the batch is made
+    if length * one.nbytes > max_bytes:  # decided before the batch is made
         raise NotBatchable(f"{node.id}: {length} elements of {one.nbytes} bytes")
     result = np.asarray(node.kernel.batched(args, tuple(flags)))
     if (result.shape[:1] != (length,) or result.dtype != one.dtype
@@ -215,6 +199,7 @@ def same_last(node, args, flags, result) -> bool:
 def install(schedule, batches):
     """Elements below each batch's length are views of it; others are computed as before."""
     schedule.batched = frozenset(batches)
+    schedule.masked_batches = frozenset(k for k, b in batches.items() if type(b) is Partial)
     record = schedule.record
     if record is not None:
         for nid, batch in batches.items():

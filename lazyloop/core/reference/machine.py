@@ -1,14 +1,19 @@
-"""Forcing stream elements on demand: the reference machine behind `evaluate` and `run`.
+"""The reference machine: forcing stream elements on demand (the definition made executable).
 
-Every node of the plan has an element rule, written as a generator: it `yield`s the elements
-it needs, as ``(node id, activation, index)``, and returns its value. A driver runs the rules
-on an explicit stack, so a chain of 10^6 recurrence elements never recurses in Python
-(`stream/order`), and memoises each element the first time it is computed (`stream/memo`).
+Every element is made by its kind's entry in the step table (`steps.py`), whose `force` is a
+generator: it `yield`s the elements it needs, as ``(node id, activation, index)``, and returns
+the element. The machine runs those generators on an explicit stack, so a chain of 10^6
+recurrence elements never recurses in Python (`stream/order`), memoises each element the
+first time it is computed (`stream/memo`) and, when asked, records each forcing in a trace.
 Only what an output, a trip limit or a taken branch asks for is ever forced (`laziness/dead`).
 
 An *activation* is one run of a loop: the loop, the activation it runs in, and the index of the
 enclosing stream element it belongs to. The root activation holds everything outside loops,
 as element 0.
+
+`loop_output` -- how the element of a loop output is made from a run of its loop -- is the
+one place another evaluator may do otherwise (the engine runs the loop on a per-trip
+schedule); this package imports nothing of it.
 """
 from __future__ import annotations
 
@@ -18,15 +23,15 @@ import attrs
 import numpy as np
 
 from ..ambiguity import resolve
-from .rules import ElementRules, Trips
 from ..enums import LoopOutput
-from ..errors import EvaluationError, LazyLoopError, LengthTooShort, StreamShapeChanged
+from ..errors import EvaluationError, LazyLoopError, StreamShapeChanged
 from ..fuel import CLOCK_EVERY, DEFAULT_MAX_TRIPS, Fuel
-from ..plan import (Const, IfOutput, Input, Iterator, LoopOut, Map, Plan, Project, Recurrence,
-                   Undefined)
+from ..plan import LoopOut, Plan
 from ..types import TensorType
 from ..undefined import split
-
+from . import rules
+from .rules import Trips
+from .steps import entry
 
 @attrs.frozen
 class ForceEvent:
@@ -63,13 +68,13 @@ def one_shape_streams(plan):
                      if isinstance(n, LoopOut) and n.kind is not LoopOutput.LAST_VALUE)
 
 
-class Machine(ElementRules):
+class Machine:
     """The demand-driven evaluator of one plan on one set of feeds: the forcing stack, the
-    memo of every activation, the trace, and the hand-off to the fast path. The element
-    rules themselves are in `ElementRules`."""
+    memo of every activation and the trace; each element is made by its step (`steps.py`).
+    `trace`: a list (or a sink with `append`) handed every forcing event, or None."""
 
     def __init__(self, plan: Plan, feeds, max_trips=DEFAULT_MAX_TRIPS, readings=None,
-                 trace=False, fast=False, max_seconds=None, keep_trips=True):
+                 trace=None, max_seconds=None, keep_trips=True):
         self.plan = plan
         self.nodes = dict(plan.nodes)
         for name in plan.loops:
@@ -78,23 +83,13 @@ class Machine(ElementRules):
         self.fuel = Fuel(max_trips, max_seconds)
         self.max_trips = self.fuel.max_trips
         self.readings = resolve(readings)
-        self.trace = [] if trace else None
+        self.trace = trace
         # loop -> [(outer indices, n)] of every run, for `run`'s Evaluation (None: not kept,
         # so that `evaluate` holds nothing per run of an inner loop)
         self.trips = {name: [] for name in plan.loops} if keep_trips else None
         self.root = Activation(None, None, 0)
-        self.fast = fast
         self.one_shape = one_shape_streams(plan)
-        self.fast_record = None  # tests: a list to collect (stream, index) the schedule forces
-        self._demands = {}
-        self.masked_loops = set()  # loops whose schedule met an undefined value (masked_steps.py)
-        self._needed = None
         self.relaxed = plan.profile != "tensorrt"
-        self.rules = {Input: self.rule_input, Const: self.rule_const, Map: self.rule_map,
-                      Project: self.rule_project, Iterator: self.rule_iterator,
-                      Recurrence: self.rule_recurrence, LoopOut: self.rule_loop_output,
-                      IfOutput: self.rule_if, Undefined: self.rule_undefined,
-                      Trips: self.rule_trips}
 
     # -- the driver ---------------------------------------------------------------------------
     def locate(self, nid, act, i):
@@ -143,7 +138,7 @@ class Machine(ElementRules):
 
     def start(self, nid, act, i):
         node = self.nodes[nid]
-        return self.rules[type(node)](node, act, i)
+        return entry(node).force(self, node, act, i)
 
     def store(self, nid, act, i, value, asker=None):
         node = self.nodes[nid]
@@ -186,171 +181,38 @@ class Machine(ElementRules):
             run = parent.children[key] = Activation(loop, parent, index)
         return run
 
-    # -- the fast path ------------------------------------------------------------------------
-    def static_demand(self, loop):
-        """The loop's demand analysis when the schedule can run it exactly, else None."""
-        from ..engine.demand import demand_of
-        if loop not in self._demands:
-            demand = None
-            if self.readings["A10"] == "lazy" and self.readings["A2"] == "guide" and (
-                    self.all_outputs_needed(loop)):
-                demand = demand_of(self.plan, loop)
-            self._demands[loop] = demand
-        return self._demands[loop]
+    def ran(self, loop, path, n):
+        """Record that an activation of `loop` ran n trips (A5 "refuse": refused at zero)."""
+        rules.zero_trips_refused(loop, n, self.plan.profile, self.readings["A5"])
+        if self.trips is not None:
+            self.trips[loop].append((tuple(ix for _, ix in path), n))
 
-    def all_outputs_needed(self, loop):
-        """The schedule computes all of a loop's outputs at once: that is exact when every
-        evaluation needs them all -- a loop outside loops whose outputs the network's
-        outputs need whatever the values, or a nested loop with one output, whose run for
-        an outer element is made only when that output's element is needed."""
-        outputs = self.plan.loops[loop].outputs
-        if self.plan.loops[loop].parent is not None:
-            return len(outputs) == 1
-        return all(o in self.statically_needed() for o in outputs)
+    def force_everything(self, loop, act, n):
+        """A10 reading "eager": every stream of the loop on every trip that ran."""
+        members = [k for k, nd in self.nodes.items() if nd.scope == loop and not isinstance(nd, Trips)]
+        for j in range(n):
+            for k in members:
+                yield (k, act, j)
 
-    def statically_needed(self):
-        """Root nodes every evaluation of the outputs forces, whatever the values."""
-        if self._needed is None:
-            needed, stack = set(), [nid for _, nid in self.plan.outputs]
-            while stack:
-                nid = stack.pop()
-                node = self.plan.nodes[nid]
-                if nid in needed or node.scope is not None:
-                    continue
-                needed.add(nid)
-                stack.extend(r for r in node.inputs() if r is not None)
-                if isinstance(node, LoopOut) and self.plan.loops[node.loop].count:
-                    stack.append(self.plan.loops[node.loop].count)
-            self._needed = needed
-        return self._needed
+    # -- how a loop output is made: the one extension point -------------------------------
+    def loop_output(self, node, act, i):
+        """`output/last`, `output/concat`, `output/reverse`: element i of a loop output is
+        made by the run of its loop for element i of the enclosing scope -- its trip count
+        n, then X_n (LAST_VALUE) or X_0 .. X_{n-1} stacked to the output's length."""
+        run = self.activation(node.loop, act, i)
+        n = yield (f"#trips:{node.loop}", run, 0)
+        if node.kind is LoopOutput.LAST_VALUE:
+            return (yield (node.source, run, n))
+        elements = []
+        for j in range(n):
+            elements.append((yield (node.source, run, j)))
+        length = None
+        if node.length is not None:
+            length = yield (node.length, act, i)
+        return self.stacked(node, elements, n, lambda: length)
 
-    def fetch(self, nid, act, i):
-        """A value outside a schedule's loop. A loop outside loops reads it through `demand`;
-        a nested loop's schedule runs inside one step of the driver, so it only reads values
-        already computed and asks the driver for the others (`NeedsValue`): a chain of outer
-        elements each needing the last never becomes a chain of Python calls (`stream/order`)."""
-        if act.loop is None:
-            return self.demand(nid, act, i)
-        where, k = self.locate(nid, act, i)
-        memo = where.memo.get(nid)
-        if memo is None or k not in memo:
-            raise NeedsValue(nid)
-        return memo[k]
-
-    def scheduled(self, node, act, i):
-        """`run_schedule` as a step of the driver: the values a nested schedule needs are
-        yielded to the driver, then the schedule runs again (None: not scheduled). What
-        every run forces from outside -- the COUNT, the initial values of the recurrences
-        needed from index 0 whatever n is -- is asked for first, which spares most reruns."""
-        demand = self.static_demand(node.loop) if act.loop is not None else None
-        if demand is not None:
-            loop = self.plan.loops[node.loop]
-            for ref in ([loop.count] if loop.count else []) + [
-                    n.init for k, n in demand.members.items()
-                    if isinstance(n, Recurrence) and (demand.certain[k] or 0) >= 1]:
-                yield (ref, act, i)
-        while True:
-            try:
-                return self.run_schedule(node, act, i)
-            except NeedsValue as need:
-                yield (need.ref, act, i)
-
-    def run_schedule(self, node, act, i):
-        """Run the whole loop with its per-trip schedule and store every output of it."""
-        demand = self.static_demand(node.loop)
-        if demand is None:
-            return None
-        n, values = self.schedule_values(demand, node, act, i)
-        self.ran(node.loop, act.path, n)
-        result = None
-        for out_id, value in values.items():
-            out = self.plan.nodes[out_id]
-            value = self.output_value(out, value, n, lambda: self.demand(out.length, act, i))
-            if out_id == node.id:
-                result = value
-            else:
-                self.store(out_id, act, i, value)
-        return result
-
-    def inner_output(self, outer, node, k):
-        """Element k of `node`, the one output of a loop nested in the loop `outer` runs:
-        that element's run of the inner loop, on a schedule of its own that reads the
-        enclosing loop's elements at k (`structure/nesting`)."""
-        path = outer.path + ((outer.d.loop.name, k),)
-        demand = self.static_demand(node.loop)
-        n, values = self.schedule_values(demand, node, None, k, outer, path)
-        self.ran(node.loop, path, n)
-        return self.output_value(node, values[node.id], n, lambda: outer.get(node.length, k))
-
-    def output_value(self, out, value, n, length):
-        """A loop output after n trips: LAST_VALUE as it is; the elements stacked, to the
-        length `length()` reads (`output/concat`, `output/reverse`)."""
-        if out.kind is LoopOutput.LAST_VALUE:
-            return value
-        size = n
-        if out.length is not None:
-            size = int(np.asarray(split(length())[0]).reshape(-1)[0])
-            if size < n:
-                raise LengthTooShort(f"loop output {out.id!r} ({out!r})", "output/concat",
-                                     f"length {size} is less than the {n} trips",
-                                     "make the length at least the trip count")
-        return self.stack(out, value, size)
-
-    def schedule_values(self, demand, node, act, i, outer=None, path=None):
-        """(n, the loop's outputs) from its schedule. A plain schedule that meets an undefined
-        value stops (`MasksNeeded`) and the loop runs again on a masked one, which carries the
-        masks as the element rules do (masked_steps.py); later runs of the loop start masked."""
-        from ..engine.schedule import MasksNeeded, Schedule
-        sink = self.fast_record if outer is None or outer.record is None else outer.record.entries
-        while True:
-            record = self.fast_record
-            if record is not None:  # tests: what it forced; for a nested loop, for which element
-                nested = path if outer is not None else (
-                    self.activation(node.loop, act, i).path if act.loop is not None else None)
-                record = NestedRecord(nested)
-            schedule = Schedule(demand, self, act, i, record=record,
-                                masked=node.loop in self.masked_loops, outer=outer, path=path)
-            try:
-                n = schedule.run()
-                values = schedule.outputs(n)
-            except MasksNeeded as need:
-                if need.loop != node.loop:  # an enclosing loop's: it runs again
-                    raise
-                self.masked_loops.add(node.loop)
-                continue  # what the plain schedule recorded is dropped
-            except LazyLoopError:
-                if record is not None and (outer is not None or act.loop is None):
-                    sink.extend(record.entries)  # what it forced until the error
-                raise
-            finally:
-                schedule.release()
-            if record is not None:  # kept only from the run that completed
-                sink.extend(record.entries)
-            return n, values
-
-
-class NeedsValue(BaseException):
-    """A nested loop's schedule reads a value not computed yet: the driver computes it
-    (iteratively, `stream/order`) and runs the schedule again. Internal control flow, caught
-    by `Machine.scheduled`; a BaseException so that no kernel guard converts it."""
-
-    def __init__(self, ref):
-        super().__init__(ref)
-        self.ref = ref
-
-
-class NestedRecord:
-    """`fast_record` for one run of a schedule, held until the run completes (a run
-    interrupted by `NeedsValue` or `MasksNeeded` is run again): (stream, index) pairs, and
-    for a nested loop (`path` given) (stream, index, outer indices), the outer indices as a
-    reference trace's `activation` holds them."""
-
-    def __init__(self, path):
-        self.entries = []
-        self.outer = None if path is None else (tuple(ix for _, ix in path),)
-
-    def append(self, pair):
-        self.entries.append(pair if self.outer is None else pair + self.outer)
-
-    def extend(self, pairs):
-        self.entries.extend(pairs if self.outer is None else (p + self.outer for p in pairs))
+    def stacked(self, node, elements, n, length):
+        """A CONCATENATE/REVERSE output of n elements: its length checked, then stacked and
+        padded (`length()` reads the length input's element)."""
+        return rules.stack(node, elements, rules.output_length(node, n, length),
+                           self.readings["A1"])
