@@ -237,7 +237,7 @@ runs = {
     "TensorRT-style": ll.run(trt_net, {"x": X}),
     "ONNX Loop": lazyloop.onnx.run(onnx_loop, {"x": X, "M": M4}, trace=True).evaluation,
     "ONNX Scan": lazyloop.onnx.run(onnx_scan, {"x": X}, trace=True).evaluation,
-    "OpenVINO Loop": lazyloop.openvino.run(ov_model, {"x": X, "M": M4}).evaluation,
+    "OpenVINO Loop": lazyloop.openvino.run(ov_model, {"x": X, "M": M4}, trace=True).evaluation,
 }
 for who, ev in runs.items():
     stream = carried_stream(ev.plan)
