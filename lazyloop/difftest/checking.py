@@ -7,6 +7,7 @@ import time
 from typing import Dict
 
 from ..core.errors import EvaluationError, FuelExhausted, LazyLoopError
+from ..core.fuel import ATTRIBUTION_MAX_TRIPS
 from .backends import Unsupported, _frontend, formats_of
 from .comparing import Difference, compare, plain
 from .campaign import explore, finish
@@ -15,7 +16,7 @@ from .plugins import is_backend
 from .report import Outcome, Report
 from .shrinking import (DEFAULT_SHRINK_HANGS, DEFAULT_SHRINK_SECONDS, DEFAULT_SHRINK_STEPS,
                         DEFAULT_SHRINK_TOTAL_SECONDS, ShrinkBudget)
-from .subject import Invalid, NotExported, Refused, Subject, subjects
+from .subject import Invalid, ModesDisagree, NotExported, Refused, Subject, subjects
 
 
 class Checker:
@@ -60,15 +61,15 @@ class Checker:
         except Exception as exc:
             if not isinstance(exc, BackendCrashed):  # a death or a hang is not an answer
                 self.answered(started)
-            return Outcome("disagree", rules=rules,
-                           differences=(Difference("*", "error", f"{type(exc).__name__}"),),
-                           error=f"{type(exc).__name__}: {exc}")
+            return confirmed(subject, Outcome(
+                "disagree", differences=(Difference("*", "error", f"{type(exc).__name__}"),),
+                error=f"{type(exc).__name__}: {exc}"))
         self.answered(started)
         diffs = compare(expected, defined, actual, *self.tolerance)
         if not diffs:
             return Outcome("agree", rules=rules)
-        return Outcome("disagree", rules=rules, differences=tuple(diffs),
-                       actual={k: plain(v) for k, v in actual.items()})
+        return confirmed(subject, Outcome("disagree", differences=tuple(diffs),
+                                          actual={k: plain(v) for k, v in actual.items()}))
 
     def answered(self, started: float) -> None:
         """Note how long an answer took (what is normal for this backend: `hang_limit`)."""
@@ -86,7 +87,7 @@ class Checker:
             return
         frontend = _frontend(subject.format)
         try:  # only a model lazyloop evaluates by default can be read otherwise
-            frontend.run(model, subject.feeds, max_trips=10_000)
+            frontend.run(model, subject.feeds, max_trips=ATTRIBUTION_MAX_TRIPS)
         except Exception:
             return
         from .overflowing import worth_trying
@@ -96,7 +97,7 @@ class Checker:
             if not worth_trying(amb_id, subject.format, model):
                 continue  # A30: no integer arithmetic for `saturate` to change
             try:
-                r = frontend.run(model, subject.feeds, max_trips=10_000,
+                r = frontend.run(model, subject.feeds, max_trips=ATTRIBUTION_MAX_TRIPS,
                                  readings={amb_id: reading})
             except FuelExhausted:
                 if actual is None and "no answer within" in (out.error or ""):
@@ -114,6 +115,19 @@ class Checker:
                                                   *self.tolerance):
                 out.ambiguity = amb_id
                 return
+
+
+def confirmed(subject: Subject, out: Outcome) -> Outcome:
+    """A disagreement, confirmed by the reference evaluator before it is reported: its rules
+    are those the reference's trace shows exercised. Where the reference's answer is not the
+    fast path's, lazyloop has a bug (`laziness/modes`): the program is reported as
+    lazyloop's own failure, not as the backend's."""
+    try:
+        _, _, out.rules = subject.confirmation()
+    except ModesDisagree as exc:
+        return Outcome("invalid", internal=f"ModesDisagree: {exc} (a lazyloop bug, "
+                                           "laziness/modes)")
+    return out
 
 
 # readings under which lazyloop refuses (a runtime error) what the default reading runs

@@ -31,7 +31,9 @@ from ..types import TensorType
 from ..undefined import split
 from . import rules
 from .rules import Trips
-from .steps import entry
+from .steps import STEPS
+
+FORCE = {kind: step.force for kind, step in STEPS.items()}  # each kind's reference step
 
 @attrs.frozen
 class ForceEvent:
@@ -138,7 +140,7 @@ class Machine:
 
     def start(self, nid, act, i):
         node = self.nodes[nid]
-        return entry(node).force(self, node, act, i)
+        return FORCE[type(node)](self, node, act, i)
 
     def store(self, nid, act, i, value, asker=None):
         node = self.nodes[nid]
