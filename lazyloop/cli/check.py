@@ -17,9 +17,10 @@ import signal
 import sys
 import threading
 
-from ..difftest.backends import BACKENDS, backend
+from ..difftest.backends import BACKENDS
+from ..difftest.plugins import backend
 from ..difftest.cases import Context, write_case
-from ..difftest.checking import check
+from ..difftest.check_campaign import check
 from ..difftest.isolation import DEFAULT_MEMORY_MB, Isolated
 from ..difftest.plugins import BackendSpecError, factory_of
 from ..difftest.schema import FAIL_ON, check_document, judge, lazyloop_version

@@ -311,15 +311,6 @@ BACKENDS = {
 }
 
 
-def backend(name):
-    """A backend by name: built-in ("onnxruntime", "onnx-reference", "openvino" — CPU;
-    OpenVINO models and ONNX models through its reader —, "tract", or lazyloop's own
-    frontends "lazyloop", "lazyloop-openvino"), registered by an installed package in the
-    entry-point group ``lazyloop.backends``, or ``module:factory``."""
-    from .plugins import make_backend
-    return make_backend(name)
-
-
 def formats_of(b) -> tuple:
     return tuple(getattr(b, "formats", None) or (getattr(b, "format", "onnx"),))
 

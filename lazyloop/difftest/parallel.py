@@ -18,7 +18,8 @@ import logging
 import time
 
 from .campaign import Tally, explore, finish
-from .checking import Checker, campaign_strategy, runner_for
+from .campaign import campaign_strategy, runner_for
+from .checking import Checker
 from .shrinking import INTERRUPTED
 
 SHARD_SIZE = 10

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import importlib
 
+from .backends import BACKENDS
+
 ENTRY_POINT_GROUP = "lazyloop.backends"
 
 
@@ -27,7 +29,6 @@ def entry_point_backends() -> dict:
 def factory_of(spec):
     """The zero-argument callable that makes the backend `spec` names (see the module
     docstring); raises BackendSpecError for a name nothing answers to."""
-    from .backends import BACKENDS
     if not isinstance(spec, str):
         if is_backend(spec):
             return lambda: spec
@@ -62,6 +63,14 @@ def _import_factory(spec: str):
     if not callable(obj):
         raise BackendSpecError(f"backend {spec!r}: {attr!r} is not callable")
     return obj
+
+
+def backend(name):
+    """A backend by name: built-in ("onnxruntime", "onnx-reference", "openvino" — CPU;
+    OpenVINO models and ONNX models through its reader —, "tract", or lazyloop's own
+    frontends "lazyloop", "lazyloop-openvino"), registered by an installed package in the
+    entry-point group ``lazyloop.backends``, or ``module:factory``."""
+    return make_backend(name)
 
 
 def make_backend(spec):
