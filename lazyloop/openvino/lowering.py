@@ -10,8 +10,10 @@ Rules (spec/40-openvino-lowering.md spells each out):
 - `openvino/concat` concatenated outputs -> CONCATENATE on a new axis, merged into the
                     existing one
 
-The model-level rules and ordinary ops are here; Loop-5 and TensorIterator-1 are in `loop`,
-their sliced and concatenated ports in `ports`, If-8 in `conditional`.
+The model-level rules and ordinary ops are here (`Lowerer`, which holds the network, the
+readings and every value lowered so far); Loop-5 and TensorIterator-1 are lowered by its
+`loops` (`loop.LoopLowerer`, their sliced and concatenated ports by `ports.Ports`), If-8 by its
+`ifs` (`conditional.IfLowerer`): collaborators that lower through it.
 """
 from __future__ import annotations
 
@@ -24,24 +26,25 @@ from ..core.errors import ModelError, UnsupportedError
 from ..core.lowered import InputBinding, Lowered, OutputBinding
 from ..core.network import Network
 from ..core.types import TensorType
-from .conditional import IfLowering
+from .conditional import IfLowerer
 from .kernels import kernel_for
-from .loop import LoopLowering
+from .loop import LoopLowerer
 from .lowered import as_core_value
-from .ports import PortLowering
 from .types import compatible, describe, numpy_dtype, output_type, relaxed, tensor_type
 from .values import _key, _scalar_value
 
 
-class Lowerer(LoopLowering, PortLowering, IfLowering):
+class Lowerer:
     """Lowers one model: `env` maps each OpenVINO output to the core tensor that holds it;
-    the loop, port and If rules come from the mixins."""
+    loops and If nodes are lowered by its collaborators `loops` and `ifs`."""
 
     def __init__(self, readings=None):
         self.net = Network(profile="openvino")
         self.given = dict(readings or {})  # as the caller gave them
         self.readings = resolve(readings)
         self.env: Dict[tuple, object] = {}
+        self.loops = LoopLowerer(self)
+        self.ifs = IfLowerer(self)
 
     # -- values ------------------------------------------------------------------------------
     def value(self, output, user: str):
@@ -119,11 +122,11 @@ class Lowerer(LoopLowering, PortLowering, IfLowering):
             elif kind == "Constant":
                 self.lower_constant(node)
             elif kind == "Loop":
-                self.lower_loop(node)
+                self.loops.lower(node)
             elif kind == "TensorIterator":
-                self.lower_loop(node, tensor_iterator=True)
+                self.loops.lower(node, tensor_iterator=True)
             elif kind == "If":
-                self.lower_if(node)
+                self.ifs.lower(node)
             else:
                 self.lower_node(node)
 
