@@ -16,6 +16,7 @@ stacks copies. Every other element -- one read by any other kernel -- is marked,
 from __future__ import annotations
 
 from ..plan import Map, Recurrence
+from ..reference.steps import entry
 
 
 def unmarked_streams(demand) -> frozenset:
@@ -33,12 +34,9 @@ def _unmarked(members, inner=None) -> frozenset:
     inner = inner or {}
     readers = {k: [] for k in members}
     for nid, node in members.items():
-        if isinstance(node, Map):
-            for arg in node.args:
-                if arg in readers:
-                    readers[arg].append(nid)
-        elif isinstance(node, Recurrence) and node.next in readers:
-            readers[node.next].append(nid)
+        for arg, _ in entry(node).reads(node):  # what its step reads (the step table)
+            if arg in readers:
+                readers[arg].append(nid)
         for arg in inner.get(nid, ()):
             readers[arg].append(nid)
 

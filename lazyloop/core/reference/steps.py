@@ -5,6 +5,8 @@ An entry states, in one place, everything every evaluator needs to know about it
 * `reads(node)` -- the streams of its own loop its element i reads, as (node id, offset):
   element i + offset (a map reads its arguments at i, a recurrence its next value at i - 1).
   The engine's demand analysis and read-only marking follow these edges;
+* `indexed` -- whether element i depends on i itself, not only on the elements it reads
+  (an iterator's slice i): a loop forcing such a stream never reaches a fixed point;
 * `force(m, node, act, i)` -- the reference: a generator that `yield`s each element it
   needs, as (node id, activation, index), to the machine `m` that drives it, and returns
   the element, made by the rule functions of `rules.py`;
@@ -34,6 +36,8 @@ from .rules import Trips
 
 class Step:
     """An entry of the table (the defaults: reads nothing of its own loop, not scheduled)."""
+
+    indexed = False
 
     def reads(self, node):
         return ()
@@ -146,6 +150,8 @@ class ProjectStep(Step):
 class IteratorStep(Step):
     """`iterator/forward`, `iterator/reverse`, `iterator/bounds`: the iterated tensor (an
     invariant), then its slice (A2 "api-reference": the index from the COUNT)."""
+
+    indexed = True
 
     def force(self, m, node, act, i):
         whole = yield (node.source, act, i)
