@@ -64,3 +64,16 @@ def batched_runs(machine):
 
 #: the engine's modes (every mode but "reference"), which the laws compare with the reference
 ENGINE_MODES = ("fast", "schedule", "compiled")
+
+
+def kernel_over_rows(kernel, rows: int, width: int, op: str = "K"):
+    """ONNX profile: y_t = kernel(x_t) (a function layer of one [width] output) over the rows
+    of an input x [rows, width], COUNT rows, CONCATENATE of the y_t."""
+    net = ll.Network("onnx")
+    x = net.add_input("x", ll.float32, (rows, width))
+    loop = net.add_loop()
+    loop.add_trip_limit(const(net, rows, np.int32), ll.TripLimit.COUNT)
+    e = loop.add_iterator(x).get_output(0)
+    y = net.add_function(kernel, [e], [ll.TensorType(ll.float32, (width,))], op=op)
+    net.mark_output(concat(net, loop, y.get_output(0), rows))
+    return net

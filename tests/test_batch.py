@@ -14,7 +14,8 @@ from lazyloop.core.plan import compile_network
 from lazyloop.core.undefined import split
 from lazyloop.strategies import networks
 from lazyloop.core.engine import Options
-from nets import SUM, batched_runs, concat, const, last, on_engine, onnx_on_engine
+from nets import (SUM, batched_runs, concat, const, kernel_over_rows, last, on_engine,
+                  onnx_on_engine)
 
 PROD, MAX = ll.ElementWiseOperation.PROD, ll.ElementWiseOperation.MAX
 
@@ -113,18 +114,12 @@ def test_a_failing_kernel_is_reported_as_the_reference_reports_it():
         if float(v[0]) == 2.0:
             raise ValueError("two")
         return (v * 2,)
+
     def picky_stack(args, flags):  # the batched form refuses the stack as the kernel would
         if (args[0][:, 0] == 2.0).any():
             raise ValueError("two")
         return args[0] * 2
-    picky = Kernel(picky, batched=picky_stack)
-    net = ll.Network("onnx")
-    x = net.add_input("x", ll.float32, (4, 1))
-    loop = net.add_loop()
-    loop.add_trip_limit(const(net, 4, np.int32), ll.TripLimit.COUNT)
-    e = loop.add_iterator(x).get_output(0)
-    y = net.add_function(picky, [e], [ll.TensorType(ll.float32, (1,))], op="Picky")
-    net.mark_output(concat(net, loop, y.get_output(0), 4))
+    net = kernel_over_rows(Kernel(picky, batched=picky_stack), 4, 1, "Picky")
     for evaluate in (ll.evaluate, ll.run):
         with pytest.raises(ll.EvaluationError) as info:
             evaluate(net, {"x": np.arange(4, dtype=np.float32).reshape(4, 1)})
@@ -140,13 +135,7 @@ def test_a_batched_form_wrong_past_element_zero_is_not_used():
         out[-1] += 1
         return out
     triple_half = Kernel(lambda v: (v * np.float32(1.5),), batched=wrong_at_the_end)
-    net = ll.Network("onnx")
-    x = net.add_input("x", ll.float32, (4, 2))
-    loop = net.add_loop()
-    loop.add_trip_limit(const(net, 4, np.int32), ll.TripLimit.COUNT)
-    e = loop.add_iterator(x).get_output(0)
-    y = net.add_function(triple_half, [e], [ll.TensorType(ll.float32, (2,))], op="Half")
-    net.mark_output(concat(net, loop, y.get_output(0), 4))
+    net = kernel_over_rows(triple_half, 4, 2, "Half")
     xs = np.arange(8, dtype=np.float32).reshape(4, 2)
     reference, machine = agree(net, {"x": xs})
     (got,), installs = reference.outputs.values(), batched_runs(machine)

@@ -10,7 +10,7 @@ import lazyloop as ll
 from lazyloop.core.kernel import Kernel
 from lazyloop.difftest.checking import Checker
 from lazyloop.difftest.subject import Subject, plan_rules
-from nets import concat, const
+from nets import kernel_over_rows
 
 pytest.importorskip("hypothesis")
 
@@ -99,14 +99,8 @@ def lying_batches():
         out[len(out) // 2] += 1
         return out
     double = Kernel(lambda v: (v * np.float32(2),), batched=wrong_in_the_middle)
-    net = ll.Network("onnx")
-    x = net.add_input("x", ll.float32, (5, 1))
-    loop = net.add_loop()
-    loop.add_trip_limit(const(net, 5, np.int32), ll.TripLimit.COUNT)
-    e = loop.add_iterator(x).get_output(0)
-    y = net.add_function(double, [e], [ll.TensorType(ll.float32, (1,))], op="Double")
-    net.mark_output(concat(net, loop, y.get_output(0), 5))
-    return net, {"x": np.arange(5, dtype=np.float32).reshape(5, 1)}
+    return (kernel_over_rows(double, 5, 1, "Double"),
+            {"x": np.arange(5, dtype=np.float32).reshape(5, 1)})
 
 
 def test_modes_that_disagree_are_lazyloops_own_failure():
