@@ -180,7 +180,7 @@ assert np.array_equal(scan_actual[out_s], scan_f.expected[out_s][::-1])
 campaign.plot_expected_actual(scan_f, scan_actual, title="planted fault: a reversed scan input");
 
 # %%
-print(teach.rule_text("iterator/reverse", max_lines=10))
+print(teach.rule_text("iterator/reverse", max_lines=14))
 
 # %% [markdown]
 # ## 2. onnxruntime
