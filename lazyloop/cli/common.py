@@ -148,8 +148,6 @@ def prepare_out(directory: str, force: bool) -> str:
     """Create `directory` (or accept an empty one) and prove it writable, before any work.
     A non-empty folder is refused unless `force`, which removes what an earlier run wrote
     there (case_* folders, report.json, junit.xml) and leaves anything else alone."""
-    if os.path.exists(directory) and not os.path.isdir(directory):
-        raise UsageError(f"--out {directory}: exists and is not a folder")
     if os.path.isdir(directory) and os.listdir(directory):
         if not force:
             raise UsageError(f"--out {directory}: the folder is not empty (an earlier run?); "
@@ -160,6 +158,13 @@ def prepare_out(directory: str, force: bool) -> str:
                 shutil.rmtree(path)
             elif entry in ("report.json", "junit.xml"):
                 os.remove(path)
+    return writable_folder("--out", directory)
+
+
+def writable_folder(option: str, directory: str) -> str:
+    """Create `directory` if need be and prove it writable, before any work."""
+    if os.path.exists(directory) and not os.path.isdir(directory):
+        raise UsageError(f"{option} {directory}: exists and is not a folder")
     try:
         os.makedirs(directory, exist_ok=True)
         probe = os.path.join(directory, ".lazyloop-write-test")
@@ -167,7 +172,7 @@ def prepare_out(directory: str, force: bool) -> str:
             f.write("ok")
         os.remove(probe)
     except OSError as exc:
-        raise UsageError(f"--out {directory}: cannot write there ({exc.strerror})") from None
+        raise UsageError(f"{option} {directory}: cannot write there ({exc.strerror})") from None
     return directory
 
 

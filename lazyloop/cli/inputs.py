@@ -17,17 +17,25 @@ import numpy as np
 from .common import UsageError
 
 
-def load_model(path):
-    """Lower a model file onto the core by its extension."""
+def model_format(path) -> str:
+    """"onnx" or "openvino", by the file's extension; a one-line refusal for a file that
+    does not exist or is neither."""
     if not os.path.exists(path):
         raise UsageError(f"no such file: {path}")
     if path.endswith(".onnx"):
+        return "onnx"
+    if path.endswith(".xml"):
+        return "openvino"
+    raise UsageError(f"{path}: expected a .onnx model, an OpenVINO .xml IR or a case "
+                     "folder (model + test_data_set_*)")
+
+
+def load_model(path):
+    """Lower a model file onto the core by its extension."""
+    if model_format(path) == "onnx":
         from .. import onnx as frontend
-    elif path.endswith(".xml"):
-        from .. import openvino as frontend
     else:
-        raise UsageError(f"{path}: expected a .onnx model, an OpenVINO .xml IR or a case "
-                         "folder (model + test_data_set_*)")
+        from .. import openvino as frontend
     return frontend.lower(path)
 
 

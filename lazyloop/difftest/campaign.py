@@ -113,8 +113,12 @@ def finish(tally: Tally, checker, strategy, backend_name: str, seed: int, shrink
     """The report of a (merged) tally: each signature's first instance shrunk (in index
     order, so the result does not depend on how the programs were split) within `budget`,
     then one disagreement per root cause. A stopped (partial) tally is reported unshrunk;
-    Ctrl-C while shrinking keeps what was reached and leaves the rest unshrunk."""
+    Ctrl-C while shrinking keeps what was reached and leaves the rest unshrunk. The
+    backend's version is the checker's backend's (`schema.backend_version`), however the
+    programs were explored."""
+    from .schema import backend_version
     report = Report(backend_name, seed, stopped=tally.stopped)
+    report.backend_version = backend_version(checker.backend)
     shrink_it = shrink_it and tally.stopped is None
     for name in ("generated", "examples", "agreements", "instances", "invalid",
                  "not_exportable", "internal_errors", "by_kind"):
