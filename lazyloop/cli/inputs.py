@@ -10,7 +10,9 @@ checked against the model's declared inputs before anything is evaluated.
 from __future__ import annotations
 
 import ast
+import contextlib
 import os
+import sys
 
 import numpy as np
 
@@ -31,12 +33,85 @@ def model_format(path) -> str:
 
 
 def load_model(path):
-    """Lower a model file onto the core by its extension."""
+    """Read the model file -- a file that is not a model is the user's input error (exit
+    status 2) -- and lower it onto the core, where what the specification refuses is exit
+    status 1."""
     if model_format(path) == "onnx":
         from .. import onnx as frontend
+        model = read_onnx_file(path)
     else:
         from .. import openvino as frontend
-    return frontend.lower(path)
+        model = read_ir_file(path)
+    return frontend.lower(model)
+
+
+def read_onnx_file(path):
+    """The ModelProto in `path`; refused when the file is empty, does not parse, names no
+    ONNX opset (a truncated file can still parse) or has no outputs."""
+    from ..core.errors import ModelError
+    from ..onnx import load_model as parse
+    not_empty(path, "an ONNX model")
+    try:
+        proto = parse(path)
+    except ModelError as exc:
+        raise UsageError(str(exc)) from None
+    if not any(o.domain in ("", "ai.onnx") for o in proto.opset_import):
+        raise UsageError(f"{path}: not a whole ONNX model: it names no ONNX opset "
+                         "(opset_import), as a truncated file or one not written by onnx.save")
+    return has_outputs(path, proto, len(proto.graph.output))
+
+
+def read_ir_file(path):
+    """The openvino.Model of the IR in `path` (with its .bin); refused when the file is
+    empty, is not the XML of an IR, OpenVINO cannot read it, or it has no outputs. What
+    OpenVINO logs while reading goes nowhere (`foreign_logs_held`)."""
+    import xml.etree.ElementTree as ET
+
+    from ..core.errors import ModelError
+    from ..openvino import read_model
+    not_empty(path, "an OpenVINO IR")
+    try:
+        root = ET.parse(path).getroot()
+    except ET.ParseError as exc:
+        raise UsageError(f"{path}: not an OpenVINO IR: the file is not XML ({exc})") from None
+    if root.tag != "net":
+        raise UsageError(f"{path}: not an OpenVINO IR: its XML is <{root.tag}>, not <net>")
+    try:
+        with foreign_logs_held():
+            model = read_model(path)
+    except ModelError as exc:
+        raise UsageError(str(exc)) from None
+    return has_outputs(path, model, len(model.outputs))
+
+
+def not_empty(path, what) -> None:
+    if os.path.getsize(path) == 0:
+        raise UsageError(f"{path}: the file is empty (0 bytes), not {what}")
+
+
+def has_outputs(path, model, outputs: int):
+    if not outputs:
+        raise UsageError(f"{path}: the model has no outputs: there is nothing to evaluate")
+    return model
+
+
+@contextlib.contextmanager
+def foreign_logs_held():
+    """Whatever is written to file descriptor 2 while the block runs (a foreign library's
+    own log lines: OpenVINO's frontends report a file they cannot parse there) is dropped
+    instead of reaching the terminal; lazyloop says what went wrong in its own line."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    try:
+        with open(os.devnull, "w") as nowhere:
+            os.dup2(nowhere.fileno(), 2)
+            try:
+                yield
+            finally:
+                sys.stderr.flush()
+                os.dup2(saved, 2)
+    finally:
+        os.close(saved)
 
 
 def declared_inputs(lowered) -> dict:

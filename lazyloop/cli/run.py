@@ -103,6 +103,8 @@ def read_case_folder(directory):
         return read_case(directory)
     except ValueError as exc:  # not a case folder
         raise UsageError(str(exc)) from None
+    except ImportError:  # onnx reads the .pb files: the command names the extra
+        raise
     except Exception as exc:  # a .pb file that does not parse
         raise UsageError(f"{directory}: cannot read the case ({type(exc).__name__}: "
                          f"{exc})") from None
