@@ -57,7 +57,9 @@ def build_parser():
                    help="also write each output as DIR/NAME.npy (default: not saved)")
     p.add_argument("--backend", default=None, metavar="NAME",
                    help="also run the model on this backend (in a child process) and print "
-                        "what differs from lazyloop")
+                        "what differs from lazyloop, and which registered ambiguity explains "
+                        "it: a built-in name, a registered one, or module:factory (the "
+                        "module looked up from the current folder first, as python -m does)")
     p.add_argument("--timeout", type=non_negative_float, default=60.0, metavar="SECONDS",
                    help="with --backend: seconds the backend may run before it counts as "
                         "hanging")

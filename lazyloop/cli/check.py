@@ -47,7 +47,8 @@ def build_parser():
                         help=f"the backend to test: one of {', '.join(sorted(BACKENDS))}, a "
                              f"name an installed package registers in the entry-point group "
                              f"lazyloop.backends, or module:factory (a callable returning a "
-                             f"backend)")
+                             f"backend; the module is looked up from the current folder "
+                             f"first, as python -m does)")
     parser.add_argument("--examples", type=positive_int, default=200, metavar="N",
                         help="programs to generate")
     parser.add_argument("--seed", type=non_negative_int, default=0, help="the random seed")
@@ -110,8 +111,10 @@ def build_parser():
                              "(default: 0, this process)")
     parser.add_argument("--scheduler", default=None, metavar="ADDRESS",
                         help="address of a running Dask scheduler (tcp://host:8786) to run the "
-                             "shards on; its workers need lazyloop and the backend installed "
-                             "(default: none)")
+                             "shards on, which must answer within "
+                             f"{SCHEDULER_TIMEOUT} s; its workers need lazyloop and the "
+                             "backend installed, a module:factory's module too (default: "
+                             "none)")
     parser.add_argument("--rtol", type=non_negative_float, default=None,
                         help="relative float tolerance (default: 1e-4; float16 1e-2)")
     parser.add_argument("--atol", type=non_negative_float, default=None,
@@ -247,14 +250,11 @@ def progress_text(name, stage, done, total, tally, examples, seconds) -> str:
 
 
 def campaign(b, args):
-    """`check` with a progress line, no example database, nothing written to the current
-    folder (hypothesis keeps its other files in a temporary folder)."""
-    import tempfile
-
-    from hypothesis.configuration import set_hypothesis_home_dir
+    """`check` with a progress line, nothing written to the current folder (the campaign
+    keeps hypothesis' files in a temporary folder, `campaign.hypothesis_files_in_temp`)."""
+    import time
 
     from .common import ProgressLine
-    import time
     line = ProgressLine(quiet=args.quiet)
     name = getattr(b, "name", args.backend)
     started = time.monotonic()
@@ -263,8 +263,7 @@ def campaign(b, args):
         line.update(stage, progress_text(name, stage, done, total, tally, args.examples,
                                          time.monotonic() - started), force=stage == "done")
 
-    with tempfile.TemporaryDirectory(prefix="lazyloop-hypothesis-") as home, ctrl_c_stops():
-        set_hypothesis_home_dir(home)
+    with ctrl_c_stops():
         try:
             # on Dask the backend travels to the workers as its name; each starts its own
             target = args.backend if args.workers or args.scheduler else b
@@ -278,5 +277,4 @@ def campaign(b, args):
                          workers=args.workers, scheduler=args.scheduler,
                          max_seconds=args.max_time, rtol=args.rtol, atol=args.atol)
         finally:
-            set_hypothesis_home_dir(None)
             line.close()

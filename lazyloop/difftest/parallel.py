@@ -37,23 +37,15 @@ def shards(max_examples: int, size: int = SHARD_SIZE) -> list:
 
 def explore_shard(spec, indices, seed, formats, kinds, isolate, timeout, memory_mb,
                   tolerance=(None, None), folder=None) -> Tally:
-    """Run on a worker: programs `indices` against a backend made there (hypothesis keeps
-    its files in a temporary folder, not in the worker's current folder); `folder`: where
+    """Run on a worker: programs `indices` against a backend made there (`explore` keeps
+    hypothesis' files out of the worker's current folder); `folder`: where
     ``module:factory`` is looked up first (the parent's current folder, on a LocalCluster)."""
-    import tempfile
-
-    from hypothesis.configuration import set_hypothesis_home_dir
     if folder is not None:
         search_first(folder)
     runner, owned = runner_for(spec, isolate, timeout, memory_mb)
     try:
-        with tempfile.TemporaryDirectory(prefix="lazyloop-hypothesis-") as home:
-            set_hypothesis_home_dir(home)
-            try:
-                _, strategy = campaign_strategy(runner, formats, kinds)
-                return explore(Checker(runner, tolerance=tolerance), strategy, seed, indices)
-            finally:
-                set_hypothesis_home_dir(None)
+        _, strategy = campaign_strategy(runner, formats, kinds)
+        return explore(Checker(runner, tolerance=tolerance), strategy, seed, indices)
     finally:
         if owned:
             runner.close()
