@@ -23,7 +23,8 @@ from typing import Optional
 import attrs
 
 ENTRY_POINT_GROUP = "lazyloop.backends"
-KNOWN_FORMATS = ("onnx", "openvino")
+# "core": the builder calls of a core program, as `lazyloop.tensorrt` replays them
+KNOWN_FORMATS = ("onnx", "openvino", "core")
 
 
 class BackendSpecError(KeyError):
@@ -58,7 +59,8 @@ def is_backend(obj) -> bool:
 
 def backend_info(b, spec) -> BackendInfo:
     """The `BackendInfo` of `b`, which `spec` made; BackendSpecError when `b` is not a backend
-    or names a format lazyloop does not know (formats are lowercase: "onnx", "openvino")."""
+    or names a format lazyloop does not know (formats are lowercase: "onnx", "openvino",
+    "core")."""
     if not is_backend(b):
         shown = repr(b) if len(repr(b)) <= 60 else repr(b)[:57] + "..."
         raise BackendSpecError(f"backend {spec!r}: the factory returned {type(b).__name__} "
