@@ -8,7 +8,7 @@ from collections import Counter, defaultdict
 
 from .common import EXIT_OK, UsageError
 from .evaluating import progress_while, traced
-from .inputs import load_model, parse_inputs
+from .inputs import load_model, parse_inputs, read_case_folder
 
 
 class _Activation:
@@ -105,7 +105,6 @@ def cmd_explain(args) -> int:
     set."""
     model = args.model
     if os.path.isdir(model):
-        from .run import read_case_folder
         if args.input:
             raise UsageError("a case folder brings its own inputs: --input does not apply")
         case = read_case_folder(model)

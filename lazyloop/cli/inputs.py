@@ -1,5 +1,7 @@
-"""Reading what a user gives `run` and `explain`: the model file and the `--input` feeds,
-checked against the model's declared inputs before anything is evaluated.
+"""Reading what a user gives `run` and `explain`: the model file (or a case folder) and the
+`--input` feeds, checked against the model's declared inputs before anything is evaluated. A
+file that is not a model -- empty, undecodable, cut short, not an IR, without outputs -- is
+the user's input error (exit status 2), never a model the specification refused.
 
     --input NAME=FILE.npy     a NumPy array file (never unpickled)
     --input NAME=FILE.pb      an ONNX TensorProto (as in test_data_set_*/input_N.pb)
@@ -30,6 +32,20 @@ def model_format(path) -> str:
         return "openvino"
     raise UsageError(f"{path}: expected a .onnx model, an OpenVINO .xml IR or a case "
                      "folder (model + test_data_set_*)")
+
+
+def read_case_folder(directory):
+    """The case `directory` holds (`difftest.cases.read_case`), or a one-line refusal."""
+    from ..difftest.cases import read_case
+    try:
+        return read_case(directory)
+    except ValueError as exc:  # not a case folder
+        raise UsageError(str(exc)) from None
+    except ImportError:  # onnx reads the .pb files: the command names the extra
+        raise
+    except Exception as exc:  # a .pb file that does not parse
+        raise UsageError(f"{directory}: cannot read the case ({type(exc).__name__}: "
+                         f"{exc})") from None
 
 
 def load_model(path):

@@ -10,7 +10,7 @@ import numpy as np
 from .backend import started
 from .common import EXIT_FINDINGS, EXIT_OK, UsageError, writable_folder
 from .evaluating import outputs_and_masks, progress_while
-from .inputs import load_model, model_format, parse_inputs
+from .inputs import load_model, model_format, parse_inputs, read_case_folder
 
 
 def show_value(name, value, defined):
@@ -28,17 +28,17 @@ def show_value(name, value, defined):
 
 
 def cmd_run(args) -> int:
-    """Everything the user gave is checked before the model is evaluated: the model file,
-    --save writable, the backend started and taking the model's format, the feeds."""
+    """Everything the user gave is checked before the model is evaluated: --save writable,
+    the model file read, the feeds matched to it, the backend started and taking the model's
+    format."""
     if os.path.isdir(args.model):
         return run_case_folder(args)
     if args.save:
         writable_folder("--save", args.save)
-    model_format(args.model)
+    lowered = load_model(args.model)
+    feeds = parse_inputs(args.input, lowered)
     with started(args.backend, args.timeout, "lazyloop run") as b:
         takes_format(b, args.backend, args.model)
-        lowered = load_model(args.model)
-        feeds = parse_inputs(args.input, lowered)
         outputs, masks = progress_while(f"lazyloop: evaluating {args.model}",
                                         lambda: outputs_and_masks(lowered, feeds, args.max_trips,
                                                                   args.max_seconds or None))
@@ -94,20 +94,6 @@ def run_case_folder(args) -> int:
                 differs |= against_backend(b, args, case.model_path, data.inputs, outputs,
                                            masks)
     return EXIT_FINDINGS if differs else EXIT_OK
-
-
-def read_case_folder(directory):
-    """The case `directory` holds (`difftest.cases.read_case`), or a one-line refusal."""
-    from ..difftest.cases import read_case
-    try:
-        return read_case(directory)
-    except ValueError as exc:  # not a case folder
-        raise UsageError(str(exc)) from None
-    except ImportError:  # onnx reads the .pb files: the command names the extra
-        raise
-    except Exception as exc:  # a .pb file that does not parse
-        raise UsageError(f"{directory}: cannot read the case ({type(exc).__name__}: "
-                         f"{exc})") from None
 
 
 def against_backend(b, args, model_path, feeds, outputs, masks) -> bool:
