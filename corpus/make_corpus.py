@@ -50,7 +50,7 @@ def save(exporter: str, case: str, model, feeds: dict, outputs: dict, about: str
 
     folder = os.path.join(CORPUS, exporter)
     os.makedirs(folder, exist_ok=True)
-    onnx.checker.check_model(model)
+    onnx.checker.check_model(model, full_check=True)
     names = [o.name for o in model.graph.output]
     if len(names) != len(outputs):
         raise SystemExit(f"{case}: {len(outputs)} answers for outputs {names}")
@@ -134,6 +134,44 @@ def make_tf():
         save("tf2onnx", case, model, feeds, outputs, about)
 
 
+# ---- jax (jax2onnx) ---------------------------------------------------------------------------
+
+def make_jax():
+    import jax
+    from jax2onnx import to_onnx
+    from jax_cases import CASES
+
+    only = os.environ.get("CORPUS_ONLY", "").split(",")
+    for case, fn, feeds, about in CASES:
+        if only != [""] and case not in only:
+            continue
+        specs = [jax.ShapeDtypeStruct(np.shape(v), np.asarray(v).dtype) for v in feeds.values()]
+        model = to_onnx(fn, specs, model_name=case, input_names=list(feeds))
+        answer = jax.tree_util.tree_leaves(jax.jit(fn)(*feeds.values()))
+        outputs = {f"out{k}": np.asarray(v) for k, v in enumerate(answer)}
+        save("jax2onnx", case, loop_model(case, model), feeds, outputs, about)
+
+
+def loop_model(case, model):
+    """`model` when some graph of it holds a Loop, Scan or If; else the case is refused (an
+    exporter that unrolled the loop gives the corpus nothing to measure)."""
+    if not control_flow(model.graph):
+        raise SystemExit(f"{case}: the exported model holds no Loop, Scan or If")
+    return model
+
+
+def control_flow(graph) -> list:
+    """The Loop, Scan and If nodes of `graph` and of its subgraphs, by op type."""
+    found = []
+    for node in graph.node:
+        if node.op_type in ("Loop", "Scan", "If"):
+            found.append(node.op_type)
+        for attr in node.attribute:
+            for sub in ([attr.g] if attr.HasField("g") else []) + list(attr.graphs):
+                found += control_flow(sub)
+    return found
+
+
 # ---- the table -----------------------------------------------------------------------------
 
 def make_table():
@@ -143,7 +181,7 @@ def make_table():
 
 
 MAKERS = {"onnxscript": make_onnxscript, "torch": make_torch, "tf": make_tf,
-          "table": make_table}
+          "jax": make_jax, "table": make_table}
 
 if __name__ == "__main__":
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
