@@ -141,15 +141,42 @@ def make_jax():
     from jax2onnx import to_onnx
     from jax_cases import CASES
 
-    only = os.environ.get("CORPUS_ONLY", "").split(",")
-    for case, fn, feeds, about in CASES:
-        if only != [""] and case not in only:
-            continue
+    for case, fn, feeds, about in chosen(CASES):
         specs = [jax.ShapeDtypeStruct(np.shape(v), np.asarray(v).dtype) for v in feeds.values()]
         model = to_onnx(fn, specs, model_name=case, input_names=list(feeds))
         answer = jax.tree_util.tree_leaves(jax.jit(fn)(*feeds.values()))
         outputs = {f"out{k}": np.asarray(v) for k, v in enumerate(answer)}
         save("jax2onnx", case, loop_model(case, model), feeds, outputs, about)
+
+
+# ---- torch (dynamo exporter) ------------------------------------------------------------------
+
+def make_dynamo():
+    import torch
+    from torch.utils._pytree import tree_leaves
+    from torch_dynamo_cases import CASES
+
+    for case, module, feeds, about, *options in chosen(CASES):
+        args = tuple(torch.from_numpy(np.asarray(v)) for v in feeds.values())
+        options = dict(options[0]) if options else {}
+        if "dynamic_shapes" in options:  # {input: {axis: name}}: the names as torch Dims
+            options["dynamic_shapes"] = {k: {a: torch.export.Dim(d, min=2) for a, d in v.items()}
+                                         for k, v in options["dynamic_shapes"].items()}
+        with torch.no_grad():
+            answer = tree_leaves(module(*args))
+            program = torch.onnx.export(module, args, input_names=list(feeds), dynamo=True,
+                                        verbose=False, **options)
+        outputs = {f"out{k}": as_np(v) for k, v in enumerate(answer)}
+        save("torch_dynamo", case, loop_model(case, program.model_proto), feeds, outputs,
+             about)
+
+
+# ---- what every exporter's case goes through -------------------------------------------------
+
+def chosen(cases):
+    """The cases named in CORPUS_ONLY (comma-separated), or all of them."""
+    only = [c for c in os.environ.get("CORPUS_ONLY", "").split(",") if c]
+    return [c for c in cases if not only or c[0] in only]
 
 
 def loop_model(case, model):
@@ -181,7 +208,7 @@ def make_table():
 
 
 MAKERS = {"onnxscript": make_onnxscript, "torch": make_torch, "tf": make_tf,
-          "jax": make_jax, "table": make_table}
+          "jax": make_jax, "dynamo": make_dynamo, "table": make_table}
 
 if __name__ == "__main__":
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
