@@ -162,6 +162,7 @@ def make_dynamo():
         if "dynamic_shapes" in options:  # {input: {axis: name}}: the names as torch Dims
             options["dynamic_shapes"] = {k: {a: torch.export.Dim(d, min=2) for a, d in v.items()}
                                          for k, v in options["dynamic_shapes"].items()}
+        torch._dynamo.reset()  # a nested while_loop fails to trace after another case's
         with torch.no_grad():
             answer = tree_leaves(module(*args))
             program = torch.onnx.export(module, args, input_names=list(feeds), dynamo=True,
