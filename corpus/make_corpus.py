@@ -172,6 +172,27 @@ def make_dynamo():
              about)
 
 
+# ---- scikit-learn (skl2onnx) ---------------------------------------------------------------
+
+def make_skl():
+    from skl2onnx import to_onnx
+    from skl_cases import CASES
+
+    for case, (estimator, answer), x, about, options in chosen(CASES):
+        model = to_onnx(estimator, x[:1], options=options, target_opset=18)
+        name = model.graph.input[0].name
+        outputs = {f"out{k}": v for k, v in enumerate(answer(estimator, x))}
+        outputs = {k: np.asarray(v).astype(dtype_of(model.graph.output[j]))
+                   for j, (k, v) in enumerate(outputs.items())}
+        save("skl2onnx", case, loop_model(case, model), {name: x}, outputs, about)
+
+
+def dtype_of(value_info):
+    """The numpy dtype of a graph output that is a tensor."""
+    from onnx.helper import tensor_dtype_to_np_dtype
+    return tensor_dtype_to_np_dtype(value_info.type.tensor_type.elem_type)
+
+
 # ---- what every exporter's case goes through -------------------------------------------------
 
 def chosen(cases):
@@ -182,14 +203,16 @@ def chosen(cases):
 
 def loop_model(case, model):
     """`model` when some graph of it holds a Loop, Scan or If; else the case is refused (an
-    exporter that unrolled the loop gives the corpus nothing to measure)."""
-    if not control_flow(model.graph):
+    exporter that unrolled the loop gives the corpus nothing to measure). Local functions
+    count."""
+    if not control_flow(model.graph) and not any(control_flow(f) for f in model.functions):
         raise SystemExit(f"{case}: the exported model holds no Loop, Scan or If")
     return model
 
 
 def control_flow(graph) -> list:
-    """The Loop, Scan and If nodes of `graph` and of its subgraphs, by op type."""
+    """The Loop, Scan and If nodes of `graph` (or of a function) and of its subgraphs, by op
+    type."""
     found = []
     for node in graph.node:
         if node.op_type in ("Loop", "Scan", "If"):
@@ -209,7 +232,8 @@ def make_table():
 
 
 MAKERS = {"onnxscript": make_onnxscript, "torch": make_torch, "tf": make_tf,
-          "jax": make_jax, "dynamo": make_dynamo, "table": make_table}
+          "jax": make_jax, "dynamo": make_dynamo, "skl": make_skl,
+          "table": make_table}
 
 if __name__ == "__main__":
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
