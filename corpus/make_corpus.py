@@ -193,6 +193,29 @@ def dtype_of(value_info):
     return tensor_dtype_to_np_dtype(value_info.type.tensor_type.elem_type)
 
 
+# ---- paddle (paddle2onnx) -------------------------------------------------------------------
+
+def make_paddle():
+    import tempfile
+
+    import onnx
+    import paddle
+    from paddle_cases import CASES
+
+    for case, layer, feeds, about in chosen(CASES):
+        specs = [paddle.static.InputSpec(list(np.shape(v)), str(np.asarray(v).dtype), k)
+                 for k, v in feeds.items()]
+        answer = layer(*[paddle.to_tensor(v) for v in feeds.values()])  # dygraph
+        answer = answer if isinstance(answer, (tuple, list)) else (answer,)
+        static = paddle.jit.to_static(layer, input_spec=specs, full_graph=True)
+        with tempfile.TemporaryDirectory() as tmp:
+            paddle.onnx.export(static, os.path.join(tmp, case), input_spec=specs,
+                               opset_version=17)
+            model = onnx.load(os.path.join(tmp, case + ".onnx"))
+        outputs = {f"out{k}": v.numpy() for k, v in enumerate(answer)}
+        save("paddle2onnx", case, loop_model(case, model), feeds, outputs, about)
+
+
 # ---- what every exporter's case goes through -------------------------------------------------
 
 def chosen(cases):
@@ -233,7 +256,7 @@ def make_table():
 
 MAKERS = {"onnxscript": make_onnxscript, "torch": make_torch, "tf": make_tf,
           "jax": make_jax, "dynamo": make_dynamo, "skl": make_skl,
-          "table": make_table}
+          "paddle": make_paddle, "table": make_table}
 
 if __name__ == "__main__":
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
