@@ -82,18 +82,14 @@ def case_of(path: str) -> str:
 
 def feeds_and_readings(path: str):
     """The case's feeds (tensors keyed by input name, lists for sequences, None for empty
-    optionals) and the readings it is checked under, from `<case>.npz` beside the model."""
+    optionals) and the readings it is checked under, from `<case>.npz` beside the model, read
+    as the corpus test reads them (`tests/corpus_data.py`, which imports numpy only)."""
+    if ROOT not in sys.path:
+        sys.path.insert(0, ROOT)
+    from tests.corpus_data import unpack
     with np.load(path[:-len(".onnx")] + ".npz", allow_pickle=False) as entries:
         meta = json.loads(str(entries["meta"]))
-        feeds = {}
-        for k, name in enumerate(meta["inputs"]):
-            key = f"in{k}"
-            if key in entries.files:
-                feeds[name] = entries[key]
-            elif key + ".none" in entries.files:
-                feeds[name] = None
-            else:
-                feeds[name] = [entries[f"{key}.{j}"] for j in range(int(entries[key + ".len"]))]
+        feeds = unpack(entries, "in", meta["inputs"])
     return feeds, meta["readings"] or None
 
 
@@ -277,7 +273,6 @@ def main(argv=None) -> int:
     parser.add_argument("--budget", type=float, default=0.2,
                         help="seconds of timed calls per model and side (default 0.2)")
     args = parser.parse_args(argv)
-    sys.path.insert(0, ROOT)
     print(report(corpus_ratios(args.paths or corpus_paths(), args.budget)))
     return 0
 
