@@ -323,6 +323,12 @@ def formats_of(b) -> tuple:
     return tuple(getattr(b, "formats", None) or (getattr(b, "format", "onnx"),))
 
 
+def a_model(fmt: str) -> str:
+    """A model of format `fmt`, in words: "an ONNX model", "an OpenVINO model"."""
+    return {"onnx": "an ONNX model", "openvino": "an OpenVINO model",
+            "core": "a core program"}.get(fmt, f"a {fmt} model")
+
+
 def _frontend(fmt):
     if fmt == "onnx":
         from .. import onnx as frontend

@@ -30,7 +30,7 @@ def _frontend():
     except ImportError as exc:  # pragma: no cover -- exercised only without OpenVINO
         raise UnsupportedError("lazyloop.openvino", "openvino/model",
                                f"OpenVINO is not installed ({exc})",
-                               "pip install openvino") from None
+                               "install lazyloop[openvino]") from None
     from . import lowering, register
     return lowering, register
 
