@@ -31,8 +31,8 @@ EXIT_INTERNAL = 3
 
 def subject_kinds():
     """Every kind `--kind` may name: core programs and each dialect kind of the strategies."""
-    from ..strategies.dialects import ONNX_KINDS, OPENVINO_KINDS
-    return ("core", *ONNX_KINDS, *OPENVINO_KINDS)
+    from ..strategies.dialects import ONNX_KINDS, ONNX_NAMED_KINDS, OPENVINO_KINDS
+    return ("core", *ONNX_KINDS, *ONNX_NAMED_KINDS, *OPENVINO_KINDS)
 
 
 def build_parser():
