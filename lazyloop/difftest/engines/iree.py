@@ -113,6 +113,7 @@ def _import_and_compile(session, proto):
     from iree.compiler.api import Output, Source
     from iree.compiler.extras import onnx_importer
     said = []
+    session.context.enable_multithreading(False)
     session.context.attach_diagnostic_handler(lambda d: said.append(str(d.message)) or True)
     try:
         info = onnx_importer.ModelInfo(proto)

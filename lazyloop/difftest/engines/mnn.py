@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import sys
 import tempfile
 
@@ -52,6 +53,10 @@ class MnnBackend:
 
     def run(self, model, feeds):
         proto = _onnx_proto(model)
+        for out in proto.graph.output:
+            if not out.type.HasField("tensor_type"):
+                raise Unsupported(f"mnn: output {out.name!r} is not a tensor (a sequence or "
+                                  f"an optional): MNN's Module API returns tensors only")
         with tempfile.TemporaryDirectory() as tmp:
             module = self.load(proto, _onnx_bytes(model), tmp)
         info = module.get_info()
@@ -122,10 +127,20 @@ def as_declared(array, out) -> np.ndarray:
     return np.array(array).astype(declared, copy=False)
 
 
+# the converter's progress lines (not what went wrong) and its lines' "[hh:mm:ss] :NN: "
+_BANNER = re.compile(r"^(Start to |ONNX Model |Converted |The device supports|"
+                     r"inputTensors|outputTensors|The model has subgraphs)")
+_STAMP = re.compile(r"^\[[\d:]+\] :\d+: ")
+
+
 def _failure(stage: str, said: str) -> Exception:
-    lines = [line for line in said.splitlines() if line.strip()][-6:]
-    text = f"mnn {stage} failed: " + " | ".join(lines)
-    return Unsupported(text) if says_unsupported(Exception(text)) else LoadFailed(text)
+    """What the converter or loader said, as `Unsupported` when it names an op it does
+    not support ("These Op Not Support: ONNX::Scan"), else `LoadFailed`."""
+    lines = [_STAMP.sub("", line.strip()) for line in said.splitlines()]
+    lines = [line for line in lines if line and not _BANNER.match(line)][:6]
+    text = f"mnn {stage} failed: " + (" | ".join(lines) or "nothing said")
+    refused = says_unsupported(Exception(text)) or "Not Support" in text
+    return Unsupported(text) if refused else LoadFailed(text)
 
 
 @contextlib.contextmanager
