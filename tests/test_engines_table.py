@@ -32,7 +32,7 @@ def test_a_missing_package_names_its_extra(monkeypatch, name, module):
         monkeypatch.delitem(sys.modules, loaded)
     monkeypatch.setitem(sys.modules, module, None)  # as if it were not installed
     with pytest.raises(ModuleNotFoundError, match=rf"install lazyloop\[{name}\]"):
-        getattr(engines, name)()
+        getattr(engines, f"{name}_backend")()
     assert missing_extra(ImportError(name=module)).endswith(f"install lazyloop[{name}]")
 
 

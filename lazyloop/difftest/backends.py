@@ -313,11 +313,11 @@ BACKENDS = {
     "lazyloop": lambda: LazyloopBackend("onnx"),
     "lazyloop-openvino": lambda: LazyloopBackend("openvino"),
     # engines users deploy (lazyloop/difftest/engines): `module:factory`, imported when made
-    "iree": "lazyloop.difftest.engines:iree",
-    "mnn": "lazyloop.difftest.engines:mnn",
-    "onnxslim": "lazyloop.difftest.engines:onnxslim",
-    "onnxsim": "lazyloop.difftest.engines:onnxsim",
-    "onnxoptimizer": "lazyloop.difftest.engines:onnxoptimizer",
+    "iree": "lazyloop.difftest.engines:iree_backend",
+    "mnn": "lazyloop.difftest.engines:mnn_backend",
+    "onnxslim": "lazyloop.difftest.engines:onnxslim_backend",
+    "onnxsim": "lazyloop.difftest.engines:onnxsim_backend",
+    "onnxoptimizer": "lazyloop.difftest.engines:onnxoptimizer_backend",
 }
 
 

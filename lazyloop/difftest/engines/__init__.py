@@ -5,7 +5,8 @@ own extra; `feeding` holds what the adapters share (the inputs a model declares,
 arrays handed to an engine, the error for an input the engine lost). What each runs,
 refuses and converts: spec/51-difftest.md, "Engines users deploy".
 
-The factories below are the entries of the built-in backend table: a module is imported
+The factories below (`iree_backend`, ...; not named like the modules, which would replace
+them once imported) are the entries of the built-in backend table: a module is imported
 only when its backend is made, so a missing package says which extra brings it then.
 """
 from __future__ import annotations
@@ -23,27 +24,27 @@ def needs(extra: str):
                                   f"lazyloop[{extra}]", name=exc.name) from None
 
 
-def iree():
+def iree_backend():
     from .iree import IreeBackend
     with needs("iree"):
         return IreeBackend()
 
 
-def mnn():
+def mnn_backend():
     from .mnn import MnnBackend
     with needs("mnn"):
         return MnnBackend()
 
 
-def onnxslim():
+def onnxslim_backend():
     return _optimised("onnxslim")
 
 
-def onnxsim():
+def onnxsim_backend():
     return _optimised("onnxsim")
 
 
-def onnxoptimizer():
+def onnxoptimizer_backend():
     return _optimised("onnxoptimizer")
 
 
