@@ -30,5 +30,7 @@ def feeds_in_order(declared, takes, feeds) -> list:
 
 
 def lost_input(name: str, takes) -> InputLost:
-    return InputLost(f"the engine lost input `{name}`: the model declares it, the engine's "
-                     f"compiled model takes {list(takes)}")
+    """The error for input `name` that the engine's compiled model does not take (the text
+    names no other input: one root cause, whichever inputs are left)."""
+    return InputLost(f"the engine lost input `{name}` (the model declares it; the compiled "
+                     f"model takes {len(takes)} input(s))")
