@@ -108,11 +108,11 @@ def run(inputs):
     if not _tools.mnnconvert(["mnnconvert", "-f", "ONNX", "--modelFile", path,
                               "--MNNModel", target, "--bizCode", "repro"]):
         raise SystemExit("mnn: the converter failed (its messages are above)")
-    model = onnx.load(path)
-    given = {t.name for t in model.graph.initializer}
-    names = [i.name for i in model.graph.input if i.name not in given]
-    module = nn.load_module_from_file(target, names, [o.name for o in model.graph.output])
+    module = nn.load_module_from_file(target, [], [])  # the model's own inputs and outputs
     info = module.get_info()
+    lost = sorted(set(inputs) - set(info["inputNames"]))
+    if lost:
+        raise SystemExit(f"mnn lost the model's input(s) {lost}")
     feeds = []
     for name, var in zip(info["inputNames"], info["inputs"]):
         carrier = CARRIERS[str(var.dtype).split(".")[-1]]
@@ -120,9 +120,10 @@ def run(inputs):
         kind = {np.float32: F.float, np.int32: F.int, np.uint8: F.uint8}[carrier]
         made = F.const(value, list(value.shape), F.NCHW, kind)
         feeds.append(made if kind == var.dtype else F.cast(made, var.dtype))
-    return {o.name: np.array(v.read()).astype(
-                onnx.helper.tensor_dtype_to_np_dtype(o.type.tensor_type.elem_type))
-            for o, v in zip(model.graph.output, module.forward(feeds))}
+    declared = {o.name: onnx.helper.tensor_dtype_to_np_dtype(o.type.tensor_type.elem_type)
+                for o in onnx.load(path).graph.output}
+    return {name: np.array(v.read()).astype(declared.get(name, v.read().dtype))
+            for name, v in zip(info["outputNames"], module.forward(feeds))}
 ''',
 }
 

@@ -58,18 +58,25 @@ class MnnBackend:
                 raise Unsupported(f"mnn: output {out.name!r} is not a tensor (a sequence or "
                                   f"an optional): MNN's Module API returns tensors only")
         with tempfile.TemporaryDirectory() as tmp:
-            module = self.load(proto, _onnx_bytes(model), tmp)
+            module = self.load(_onnx_bytes(model), tmp)
+        # the converted model's own inputs and outputs (loaded without naming any, MNN
+        # lists what the model has; named, it would echo any name back)
         info = module.get_info()
-        takes = list(info["inputNames"])
+        takes, gives = list(info["inputNames"]), list(info["outputNames"])
         for name in declared_inputs(proto):
             if name not in takes:
                 raise lost_input(name, takes)
-        inputs = [self._input(feeds[name], var) for name, var in zip(takes, info["inputs"])]
-        outputs = module.forward(inputs)
-        return {out.name: as_declared(value.read(), out)
-                for out, value in zip(proto.graph.output, outputs)}
+        unknown = [name for name in takes if name not in feeds]
+        if unknown:
+            raise LoadFailed(f"mnn: the converted model takes input `{unknown[0]}`, which the "
+                             f"model does not declare")
+        outputs = module.forward([self._input(feeds[name], var)
+                                  for name, var in zip(takes, info["inputs"])])
+        declared = {out.name: out for out in proto.graph.output}
+        return {name: as_declared(value.read(), declared.get(name))
+                for name, value in zip(gives, outputs)}
 
-    def load(self, proto, data: bytes, tmp: str):
+    def load(self, data: bytes, tmp: str):
         """The converted model as an MNN Module; a failed conversion is `Unsupported` when
         the converter says so, else `LoadFailed`."""
         source, target = os.path.join(tmp, "model.onnx"), os.path.join(tmp, "model.mnn")
@@ -80,10 +87,9 @@ class MnnBackend:
                                        "--MNNModel", target, "--bizCode", "lazyloop"])
         if not converted or not os.path.exists(target):
             raise _failure("convert", said())
-        names = [o.name for o in proto.graph.output]
         try:
             with quiet() as said:
-                return self._nn.load_module_from_file(target, declared_inputs(proto), names)
+                return self._nn.load_module_from_file(target, [], [])
         except Exception as exc:
             raise _failure("load", f"{type(exc).__name__}: {exc} {said()}") from None
 
@@ -120,9 +126,12 @@ def _fits(value, carrier) -> bool:
 
 
 def as_declared(array, out) -> np.ndarray:
-    """An output in the element type the ONNX graph declares (MNN computes int64 and bool in
-    int32, float16 in float32; the values are kept, so a wrap-around at 2^31 still shows)."""
+    """An output in the element type the ONNX graph declares for it (MNN computes int64 and
+    bool in int32, float16 in float32; the values are kept, so a wrap-around at 2^31 still
+    shows); as it comes for an output the graph does not declare (`out` None)."""
     import onnx
+    if out is None:
+        return np.array(array)
     declared = onnx.helper.tensor_dtype_to_np_dtype(out.type.tensor_type.elem_type)
     return np.array(array).astype(declared, copy=False)
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from importlib.metadata import version
 
-from ..backends import OnnxRuntimeBackend, _onnx_proto, refusal_or_failure
+from ..backends import LoadFailed, OnnxRuntimeBackend, _onnx_proto, refusal_or_failure
 from .feeding import declared_inputs, handed, lost_input
 
 
@@ -72,5 +72,9 @@ class OptimisedOnnxRuntime:
         for name in declared_inputs(proto):
             if name not in takes:
                 raise lost_input(name, takes)
+        unknown = [name for name in takes if name not in feeds]
+        if unknown:
+            raise LoadFailed(f"{self.name}: the optimised model takes input `{unknown[0]}`, "
+                             f"which the model does not declare")
         return self.runtime.run(optimised, {name: handed(feeds[name]) for name in takes})
 
