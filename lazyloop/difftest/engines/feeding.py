@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..backends import InputLost
+from ..backends import InputLost, LoadFailed
 
 
 def declared_inputs(proto) -> list:
@@ -20,12 +20,23 @@ def handed(value) -> np.ndarray:
     return np.array(value, order="C", copy=True)
 
 
-def feeds_in_order(declared, takes, feeds) -> list:
-    """The feeds of the inputs the engine's compiled model `takes` (names, in its order),
-    as handed copies; every input of `declared` must be among them (`InputLost`)."""
+def matched(declared, takes, feeds) -> None:
+    """Every input the model `declared` is among those the engine's compiled model `takes`
+    (else `InputLost`), and every input it takes is one the model declares (else
+    `LoadFailed`: the engine made up an input)."""
     for name in declared:
         if name not in takes:
             raise lost_input(name, takes)
+    for name in takes:
+        if name not in feeds:
+            raise LoadFailed(f"the engine's compiled model takes input `{name}`, which the "
+                             f"model does not declare")
+
+
+def feeds_in_order(declared, takes, feeds) -> list:
+    """The feeds of the inputs the engine's compiled model `takes` (names, in its order),
+    as handed copies, once they are `matched` with the inputs the model `declared`."""
+    matched(declared, takes, feeds)
     return [handed(feeds[name]) for name in takes]
 
 

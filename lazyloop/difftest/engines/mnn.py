@@ -20,7 +20,7 @@ import tempfile
 import numpy as np
 
 from ..backends import LoadFailed, Unsupported, _onnx_bytes, _onnx_proto, says_unsupported
-from .feeding import declared_inputs, handed, lost_input
+from .feeding import declared_inputs, handed, matched
 
 # the package whose import runs `pip install` and uploads logs: never imported here
 TELEMETRY_PACKAGE = "MNN.tools"
@@ -63,13 +63,7 @@ class MnnBackend:
         # lists what the model has; named, it would echo any name back)
         info = module.get_info()
         takes, gives = list(info["inputNames"]), list(info["outputNames"])
-        for name in declared_inputs(proto):
-            if name not in takes:
-                raise lost_input(name, takes)
-        unknown = [name for name in takes if name not in feeds]
-        if unknown:
-            raise LoadFailed(f"mnn: the converted model takes input `{unknown[0]}`, which the "
-                             f"model does not declare")
+        matched(declared_inputs(proto), takes, feeds)
         outputs = module.forward([self._input(feeds[name], var)
                                   for name, var in zip(takes, info["inputs"])])
         declared = {out.name: out for out in proto.graph.output}

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from importlib.metadata import version
 
-from ..backends import LoadFailed, OnnxRuntimeBackend, _onnx_proto, refusal_or_failure
-from .feeding import declared_inputs, handed, lost_input
+from ..backends import OnnxRuntimeBackend, _onnx_proto, refusal_or_failure
+from .feeding import declared_inputs, handed, matched
 
 
 def slim(model):
@@ -69,12 +69,6 @@ class OptimisedOnnxRuntime:
         proto = _onnx_proto(model)
         optimised = self.optimised(proto)
         takes = declared_inputs(optimised)
-        for name in declared_inputs(proto):
-            if name not in takes:
-                raise lost_input(name, takes)
-        unknown = [name for name in takes if name not in feeds]
-        if unknown:
-            raise LoadFailed(f"{self.name}: the optimised model takes input `{unknown[0]}`, "
-                             f"which the model does not declare")
+        matched(declared_inputs(proto), takes, feeds)
         return self.runtime.run(optimised, {name: handed(feeds[name]) for name in takes})
 
