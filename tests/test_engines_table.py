@@ -49,8 +49,11 @@ def test_engines_get_writable_c_contiguous_copies_of_every_input():
 
 def test_an_input_the_engine_does_not_take_is_lost_not_skipped():
     import lazyloop.difftest as dt
+    feeds = {"w": np.array(1.0), "v0": np.array(2.0)}
     with pytest.raises(dt.InputLost, match="the engine lost input `v0`"):
-        feeds_in_order(["w", "v0"], ["w"], {"w": np.array(1.0), "v0": np.array(2.0)})
+        feeds_in_order(["w", "v0"], ["w"], feeds)
+    with pytest.raises(dt.LoadFailed, match="takes input `u`, which the model does not"):
+        feeds_in_order(["w", "v0"], ["w", "v0", "u"], feeds)  # an input it made up
 
 
 def test_counted_loops_have_both_m_and_cond_and_no_scan_output():
