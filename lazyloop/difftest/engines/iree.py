@@ -54,13 +54,25 @@ class IreeBackend:
         takes, bytecode = compile_onnx(proto)
         rt = self._rt
         context = rt.SystemContext(config=rt.Config(device=self._device))
-        context.add_vm_module(rt.VmModule.copy_buffer(context.instance, bytecode))
-        function = context.modules.module[proto.graph.name]
+        module = rt.VmModule.copy_buffer(context.instance, bytecode)
+        context.add_vm_module(module)
+        function = context.modules.module[entry(module.function_names, proto.graph.name)]
         results = function(*feeds_in_order(declared_inputs(proto), takes, feeds))
         if not isinstance(results, (tuple, list)):
             results = (results,)
         return {out.name: as_declared(value, out)
                 for out, value in zip(proto.graph.output, results)}
+
+
+def entry(names, graph_name: str) -> str:
+    """The compiled function that runs the graph: named after it (the importer's function),
+    else the one synchronous function the module exports (a name MLIR had to change)."""
+    if graph_name in names:
+        return graph_name
+    public = [n for n in names if not n.startswith("__") and not n.endswith("$async")]
+    if len(public) != 1:
+        raise LoadFailed(f"iree: no compiled function for graph {graph_name!r} in {names}")
+    return public[0]
 
 
 def refusals(proto) -> None:
