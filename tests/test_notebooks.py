@@ -288,7 +288,8 @@ def test_diagram_geometry_routes_edges_around_nodes(build_net):
     pytest.importorskip("networkx")
     from lazyloop.core.enums import LayerType
     from lazyloop.teach.graph import _network_graph
-    from lazyloop.teach.layout import layout, problems, segment_hits_box
+    from lazyloop.teach.diagram_check import problems, segment_hits_box
+    from lazyloop.teach.layout import layout
     net = build_net()
     g = _network_graph(net)
     geo = layout(g)

@@ -10,7 +10,7 @@ Public helpers
 - ``draw_plan(plan)`` / ``draw_plans({title: plan})``: the same picture for a compiled plan,
   which is what every dialect is lowered to (ONNX, OpenVINO and the TensorRT-style builder).
 - ``geometry(net_or_plan)``: the diagram's layout without drawing it (node boxes, routed
-  edges, loop and branch boxes; ``teach.layout.problems`` checks it).
+  edges, loop and branch boxes; ``teach.diagram_check.problems`` checks it).
 - ``plot_trace(evaluation)``: which elements of which streams were forced (the forcing trace of
   ``ll.run``), streams by trip, forced versus never touched, with the trip count n marked.
 - ``forced(evaluation, stream)``: the indices of a stream that were forced.

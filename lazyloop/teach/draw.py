@@ -9,7 +9,8 @@ from typing import Mapping
 from ..core.plan import Plan, compile_network
 from .graph import BACK_EDGE, BOUNDARY, COLOURS, LEGEND, LOOP_COLOURS, _Graph, _network_graph, \
     _plan_graph
-from .layout import layout, problems
+from .diagram_check import problems
+from .layout import layout
 from .text import _wrap
 
 def _draw(g: _Graph, ax=None, title=None, legend=True):

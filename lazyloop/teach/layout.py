@@ -17,7 +17,8 @@ from typing import Dict, List, Optional, Tuple
 
 import attrs
 
-from .graph import _Graph, branch_regions
+from .diagram_check import segment_hits_box
+from .graph import _Graph, branch_regions, within
 
 CHAR, LINE, PAD = 0.068, 0.15, 0.14      # a character's width, a line's height, box padding
 CHANNEL, ROW_GAP = 0.55, 0.42            # room between columns, between rows
@@ -71,7 +72,7 @@ def _columns(g: _Graph):
         for nid, (_, kind, box) in g.nodes.items():
             if kind == "loop_output" and box is not None:
                 inside = [column[m] for m, (_, k, b) in g.nodes.items()
-                          if k != "loop_output" and _within(b, box, g.parents)]
+                          if k != "loop_output" and within(b, box, g.parents)]
                 want = 1 + max(inside, default=-1)
                 if want > lower.get(nid, 0):
                     lower[nid] = want
@@ -262,78 +263,8 @@ def _simplify(points):
     return tuple(out)
 
 
-def segment_hits_box(p, q, box, margin: float = 0.02) -> bool:
-    """True when the segment p-q passes through the inside of `box` (shrunk by `margin`)."""
-    x0, y0, x1, y1 = box[0] + margin, box[1] + margin, box[2] - margin, box[3] - margin
-    if x0 >= x1 or y0 >= y1:
-        return False
-    t0, t1 = 0.0, 1.0
-    dx, dy = q[0] - p[0], q[1] - p[1]
-    for d, lo, hi, s in ((dx, x0, x1, p[0]), (dy, y0, y1, p[1])):
-        if abs(d) < 1e-12:
-            if not lo < s < hi:
-                return False
-            continue
-        a, b = (lo - s) / d, (hi - s) / d
-        t0, t1 = max(t0, min(a, b)), min(t1, max(a, b))
-        if t0 >= t1:
-            return False
-    return True
-
-
-def _within(scope, loop, parents) -> bool:
-    """True when `scope` is `loop` or a loop nested in it."""
-    seen = set()
-    while scope is not None and scope not in seen:
-        if scope == loop:
-            return True
-        seen.add(scope)
-        scope = parents.get(scope)
-    return False
-
-
 def _subtree(scope, children, members):
     out = list(members.get(scope, []))
     for c in children.get(scope, []):
         out += _subtree(c, children, members)
     return out
-
-
-def problems(g: _Graph, geo: Geometry) -> List[str]:
-    """What is wrong with a diagram's geometry, in words (empty when nothing is): an edge that
-    passes through a node's box, an edge that does not start on its source's box or end on
-    its target's, a back edge without its `next` label, node boxes that overlap or touch, a
-    node inside the box of a loop or branch it does not belong to."""
-    found = []
-
-    def on(point, box, tol=1e-6):
-        x, y = point
-        inside = box[0] - tol <= x <= box[2] + tol and box[1] - tol <= y <= box[3] + tol
-        border = min(abs(x - box[0]), abs(x - box[2]), abs(y - box[1]), abs(y - box[3])) < tol
-        return inside and border
-
-    for e in geo.edges:
-        if not on(e.points[0], geo.nodes[e.source]):
-            found.append(f"edge {e.source} -> {e.target} does not start on its source")
-        if not on(e.points[-1], geo.nodes[e.target]):
-            found.append(f"edge {e.source} -> {e.target} does not end on its target")
-        if e.back and e.label != "next":
-            found.append(f"back edge {e.source} -> {e.target} is not labelled next")
-        for p, q in zip(e.points, e.points[1:]):
-            for n, box in geo.nodes.items():
-                if segment_hits_box(p, q, box):
-                    found.append(f"edge {e.source} -> {e.target} passes through {n}")
-    items = list(geo.nodes.items())
-    for k, (n, a) in enumerate(items):
-        for m, b in items[k + 1:]:
-            gap = 0.1   # boxes never touch: boundary layers stand apart
-            if min(a[2], b[2]) - max(a[0], b[0]) > -gap and \
-                    min(a[3], b[3]) - max(a[1], b[1]) > -gap:
-                found.append(f"boxes of {n} and {m} overlap or touch")
-    for scope, (box, _, _) in geo.scopes.items():
-        for n, (x0, y0, x1, y1) in geo.nodes.items():
-            centre = ((x0 + x1) / 2, (y0 + y1) / 2)
-            inside = box[0] < centre[0] < box[2] and box[1] < centre[1] < box[3]
-            if inside != _within(g.nodes[n][2], scope, g.parents):
-                found.append(f"{n} is {'inside' if inside else 'outside'} the box of {scope}")
-    return found
