@@ -19,6 +19,7 @@ import attrs
 import numpy as np
 
 from ..core.errors import InputError
+from .plots import hatch_undefined, undefined_legend
 
 SCHEMA_VERSION = 1
 WHERE = "lazyloop.teach.campaign"
@@ -215,7 +216,6 @@ def _grid(value) -> np.ndarray:
 
 
 def _heatmap(ax, value, defined, title, limits=(0.0, 1.0)):
-    from matplotlib.patches import Rectangle
     grid = _grid(value)
     if grid.size == 0:
         ax.set_axis_off()
@@ -235,17 +235,19 @@ def _heatmap(ax, value, defined, title, limits=(0.0, 1.0)):
             ax.text(c, r, f"{v:.3g}", ha="center", va="center", fontsize=8,
                     color="white" if dark else "black")
         else:
-            ax.add_patch(Rectangle((c - 0.5, r - 0.5), 1, 1, fc="#eeeeee", ec="#999999",
-                                   hatch="//", lw=0.5))
-            ax.text(c, r, "?", ha="center", va="center", fontsize=9, color="#666666")
+            hatch_undefined(ax, r, c)
     ax.set_title(title, fontsize=9, loc="left")
     ax.set_xticks(range(grid.shape[1]))
     ax.set_yticks(range(grid.shape[0]))
+    ax.set_xlabel("position (last axis)", fontsize=8)
+    if grid.shape[0] > 1:
+        ax.set_ylabel("position (other axes)", fontsize=8)
 
 
 def plot_expected_actual(finding, actual: Optional[Mapping] = None,
                          title: Optional[str] = None):
-    """Each output of a finding: lazyloop's expected value (undefined positions hatched, `?`)
+    """Each output of a finding: lazyloop's expected value (undefined positions hatched, `?`,
+    as in every plot of values: `teach.plots.hatch_undefined`, with one legend)
     beside the backend's value (`actual`, from `actual(finding, backend)`), or, without
     one, the backend's error as the report saved it."""
     import matplotlib.pyplot as plt
@@ -272,6 +274,8 @@ def plot_expected_actual(finding, actual: Optional[Mapping] = None,
                      f"{name}: actual (backend), shape {list(np.shape(got))}", limits)
     fig.suptitle(title or finding["root_cause"][:90], fontsize=10, x=0.01, ha="left")
     fig.tight_layout()
+    if any(not np.all(defined.get(k, True)) for k in names):
+        undefined_legend(fig, loc="upper left", bbox_to_anchor=(0.01, 0.0))
     return axes
 
 
