@@ -121,7 +121,7 @@ def plot_trace(evaluation, loops: Optional[Iterable[str]] = None, ax=None, order
 
 # The look of an undefined position in every plot of values: grey, hatched, marked `?`.
 UNDEFINED = {"fc": "#eeeeee", "ec": "#8c8c8c", "hatch": "///", "lw": 0.5}
-UNDEFINED_LABEL = "? undefined (padding, no trip wrote it): any value there is as right as any"
+UNDEFINED_LABEL = "? undefined (padding, or a value no trip wrote): any value there is right"
 
 
 def hatch_undefined(ax, row, col):
