@@ -50,7 +50,8 @@ REGISTER = {a.id: a for a in [
               "by-profile"),
     Ambiguity("A5", "openvino/loop5",
               "OpenVINO loop that runs zero trips (count 0 or a false first condition)",
-              {"execute": "run it: initial values, empty concatenations (CPU plugin)",
+              {"execute": "run it: initial values, empty concatenations (the CPU plugin, "
+                          "given a trip count of 0 at run time)",
                "refuse": "a runtime error (OpenVINO's reference implementation)"},
               "execute"),
     Ambiguity("A6", "profile/tensorrt-dtypes",
