@@ -127,6 +127,30 @@ def test_a_wrong_answer_gets_a_hint_naming_the_rule_not_the_value(monkeypatch):
         assert repr(ex.expected()) not in ex.hint
 
 
+def test_an_answer_in_parts_hears_which_parts_are_right(monkeypatch):
+    # rule: trip/while -- exercise 02.1: x = 1, 3, 9, 27, 81 are < 100 and 243 is not, so
+    # n = 5, LAST_VALUE(x) = 243 and the condition is read at 0 .. 5: six elements
+    from lazyloop import teach
+    monkeypatch.delenv("LAZYLOOP_SOLUTIONS", raising=False)
+    with pytest.raises(AssertionError) as err:
+        teach.exercise("02.1", (5, 243, 5))
+    said = str(err.value)
+    assert "n: right; LAST_VALUE(x): right; condition elements forced: not yet." in said
+    assert "`trip/while`" in said and " 6" not in said
+    with pytest.raises(AssertionError, match="Answer with 3 parts"):
+        teach.exercise("02.1", (5, 243))
+    # A4 -- exercise 06.2: a dict is judged key by key, missing and extra keys named
+    with pytest.raises(AssertionError) as err:
+        teach.exercise("06.2", {"TensorRT": "error", "ONNX Loop": 1, "Scan": 0})
+    said = str(err.value)
+    assert "'TensorRT': right; 'ONNX Loop': not yet; 'OpenVINO Loop': missing; " \
+           "'Scan': not asked." in said and "'ONNX Loop': 0" not in said
+    # a shape is one answer, not parts (exercise 05.2)
+    with pytest.raises(AssertionError) as err:
+        teach.exercise("05.2", (7, 16))
+    assert "right" not in str(err.value) and "parts" not in str(err.value)
+
+
 def test_the_solutions_answer_every_exercise():
     import runpy
 
