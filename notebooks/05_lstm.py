@@ -80,8 +80,8 @@ print(f"{SEQ} characters, vocabulary of {V}; gate order along the 4*H columns: {
 #
 # `i` (input) decides how much of the candidate `g` is written into the cell, `f` (forget) how
 # much of the old cell is kept, `o` (output) how much of the squashed cell is shown as `h`.
-# In the loop, `c_{t+1}` and `h_{t+1}` are elements of the next values `c_next`, `h_next`:
-# element *t* of `h_next` is element *t + 1* of `h` (`recurrence/def`).
+# In the loop, `c_{t+1}` and `h_{t+1}` are computed on trip *t*, as elements of the next values
+# `c_next` and `h_next` (`recurrence/def`).
 #
 # ## Building the network
 #
