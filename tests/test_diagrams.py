@@ -16,22 +16,9 @@ def test_teach_draws_a_rejected_network():
     matplotlib = pytest.importorskip("matplotlib")
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    import numpy as np
 
-    import lazyloop as ll
     from lazyloop import teach
-    net = ll.Network()
-    zero = net.add_constant((), np.array(0, np.float32)).get_output(0)
-    two = net.add_constant((), np.array(2, np.int32)).get_output(0)
-    a, b = net.add_loop(), net.add_loop()
-    a.add_trip_limit(two, ll.TripLimit.COUNT)
-    b.add_trip_limit(two, ll.TripLimit.COUNT)
-    ra, rb = a.add_recurrence(zero), b.add_recurrence(zero)
-    ra.set_input(1, net.add_elementwise(ra.get_output(0), rb.get_output(0),
-                                        ll.ElementWiseOperation.SUM).get_output(0))
-    rb.set_input(1, net.add_elementwise(rb.get_output(0), ra.get_output(0),
-                                        ll.ElementWiseOperation.SUM).get_output(0))
-    ax = teach.draw_network(net)
+    ax = teach.draw_network(_tangled())
     assert "structure/nesting" in ax.get_title(loc="left")
     plt.close("all")
 

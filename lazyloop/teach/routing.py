@@ -211,28 +211,18 @@ class Router:
         return routes
 
     def _forward(self, k):
+        """An edge to a later column, or (in a rejected network) back to an earlier one: on
+        its value's tracks, along a lane found free (or one the value already runs along)."""
         a, b, _ = self.edges[k]
-        ca, cb = self.column[a], self.column[b]
+        lo, hi = self.column[a] + 0.5, self.column[b] - 0.5
         ya, yb = self.out_port[a], self.in_port[k]
-        first = ("track", ca + 1, a)
-        self._attach(ca + 1, a, ya, -1)
-        if cb == ca + 1:
-            self._run(ca + 1, a, ya, yb)
-            self._attach(ca + 1, a, yb, +1)
-            return [(("right", a), ya), (first, ya), (first, yb), (("left", b), yb)]
-        lane = self._shared_lane(a, ca + 0.5, cb - 0.5)
-        if lane is None:
-            lane = self._lane(a, ca + 0.5, cb - 0.5, ya, yb)
-        self._hold(lane, ca + 0.5, cb - 0.5, a)
-        last = ("track", cb, a)
-        self._run(ca + 1, a, ya, lane)
-        self._run(cb, a, lane, yb)
-        onward = 1 if cb > ca else -1   # a lane back to an earlier column runs leftwards
-        self._attach(ca + 1, a, lane, onward)
-        self._attach(cb, a, lane, -onward)
-        self._attach(cb, a, yb, +1)
-        return [(("right", a), ya), (first, ya), (first, lane), (last, lane), (last, yb),
-                (("left", b), yb)]
+
+        def lane():
+            y = self._shared_lane(a, lo, hi)
+            y = self._lane(a, lo, hi, ya, yb) if y is None else y
+            self._hold(y, lo, hi, a)
+            return y
+        return self._wire(a, b, ya, yb, a, a, lane)
 
     def _back(self, k):
         """A back edge: down its source's channel to the lane reserved for it, back along
@@ -240,28 +230,38 @@ class Router:
         value computed left of its recurrence (an invariant) runs forwards, on its own
         tracks and lanes all the same."""
         a, b, _ = self.edges[k]
-        ca, cb = self.column[a], self.column[b]
+        lo, hi = self.column[a] + 0.5, self.column[b] - 0.5
         ya, yb = self.back_port[a], self.in_port[k]
-        down, up = ("back", a), ("back", a, b)
+        down = ("back", a)
+
+        def lane():
+            if k in self.back_lanes:
+                return self.back_lanes[k]
+            y = self._lane(down, lo, hi, ya, yb)
+            self._hold(y, lo, hi, down)
+            return y
+        return self._wire(a, b, ya, yb, down, ("back", a, b), lane)
+
+    def _wire(self, a, b, ya, yb, down, up, lane):
+        """The route from a's port at ya to b's at yb: through the channel between them when
+        b's column is the next one, else down the track of `down` after a's column, along
+        the height `lane()` gives, and up the track of `up` before b's column."""
+        ca, cb = self.column[a], self.column[b]
         first = ("track", ca + 1, down)
         self._attach(ca + 1, down, ya, -1)
         if cb == ca + 1:
             self._run(ca + 1, down, ya, yb)
             self._attach(ca + 1, down, yb, +1)
             return [(("right", a), ya), (first, ya), (first, yb), (("left", b), yb)]
-        if k in self.back_lanes:
-            lane = self.back_lanes[k]
-        else:
-            lane = self._lane(down, ca + 0.5, cb - 0.5, ya, yb)
-            self._hold(lane, ca + 0.5, cb - 0.5, down)
-        self._run(ca + 1, down, ya, lane)
-        self._run(cb, up, lane, yb)
-        onward = 1 if cb > ca + 1 else -1
-        self._attach(ca + 1, down, lane, onward)
-        self._attach(cb, up, lane, -onward)
-        self._attach(cb, up, yb, +1)
+        y = lane()
         last = ("track", cb, up)
-        return [(("right", a), ya), (first, ya), (first, lane), (last, lane), (last, yb),
+        self._run(ca + 1, down, ya, y)
+        self._run(cb, up, y, yb)
+        onward = 1 if cb > ca else -1   # a lane back to an earlier column runs leftwards
+        self._attach(ca + 1, down, y, onward)
+        self._attach(cb, up, y, -onward)
+        self._attach(cb, up, yb, +1)
+        return [(("right", a), ya), (first, ya), (first, y), (last, y), (last, yb),
                 (("left", b), yb)]
 
     # -- tracks --------------------------------------------------------------------------------
