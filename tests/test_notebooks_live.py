@@ -122,7 +122,8 @@ def test_notebook_runs_in_a_live_kernel_as_nbconvert_executes_it(path, learners_
     live, saved = build.normalised_outputs(nb), build.normalised_outputs(committed)
     for cell, a, b in zip(cells, live, saved):
         if "teach.explore(" not in cell.source:
-            assert a == b, f"{path.name}: a live kernel shows other outputs at\n{cell.source[:300]}"
+            assert a == b, \
+                f"{path.name}: a live kernel shows other outputs at\n{cell.source[:300]}"
     if calls:  # the sliders were live widgets, and every position was drawn
         assert any(WIDGET_VIEW in o.get("data", {}) for o in outputs), \
             f"{path.name}: no live widget was shown"
