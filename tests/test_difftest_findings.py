@@ -11,6 +11,7 @@ import sys
 import numpy as np
 import pytest
 
+import lazyloop
 import lazyloop.difftest as dt
 from lazyloop.difftest.shrinking import draw_program
 from lazyloop.difftest.subject import subjects
@@ -54,6 +55,9 @@ def test_two_workers_find_what_one_process_finds():
     assert [(d.root_cause, d.found_after, d.occurrences) for d in two.disagreements] == \
         [(d.root_cause, d.found_after, d.occurrences) for d in one.disagreements]
     assert one.instances > 0
+    # the backend's version, however the programs were explored (lazyloop's own frontend
+    # with a planted fault reports lazyloop's version)
+    assert two.backend_version == one.backend_version == lazyloop.__version__
 
 
 def test_repro_py_runs_without_lazyloop(tmp_path):

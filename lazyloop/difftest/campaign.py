@@ -4,6 +4,7 @@ finishing merged tallies into a `Report` (shrinking each signature's first insta
 `ShrinkBudget`, then grouping by root cause)."""
 from __future__ import annotations
 
+import contextlib
 import time
 from collections import Counter
 from typing import Optional
@@ -89,6 +90,31 @@ class Tally:
         return self
 
 
+_KEEPING = []  # the temporary folder hypothesis keeps its files in, while a campaign runs
+
+
+@contextlib.contextmanager
+def hypothesis_files_in_temp():
+    """While exploring and shrinking, hypothesis keeps its files (its cache of constants, any
+    example database) in a temporary folder removed afterwards, never in the current folder
+    (no `.hypothesis/` left behind). Nested uses share the outermost folder."""
+    if _KEEPING:
+        yield _KEEPING[-1]
+        return
+    import tempfile
+
+    from hypothesis.configuration import set_hypothesis_home_dir
+    with tempfile.TemporaryDirectory(prefix="lazyloop-hypothesis-") as home:
+        _KEEPING.append(home)
+        set_hypothesis_home_dir(home)
+        try:
+            yield home
+        finally:
+            set_hypothesis_home_dir(None)
+            _KEEPING.pop()
+
+
+@hypothesis_files_in_temp()
 def explore(checker, strategy, seed: int, indices, progress=None, total=None,
             deadline: Optional[float] = None) -> Tally:
     """Check programs `indices` of the campaign seeded `seed` (each drawn from (seed, i)).
@@ -113,13 +139,18 @@ def explore(checker, strategy, seed: int, indices, progress=None, total=None,
     return tally
 
 
+@hypothesis_files_in_temp()
 def finish(tally: Tally, checker, strategy, backend_name: str, seed: int, shrink_it: bool,
            budget: ShrinkBudget = ShrinkBudget(), progress=None) -> Report:
     """The report of a (merged) tally: each signature's first instance shrunk (in index
     order, so the result does not depend on how the programs were split) within `budget`,
     then one disagreement per root cause. A stopped (partial) tally is reported unshrunk;
-    Ctrl-C while shrinking keeps what was reached and leaves the rest unshrunk."""
+    Ctrl-C while shrinking keeps what was reached and leaves the rest unshrunk. The
+    backend's version is the checker's backend's (`schema.backend_version`), however the
+    programs were explored."""
+    from .schema import backend_version
     report = Report(backend_name, seed, stopped=tally.stopped)
+    report.backend_version = backend_version(checker.backend)
     shrink_it = shrink_it and tally.stopped is None
     for name in ("generated", "examples", "agreements", "instances", "invalid",
                  "not_exportable", "internal_errors", "by_kind"):

@@ -35,7 +35,6 @@ def check(b, max_examples: int = 200, seed: int = 0, formats=None, kinds=None,
     `shrink_hangs` candidates that time out (each with a shorter time limit,
     `shrinking.hang_limit`), and in all by `shrink_total_seconds`; each disagreement says
     why its shrinking ended (`shrinking`). Returns a `Report`."""
-    from .schema import backend_version
     budget = ShrinkBudget(shrink_steps, shrink_seconds, shrink_total_seconds, shrink_hangs)
     start = time.monotonic()
     deadline = None if max_seconds is None else start + max_seconds
@@ -53,7 +52,6 @@ def check(b, max_examples: int = 200, seed: int = 0, formats=None, kinds=None,
                             max_examples, deadline)
             report = finish(tally, checker, strategy, getattr(runner, "name", type(b).__name__),
                             seed, shrink, budget, progress)
-            report.backend_version = backend_version(runner)
         finally:
             if owned:
                 runner.close()

@@ -31,7 +31,7 @@ def _lowering():
     except ImportError as exc:  # pragma: no cover -- exercised only without OpenVINO
         raise UnsupportedError("lazyloop.openvino", "openvino/model",
                                f"OpenVINO is not installed ({exc})",
-                               "pip install openvino") from None
+                               "install lazyloop[openvino]") from None
     from . import lowering
     return lowering
 

@@ -15,7 +15,7 @@ a kernel raising, an element failing its stream's type, the WHILE input false, a
 which the fuel clock or the fixed-point watch is due -- is left to `Schedule.run`, which does
 and reports what it did before. Elements a trip stored before it handed back are memoised and
 not computed twice (`stream/memo`). A stream whose elements come from a batch
-(`lazyloop.core.batch`) is read through its step, which takes them from the batch.
+(`lazyloop.core.engine.batch`) is read through its step, which takes them from the batch.
 
 Compiling costs about a millisecond, so a loop is compiled only once it has run
 `HOT_TRIPS` trips in some run; the function is kept with the plan's derived data.

@@ -3,7 +3,7 @@
 For a loop whose demand does not depend on values, which elements are needed is known before
 it runs, as a function of the trip count n: *prefix* demands (every index below n + p) and
 *point* demands (the index n + q); a recurrence that feeds itself turns a point demand into a
-prefix one. `Demand` works this out once per loop of a plan; `lazyloop.core.schedule` runs it.
+prefix one. `Demand` works this out once per loop of a plan; `lazyloop.core.engine.schedule` runs it.
 """
 from __future__ import annotations
 

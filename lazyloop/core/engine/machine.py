@@ -63,8 +63,8 @@ class EngineMachine(Machine):
         """The loop's demand analysis when the schedule can run it exactly, else None."""
         if loop not in self._demands:
             demand = None
-            if self.readings["A10"] == "lazy" and self.readings["A2"] == "guide" and (
-                    self.all_outputs_needed(loop)):
+            if self.readings["A10"] == "lazy" and self.readings["A2"] == "guide" and \
+                    self.readings["A40"] == "count-first" and self.all_outputs_needed(loop):
                 demand = demand_of(self.plan, loop)
             self._demands[loop] = demand
         return self._demands[loop]

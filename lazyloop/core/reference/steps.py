@@ -241,7 +241,10 @@ class IfStep(Step):
 class TripsStep(Step):
     """`trip/count`, `trip/while`, `trip/both`: the trip count n of one run of a loop --
     iterate j = 0, 1, ...: stop at the count, else force the WHILE input's element j and
-    stop when it is false. The fuel refuses a loop still running after `max_trips` trips."""
+    stop when it is false. With both limits the count is looked at first (A40
+    "count-first"); A40 "condition-first" forces the WHILE input's element j before it
+    looks at the count, element `count` included. The fuel refuses a loop still running
+    after `max_trips` trips."""
 
     def force(self, m, node, act, i):
         loop = m.plan.loops[node.loop]
@@ -250,13 +253,16 @@ class TripsStep(Step):
             c = yield (loop.count, act.parent, act.index)
             count = rules.count_limit(loop, c, m.readings["A4"], m.plan.profile)
         m.fuel.before_first_trip(loop, count)
+        condition_first = m.readings["A40"] == "condition-first"
         j = 0
         while True:
-            if count is not None and j >= count:
+            if count is not None and j >= count and not condition_first:
                 break
             if loop.while_ is not None:
                 if not rules.while_holds(loop, j, (yield (loop.while_, act, j))):
                     break
+            if count is not None and j >= count:
+                break
             if j >= m.max_trips:
                 raise m.fuel.exhausted(loop, count)
             j += 1
