@@ -243,6 +243,18 @@ def runner_for(b, isolate: bool, timeout: float, memory_mb: float):
     return (make_backend(b) if isinstance(b, str) or not is_backend(b) else b), False
 
 
+@contextlib.contextmanager
+def running(b, isolate: bool, timeout: float, memory_mb: float):
+    """The backend to run programs on (`runner_for`), closed at the end when this call made
+    it."""
+    runner, owned = runner_for(b, isolate, timeout, memory_mb)
+    try:
+        yield runner
+    finally:
+        if owned:
+            runner.close()
+
+
 def campaign_strategy(runner, formats=None, kinds=None):
     """(formats, the strategy of subjects) for a campaign on `runner`."""
     formats = tuple(formats or formats_of(runner))

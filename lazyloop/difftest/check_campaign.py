@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from .campaign import campaign_strategy, explore, finish, runner_for
+from .campaign import campaign_strategy, explore, finish, running
 from .checking import Checker
 from .isolation import DEFAULT_MEMORY_MB
 from .report import Report
@@ -44,17 +44,13 @@ def check(b, max_examples: int = 200, seed: int = 0, formats=None, kinds=None,
                                 progress, isolate, timeout, memory_mb, workers, scheduler,
                                 deadline, (rtol, atol))
     else:
-        runner, owned = runner_for(b, isolate, timeout, memory_mb)
-        try:
+        with running(b, isolate, timeout, memory_mb) as runner:
             formats, strategy = campaign_strategy(runner, formats, kinds)
             checker = Checker(runner, tolerance=(rtol, atol))
             tally = explore(checker, strategy, seed, range(max_examples), progress,
                             max_examples, deadline)
             report = finish(tally, checker, strategy, getattr(runner, "name", type(b).__name__),
                             seed, shrink, budget, progress)
-        finally:
-            if owned:
-                runner.close()
     report.seconds = time.monotonic() - start
     return report
 
