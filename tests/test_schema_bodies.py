@@ -154,3 +154,31 @@ def test_body_op_types_reads_every_body_at_any_depth():
          (("x", TensorProto.FLOAT), ("m", TensorProto.INT64), ("c0", TensorProto.BOOL))],
         [helper.make_tensor_value_info("os", TensorProto.FLOAT, [None])])
     assert body_op_types(helper.make_model(graph)) == ["Identity", "If", "Neg"]
+
+
+def test_a_body_call_runs_alone_on_the_values_it_reads_on_a_trip():
+    # rule: onnx/node -- Neg of a moving value a (a0 = -2, then -1.75 on trip 1), then Add of
+    # that and a fixed b = 1.75: on trip 1 the Add reads 1.75 and 1.75
+    neg = OpCall("Neg", OPSET, (Port("data", "float32", ()),), outputs=(("float32", ()),))
+    add = OpCall("Add", OPSET, (Port("data", "float32", ()), Port("data", "float32", ())),
+                 outputs=(("float32", ()),))
+    r = OnnxSchemaRecipe("loop", (BodyCall(neg, ("step",), ("none",)),
+                                  BodyCall(add, ("prev:0:0", "fixed"), ("scan",))), trips=2)
+    model, feeds = r.alone(1, trip=1)
+    assert [n.op_type for n in model.graph.node] == ["Add"]
+    assert feeds == {"x0": 1.75, "x1": 1.75}
+    import lazyloop.onnx as lo
+    assert lo.evaluate(model, feeds)["y0"] == 3.5
+    outputs, _, _ = dt.Subject(r.kind, "onnx", r.program()).expectation()
+    assert np.array_equal(outputs["b_y1_0_stacked"], [3.75, 3.5])  # 2 + 1.75, 1.75 + 1.75
+
+
+def test_a_fault_in_a_schema_body_shrinks_to_one_call():
+    # rule: onnx/loop -- every Loop runs one trip too many: found in the schema kinds and
+    # shrunk to one call of one op in one Loop
+    report = dt.check(dt.TripCountPlusOne(dt.backend("lazyloop")), max_examples=30, seed=0,
+                      kinds=["onnx-schema-loop"], isolate=False, shrink_steps=100)
+    assert report.disagreements, report.summary()
+    for d in report.disagreements:
+        recipe = d.subject.program.recipe
+        assert len(recipe.calls) == 1 and recipe.trips <= 2, recipe

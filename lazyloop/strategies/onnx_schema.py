@@ -25,8 +25,8 @@ from typing import Tuple
 import attrs
 import numpy as np
 
-from .onnx_ops import (OpCall, advance, constant_node, make_model, port_values, step_of,
-                       value_info)
+from .onnx_ops import (OpCall, advance, constant_node, make_model, port_values,
+                       run_reference, step_of, value_info)
 from .recipes import DialectProgram
 
 CONSTRUCTS = ("loop", "scan", "loop-if", "scan-if", "loop-loop")
@@ -91,10 +91,63 @@ class OnnxSchemaRecipe:
     def build(self):
         return _Builder(self).model()
 
+    @property
+    def trips_run(self) -> int:
+        """How many times the body's calls run (the inner Loop's trips times the outer's)."""
+        return self.trips * (self.inner if self.construct == "loop-loop" else 1)
+
+    def call_values(self, trips=None):
+        """(trip, j, arguments, results) of every call on every trip the program runs (or on
+        `trips` trips), in order: the values it reads -- a moving value as it stands that
+        trip, a fixed one as fed, an earlier call's output -- and its outputs by its reference
+        kernel (None where the kernel fails on them: `onnx_ops.run_reference`; then
+        nothing more is computed)."""
+        firsts = {(j, k): port_values(p, k, self.seed) for j, bc in enumerate(self.calls)
+                  for k, p in bc.call.data}
+        moving = dict(firsts)
+        for t in range(self.trips_run if trips is None else trips):
+            outputs = {}
+            for j, bc in enumerate(self.calls):
+                sources = dict(zip([k for k, _ in bc.call.data], bc.sources))
+                args = [_argument(p, sources.get(k), firsts[(j, k)] if p.role == "data" else
+                                  None, moving.get((j, k)), outputs)
+                        for k, p in enumerate(bc.call.inputs)]
+                results = run_reference(bc.call, args)
+                yield t, j, args, results
+                if results is None:
+                    return
+                outputs.update({(j, k): r for k, r in enumerate(results)})
+            moving = {(j, k): advance(v, step_of(v.dtype.name,
+                                                 self.calls[j].call.inputs[k].domain))
+                      for (j, k), v in moving.items()}
+
+    def alone(self, j: int, trip: int = 0):
+        """(model, feeds): call j alone, outside any loop (`OpCall.alone`), fed the values it
+        reads on `trip` of this program."""
+        for t, jj, args, _ in self.call_values(trips=trip + 1):
+            if (t, jj) == (trip, j):
+                call = self.calls[j].call
+                return call.alone({f"x{k}": args[k] for k, _ in call.data})
+        raise ValueError(f"call {j} does not run on trip {trip}")
+
 
 # ------------------------------------------------------------------------------------------
 # Building the model
 # ------------------------------------------------------------------------------------------
+
+def _argument(port, source, first, moving, outputs):
+    """The value a call's input reads on one trip (see `OnnxSchemaRecipe.call_values`)."""
+    if port.role == "const":
+        return np.array(port.value, port.dtype)
+    if port.role == "none":
+        return None
+    if source == "fixed":
+        return first
+    if source.startswith("prev"):
+        _, j, k = source.split(":")
+        return outputs[(int(j), int(k))]
+    return moving
+
 
 def _zeros(dtype, shape):
     return np.zeros(tuple(0 if d is None else d for d in shape), dtype)
