@@ -136,23 +136,32 @@ class _LoopRewrite:
                 yield k, init, b_in
 
     @staticmethod
-    def _prepend(body, names, target):
-        """Body inputs `names` reach the body reshaped to `target` (a list of dims)."""
-        import numpy as np
-        from onnx import helper, numpy_helper
+    def _before_use(body, names, make):
+        """Body inputs `names` reach the body's nodes through `make(hidden, name)`: the nodes
+        computing `name` from the input, renamed `hidden`."""
         head = []
         for name in names:
             hidden = f"__planted_{name}"
             for b_in in body.input:
                 if b_in.name == name:
                     b_in.name = hidden
-            shape = f"__planted_{name}_shape"
-            head += [helper.make_node("Constant", [], [shape], value=numpy_helper.from_array(
-                         np.array(target, np.int64), shape + "_value")),
-                     helper.make_node("Reshape", [hidden, shape], [name])]
+            head += make(hidden, name)
         old = list(body.node)
         del body.node[:]
         body.node.extend(head + old)
+
+    @classmethod
+    def _prepend(cls, body, names, target):
+        """Body inputs `names` reach the body reshaped to `target` (a list of dims)."""
+        import numpy as np
+        from onnx import helper, numpy_helper
+
+        def reshape(hidden, name):
+            shape = f"{hidden}_shape"
+            return [helper.make_node("Constant", [], [shape], value=numpy_helper.from_array(
+                        np.array(target, np.int64), shape + "_value")),
+                    helper.make_node("Reshape", [hidden, shape], [name])]
+        cls._before_use(body, names, reshape)
 
 
 class CounterInInt8(_LoopRewrite):
@@ -346,7 +355,7 @@ class Int64KeptIn32Bits(_LoopRewrite):
         from onnx import TensorProto, helper
         wide = [b_in.name for b_in in body.input[2:] if
                 self.types.get(b_in.name) == TensorProto.INT64]
-        self._through(body, wide)
+        self._before_use(body, wide, self._narrowed)
         for j, out in enumerate(node.output[:len(node.input) - 2]):
             if self.types.get(out) == TensorProto.INT64:
                 node.output[j] = f"__wide_{k}_{j}"
@@ -356,19 +365,10 @@ class Int64KeptIn32Bits(_LoopRewrite):
                                            to=TensorProto.INT64)]
 
     @staticmethod
-    def _through(body, names):
+    def _narrowed(hidden, name):
         from onnx import TensorProto, helper
-        head = []
-        for name in names:
-            hidden = f"__planted_{name}"
-            for b_in in body.input:
-                if b_in.name == name:
-                    b_in.name = hidden
-            head += [helper.make_node("Cast", [hidden], [hidden + "_32"], to=TensorProto.INT32),
-                     helper.make_node("Cast", [hidden + "_32"], [name], to=TensorProto.INT64)]
-        old = list(body.node)
-        del body.node[:]
-        body.node.extend(head + old)
+        return [helper.make_node("Cast", [hidden], [hidden + "_32"], to=TensorProto.INT32),
+                helper.make_node("Cast", [hidden + "_32"], [name], to=TensorProto.INT64)]
 
 
 class IterationWrappedAt2p15(_LoopRewrite):
@@ -380,15 +380,13 @@ class IterationWrappedAt2p15(_LoopRewrite):
     def rewrite(self, k, node, body, before, after):
         import numpy as np
         from onnx import helper, numpy_helper
-        i = body.input[0].name
-        hidden = f"__planted_{i}"
-        body.input[0].name = hidden
-        head = [helper.make_node("Constant", [], [hidden + "_m"], value=numpy_helper.from_array(
-                    np.array(2 ** 15, np.int64), hidden + "_mv")),
-                helper.make_node("Mod", [hidden, hidden + "_m"], [i])]
-        old = list(body.node)
-        del body.node[:]
-        body.node.extend(head + old)
+
+        def wrapped(hidden, name):
+            return [helper.make_node("Constant", [], [hidden + "_m"],
+                                     value=numpy_helper.from_array(np.array(2 ** 15, np.int64),
+                                                                   hidden + "_mv")),
+                    helper.make_node("Mod", [hidden, hidden + "_m"], [name])]
+        self._before_use(body, [body.input[0].name], wrapped)
 
 
 class ConstantLoopsFoldedWithoutCondition(_LoopRewrite):
