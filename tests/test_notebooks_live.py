@@ -2,8 +2,9 @@
 with ipywidgets, as ``jupyter nbconvert --to notebook --execute`` does it (nbconvert's
 ExecutePreprocessor, in the notebooks folder, the kernel named in the notebook), with none of
 the switches notebooks/build.py sets (no ``LAZYLOOP_STATIC_WIDGETS``, no Agg backend): the
-sliders of `teach.explore` are the live ones. In the same kernel, after the notebook, each
-`teach.explore` cell is run again and every one of its sliders is set to each of its values,
+sliders of `teach.explore` are the live ones. Every other cell must show what the committed
+notebook shows (text normalised, images by presence). In the same kernel, after the notebook,
+each `teach.explore` cell is run again and every one of its sliders is set to each of its values,
 as a learner's frontend sets them (by position): each time the forcing grid must be redrawn,
 titled with the new setting, without an error.
 
@@ -11,6 +12,7 @@ tests/test_notebooks.py checks the committed outputs (static pictures) and the e
 from __future__ import annotations
 
 import ast
+import importlib.util
 import inspect
 import pathlib
 import re
@@ -22,6 +24,13 @@ NOTEBOOKS = sorted(FOLDER.glob("[0-9][0-9]_*.ipynb"))
 SWITCHES = ("LAZYLOOP_STATIC_WIDGETS", "LAZYLOOP_SOLUTIONS", "LAZYLOOP_STRICT_DIAGRAMS",
             "MPLBACKEND")
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+
+
+def _build():
+    spec = importlib.util.spec_from_file_location("notebooks_build", FOLDER / "build.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def drive_every_slider(sliders):
@@ -105,6 +114,16 @@ def test_notebook_runs_in_a_live_kernel_as_nbconvert_executes_it(path, learners_
         pytest.fail(f"{path.name} fails in a live kernel:\n{str(exc)[-3000:]}")
     outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs]
     assert not [o for o in outputs if o.output_type == "error"]
+    # what the learner sees is what the notebook was committed with: every cell's outputs
+    # (text normalised, images by presence) but the sliders', live here and static there
+    build = _build()
+    committed = nbformat.read(path, as_version=4)
+    cells = [c for c in committed.cells if c.cell_type == "code"]
+    live, saved = build.normalised_outputs(nb), build.normalised_outputs(committed)
+    for cell, a, b in zip(cells, live, saved):
+        if "teach.explore(" not in cell.source:
+            assert a == b, \
+                f"{path.name}: a live kernel shows other outputs at\n{cell.source[:300]}"
     if calls:  # the sliders were live widgets, and every position was drawn
         assert any(WIDGET_VIEW in o.get("data", {}) for o in outputs), \
             f"{path.name}: no live widget was shown"

@@ -33,8 +33,8 @@ SCHEDULER_TIMEOUT = 5  # seconds a --scheduler address may take to answer
 
 def subject_kinds():
     """Every kind `--kind` may name: core programs and each dialect kind of the strategies."""
-    from ..strategies.dialects import ONNX_KINDS, OPENVINO_KINDS
-    return ("core", *ONNX_KINDS, *OPENVINO_KINDS)
+    from ..strategies.dialects import ONNX_KINDS, ONNX_NAMED_KINDS, OPENVINO_KINDS
+    return ("core", *ONNX_KINDS, *ONNX_NAMED_KINDS, *OPENVINO_KINDS)
 
 
 def build_parser():

@@ -104,7 +104,9 @@ def _number(text, kind):
 EXTRA_OF_MODULE = {"onnx": "onnx", "onnxruntime": "onnx", "ml_dtypes": "onnx",
                    "hypothesis": "onnx", "openvino": "openvino", "tract": "tract",
                    "matplotlib": "notebooks", "networkx": "notebooks", "nbclient": "notebooks",
-                   "nbformat": "notebooks", "dask": "workers", "distributed": "workers"}
+                   "nbformat": "notebooks", "dask": "workers", "distributed": "workers",
+                   "iree": "iree", "MNN": "mnn", "_tools": "mnn", "onnxslim": "onnxslim",
+                   "onnxsim": "onnxsim", "onnxoptimizer": "onnxoptimizer"}
 
 
 def missing_extra(exc: ImportError) -> str:

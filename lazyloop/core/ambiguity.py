@@ -50,7 +50,8 @@ REGISTER = {a.id: a for a in [
               "by-profile"),
     Ambiguity("A5", "openvino/loop5",
               "OpenVINO loop that runs zero trips (count 0 or a false first condition)",
-              {"execute": "run it: initial values, empty concatenations (CPU plugin)",
+              {"execute": "run it: initial values, empty concatenations (the CPU plugin, "
+                          "given a trip count of 0 at run time)",
                "refuse": "a runtime error (OpenVINO's reference implementation)"},
               "execute"),
     Ambiguity("A6", "profile/tensorrt-dtypes",
@@ -170,6 +171,14 @@ REGISTER = {a.id: a for a in [
                "saturate": "clamp to the dtype's range: OpenVINO's CPU plugin on int8 and "
                            "uint8, tract's `x * x` on 8-bit types (spec/50 NARROW-1)"},
               "wrap"),
+    # -- the core, continued (A40-A49) ---------------------------------------------------------
+    Ambiguity("A40", "trip/both",
+              "a loop with both a COUNT and a WHILE limit: n, and is X_count read?",
+              {"count-first": "n = min(count, least j with X_j false), the count looked at "
+                              "first: X_count is never forced (ONNX Loop's `i < M && cond`)",
+               "condition-first": "the same n, the condition read first at every index, as "
+                                  "`while (x(j) && j < count)`: X_count is forced too"},
+              "count-first"),
 ]}
 
 

@@ -137,19 +137,24 @@ class ElementRules:
 
     def rule_trips(self, node, act, i):
         """`trip/count`, `trip/while`, `trip/both`: iterate j = 0, 1, ...; stop at the count,
-        else force the WHILE input's element j and stop when it is false."""
+        else force the WHILE input's element j and stop when it is false. With both limits
+        the count is looked at first (A40 "count-first"); A40 "condition-first" forces the
+        WHILE input's element j before it looks at the count, element `count` included."""
         loop = self.plan.loops[node.loop]
         count = None
         if loop.count is not None:
             count = yield from self.count_limit(loop, act)
         self.fuel.before_first_trip(loop, count)
+        condition_first = self.readings["A40"] == "condition-first"
         j = 0
         while True:
-            if count is not None and j >= count:
+            if count is not None and j >= count and not condition_first:
                 break
             if loop.while_ is not None:
                 if not while_holds(loop, j, (yield (loop.while_, act, j))):
                     break
+            if count is not None and j >= count:
+                break
             if j >= self.max_trips:
                 raise self.fuel.exhausted(loop, count)
             j += 1

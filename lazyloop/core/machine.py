@@ -192,8 +192,8 @@ class Machine(ElementRules):
         from .demand import demand_of
         if loop not in self._demands:
             demand = None
-            if self.readings["A10"] == "lazy" and self.readings["A2"] == "guide" and (
-                    self.all_outputs_needed(loop)):
+            if self.readings["A10"] == "lazy" and self.readings["A2"] == "guide" and \
+                    self.readings["A40"] == "count-first" and self.all_outputs_needed(loop):
                 demand = demand_of(self.plan, loop)
             self._demands[loop] = demand
         return self._demands[loop]

@@ -9,7 +9,8 @@ A *backend* is any object with `name`, optionally `format` ("onnx", the default,
 "openvino") or `formats` (every format it takes) and `kinds` (the subject kinds it runs), and
 `run(model, feeds) -> {output name: value}`. To say "I do not support this" (an op, a type,
 an attribute) its `run` raises `Unsupported`; any other exception, also while loading or
-compiling a valid model (`LoadFailed`), is a finding. `check` also takes a factory or a name:
+compiling a valid model (`LoadFailed`; `InputLost` when the engine's compiled model lost an
+input the model declares), is a finding. `check` also takes a factory or a name:
 built-in, registered in the entry-point group ``lazyloop.backends``, or ``module:factory``.
 
 `check` runs the backend in a forked child process (`Isolated`; `isolate=False` to debug): a
@@ -47,8 +48,8 @@ generated), `report`, `checking` (`Checker`, `check`), `campaign` (exploring and
 from __future__ import annotations
 
 # every public name of the former single module stays importable from the package, and so do
-# the private one used outside it (_error_key); __all__ is unchanged
-from .backends import (BACKENDS, LazyloopBackend, LoadFailed, OnnxReferenceBackend,
+# the private one used outside it (_error_key); __all__ keeps them all
+from .backends import (BACKENDS, InputLost, LazyloopBackend, LoadFailed, OnnxReferenceBackend,
                        OnnxRuntimeBackend, OpenVinoBackend, TractBackend, TripCountPlusOne,
                        Unsupported, backend, formats_of, says_unsupported)
 from .cases import case_readme, write_case
@@ -66,4 +67,4 @@ __all__ = ["Unsupported", "BackendCrashed", "Isolated", "backend", "BACKENDS", "
            "Subject", "subjects", "check", "Report", "Disagreement", "Refusal", "throughput",
            "write_case", "summary_table", "plan_rules", "alternative_readings",
            "LoadFailed", "TractBackend", "BackendStartFailed", "make_backend", "says_unsupported",
-           "ENTRY_POINT_GROUP", "BackendSpecError", "resident_mb"]
+           "ENTRY_POINT_GROUP", "BackendSpecError", "resident_mb", "InputLost"]

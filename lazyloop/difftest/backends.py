@@ -20,6 +20,11 @@ class LoadFailed(Exception):
     support something in it: for a valid model, a finding (not a refusal)."""
 
 
+class InputLost(LoadFailed):
+    """The engine's compiled model lacks (or renamed) an input the model declares: the
+    engine lost input `v0` on the way, so it cannot be fed as the model says (a finding)."""
+
+
 # what a backend says when it refuses an op, a type or an attribute it does not implement
 _REFUSAL = re.compile(r"not ?implemented|unimplemented|not (yet )?supported|unsupported|"
                       r"no (kernel|implementation)|could not find an implementation|"
@@ -307,13 +312,20 @@ BACKENDS = {
     "tract": TractBackend,
     "lazyloop": lambda: LazyloopBackend("onnx"),
     "lazyloop-openvino": lambda: LazyloopBackend("openvino"),
+    # engines users deploy (lazyloop/difftest/engines): `module:factory`, imported when made
+    "iree": "lazyloop.difftest.engines:iree_backend",
+    "mnn": "lazyloop.difftest.engines:mnn_backend",
+    "onnxslim": "lazyloop.difftest.engines:onnxslim_backend",
+    "onnxsim": "lazyloop.difftest.engines:onnxsim_backend",
+    "onnxoptimizer": "lazyloop.difftest.engines:onnxoptimizer_backend",
 }
 
 
 def backend(name):
     """A backend by name: built-in ("onnxruntime", "onnx-reference", "openvino" — CPU;
-    OpenVINO models and ONNX models through its reader —, "tract", or lazyloop's own
-    frontends "lazyloop", "lazyloop-openvino"), registered by an installed package in the
+    OpenVINO models and ONNX models through its reader —, "tract", the engines "iree",
+    "mnn", "onnxslim", "onnxsim", "onnxoptimizer", or lazyloop's own frontends "lazyloop",
+    "lazyloop-openvino"), registered by an installed package in the
     entry-point group ``lazyloop.backends``, or ``module:factory``."""
     from .plugins import make_backend
     return make_backend(name)

@@ -102,8 +102,9 @@ def factory_of(spec):
             return spec
         raise BackendSpecError(f"{spec!r} is neither a backend (an object with run) "
                                f"nor a factory")
-    if spec in BACKENDS:
-        return BACKENDS[spec]
+    if spec in BACKENDS:  # a factory, or the `module:factory` of an engine's module
+        entry = BACKENDS[spec]
+        return _import_factory(entry) if isinstance(entry, str) else entry
     registered = entry_point_backends()
     if spec in registered:
         return _load_entry_point(spec, registered[spec])

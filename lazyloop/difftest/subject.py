@@ -197,8 +197,7 @@ def subjects(formats=("onnx",), kinds=None):
         options = onnx_export_options() if fmt == "onnx" else openvino_export_options()
         table = {"core": st.builds(Subject, st.just("core"), st.just(fmt),
                                    networks(max_depth=1), options)}
-        dialect = ds.ONNX_KINDS if fmt == "onnx" else ds.OPENVINO_KINDS
-        for kind, strategy in dialect.items():
+        for kind, strategy in ds.dialect_kinds(fmt, kinds).items():
             table[kind] = st.builds(Subject, st.just(kind), st.just(fmt), strategy())
         parts += [s for k, s in table.items() if kinds is None or k in kinds]
     if not parts:

@@ -29,14 +29,17 @@ rules their lowering uses (the difference tester adds those read from the lowere
 
 The recipes live in `onnx_loop`, `onnx_scan` and `openvino_loop` (what they share in
 `recipes`); this module gathers them, names each kind (`ONNX_KINDS`, `OPENVINO_KINDS`) and
-draws their union (`dialect_programs`).
+draws their union (`dialect_programs`); kinds that only an engine asks for
+(`ONNX_NAMED_KINDS`: Loops with both M and cond and no scan output) are drawn only where
+they are named (`dialect_kinds`).
 """
 from __future__ import annotations
 
 from hypothesis import strategies as st
 
 from .onnx_loop import (CARRIED_SHAPES, CARRIED_UPDATES, LOOP_MODES, LOOP_OPSETS,  # noqa: F401
-                        SCAN_SOURCES, OnnxLoopRecipe, onnx_loop_recipes, onnx_loops)
+                        SCAN_SOURCES, OnnxLoopRecipe, onnx_counted_loops, onnx_loop_recipes,
+                        onnx_loops)
 from .onnx_carried import (OnnxGrowLoopRecipe, OnnxOneLoopRecipe, onnx_grow_loops,
                            onnx_one_loops)
 from .onnx_scan import (ELEMENT_SHAPES, SCAN9_OPSETS, SCAN_OUTPUT_SOURCES,  # noqa: F401
@@ -68,6 +71,17 @@ ONNX_KINDS = {"onnx-loop": onnx_loops, "onnx-scan9": onnx_scans, "onnx-scan8": o
               "onnx-half-chain": onnx_half_chains, "onnx-short-scan": onnx_short_scans,
               "onnx-const-loop": onnx_const_loops}
 OPENVINO_KINDS = {"openvino-loop": openvino_loops}
+# kinds drawn only where a backend (its `kinds`) or `--kind` names them: the programs an
+# engine runs, kept out of the default mix so that program i of a campaign stays the same
+ONNX_NAMED_KINDS = {"onnx-loop-m-cond": onnx_counted_loops}
+
+
+def dialect_kinds(fmt: str, kinds=None) -> dict:
+    """{kind: strategy} of format `fmt`: the default mix, and the named-only kinds that
+    `kinds` names."""
+    if fmt != "onnx":
+        return dict(OPENVINO_KINDS)
+    return {**ONNX_KINDS, **{k: v for k, v in ONNX_NAMED_KINDS.items() if k in (kinds or ())}}
 
 
 def dialect_programs(formats=("onnx", "openvino")):
@@ -82,7 +96,8 @@ def dialect_programs(formats=("onnx", "openvino")):
 
 __all__ = ["DialectProgram", "OnnxLoopRecipe", "OnnxScanRecipe", "OnnxScan8Recipe",
            "OnnxLongLoopRecipe", "OnnxIfRecipe", "OnnxSeqLoopRecipe", "OnnxGrowLoopRecipe",
-           "OnnxOneLoopRecipe", "onnx_seq_loops", "onnx_grow_loops", "onnx_one_loops", "onnx_long_loops", "onnx_ifs", "onnx_scan_ifs",
+           "OnnxOneLoopRecipe", "onnx_counted_loops", "onnx_seq_loops", "onnx_grow_loops",
+           "onnx_one_loops", "onnx_long_loops", "onnx_ifs", "onnx_scan_ifs",
            "OvLoopRecipe", "onnx_loops", "onnx_scans", "onnx_scan8s", "openvino_loops",
            "dialect_programs", "onnx_loop_recipes", "onnx_scan_recipes", "onnx_scan8_recipes",
            "openvino_loop_recipes", "OnnxSchemaRecipe", "onnx_schema_loops",

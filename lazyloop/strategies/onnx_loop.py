@@ -170,9 +170,12 @@ class OnnxLoopRecipe:
 
 
 @st.composite
-def onnx_loop_recipes(draw):
-    mode = draw(st.sampled_from(LOOP_MODES))
-    opset = draw(st.sampled_from(LOOP_OPSETS + (newest_opset(),)))
+def onnx_loop_recipes(draw, modes=LOOP_MODES, max_scans: int = 3, opsets=LOOP_OPSETS):
+    """Loop recipes over `modes` (rows of the operator's table), with at most `max_scans`
+    scan outputs, in `opsets` (and the installed onnx's newest); the defaults draw every
+    program of the default mix."""
+    mode = draw(st.sampled_from(modes))
+    opset = draw(st.sampled_from(opsets + (newest_opset(),)))
     count = draw(st.sampled_from((2, 1, 0, 3, 4, -1))) if mode.startswith("M") else 0
     body_cond = draw(st.sampled_from(("pass", "true", "iter")))
     if mode in (",cond", ",1"):
@@ -180,9 +183,12 @@ def onnx_loop_recipes(draw):
     carried = tuple(draw(st.lists(st.tuples(st.sampled_from(CARRIED_SHAPES),
                                             st.sampled_from(CARRIED_UPDATES)), max_size=3)))
     scans = tuple(draw(st.lists(st.tuples(st.sampled_from(SCAN_SOURCES), st.integers(0, 2)),
-                                max_size=3)))
-    if not carried and not scans:
-        scans = (("iter", 0),)
+                                max_size=max_scans)))
+    if not carried and not scans:  # the Loop needs an output
+        if max_scans:
+            scans = (("iter", 0),)
+        else:
+            carried = (((), "half"),)
     if opset < 11 and not carried:  # Loop-1 takes at least one carried value
         carried = (((), "half"),)
     return OnnxLoopRecipe(
@@ -198,3 +204,15 @@ def onnx_loop_recipes(draw):
 def onnx_loops():
     """ONNX Loop programs in every mode of the operator's table (`onnx/loop`)."""
     return onnx_loop_recipes().map(DialectProgram)
+
+
+# what a counted-loop engine compiles (IREE's ONNX import lowers a Loop to a counted loop
+# only from opset 13, with both M and cond, and without scan outputs)
+COUNTED_OPSETS = (16, 13, 19, 21)
+
+
+def onnx_counted_loops():
+    """ONNX Loops with both M and cond given and no scan output, opset 13 on (`onnx/loop`):
+    the Loops a counted-loop engine runs (kind `onnx-loop-m-cond`)."""
+    return onnx_loop_recipes(modes=("M,cond",), max_scans=0,
+                             opsets=COUNTED_OPSETS).map(DialectProgram)
