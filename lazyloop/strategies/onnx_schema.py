@@ -160,9 +160,8 @@ class _Builder:
         self.r = recipe
         self.feeds = {}
         self.inputs = []           # main graph inputs (value infos)
-        self.steps = []            # (name, dtype, shape, domain, first value) of step values
-        self.scans_in = []         # (name, dtype, shape, values per trip) of scan inputs
-        self.sinks = []            # (name, dtype, shape, "scan"/"carried") of call outputs
+        self.steps = []            # (key, port, first value) of the values moving each trip
+        self.scans_in = []         # (key, port, first element) of the Scan inputs
 
     # -- the values the calls read -----------------------------------------------------------
     def _source_names(self, prefix, call_prefix):
