@@ -176,7 +176,7 @@ class TractBackend:
     name = "tract"
     format = "onnx"
     formats = ("onnx",)
-    kinds = ("onnx-scan9", "onnx-if", "onnx-scan-if")  # what tract runs: no Loop
+    kinds = ("onnx-scan9", "onnx-if", "onnx-scan-if", "onnx-schema-scan")  # no Loop
 
     def __init__(self):
         import tract

@@ -13,7 +13,7 @@ def _error_key(message: str) -> str:
     head = text.split(":")[0]
     if "Status Message:" in text:  # onnxruntime: the reason follows the node's name
         text = head + ": " + text.split("Status Message:", 1)[1]
-    text = re.sub(r"'[^']*'|\"[^\"]*\"", "'…'", text)
+    text = re.sub(r"'[^']*'|\"[^\"]*\"|`[^`]*`", "'…'", text)  # `x:0` too
     text = re.sub(r"\[[^\]]*\]", "[…]", text)  # lists of types, shapes, attributes
     text = re.sub(r"\b(in (body of|graph) [^:]*?)(?=:)", "", text)
     text = re.sub(r"(Name|node|layer|stream|tensor)\s*:?\s*'…'", r"\1", text)

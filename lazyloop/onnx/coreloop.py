@@ -192,8 +192,10 @@ class CoreLoop:
         inference found, completed by the body's declared output type."""
         ty = to_ll(declared) if declared is not None else t.type
         if isinstance(t.type, TensorType):
-            if not isinstance(ty, TensorType) or t.type.shape is not None or not compatible(
-                    t.type, ty):
+            if not isinstance(ty, TensorType) or not compatible(t.type, ty):
+                return t
+            ty = meet(t.type, ty)  # declared static dims complete what inference left open
+            if ty == t.type:
                 return t
         elif not isinstance(ty, TensorType):
             raise ModelError(self.where, self.rule, f"the element type of {what} is unknown "

@@ -8,7 +8,8 @@ import attrs
 import numpy as np
 from hypothesis import strategies as st
 
-from .recipes import DialectProgram, _const, _model, _onnx, newest_opset, values
+from .recipes import (NAME_STYLES, DialectProgram, _const, _model, _onnx, newest_opset,
+                      renamed, values)
 
 LOOP_OPSETS = (16, 11, 13, 19, 21, 9, 10)  # and the installed onnx's newest (newest_opset)
 # (M, cond) as the operator's table writes them; ("", "") is left out: nothing ends it.
@@ -23,7 +24,8 @@ class OnnxLoopRecipe:
     """One ONNX Loop node. `mode` is the (M, cond) row of the operator's table; `count` the
     value of M, `cond_init` the value of cond; the body's condition output is its condition
     input passed through ("pass"), a constant true ("true") or iteration+1 < `stop` ("iter");
-    `m_source`/`cond_source` say whether M and cond are graph inputs or constants."""
+    `m_source`/`cond_source` say whether M and cond are graph inputs or constants; `names`
+    renames every value as an exporter would (`recipes.renamed`)."""
 
     opset: int = 16
     mode: str = "M,cond"
@@ -36,6 +38,7 @@ class OnnxLoopRecipe:
     carried: Tuple[Tuple[Tuple[int, ...], str], ...] = ()
     scans: Tuple[Tuple[str, int], ...] = ()
     seed: int = 0
+    names: str = "plain"
     format = "onnx"
     kind = "onnx-loop"
 
@@ -54,6 +57,8 @@ class OnnxLoopRecipe:
             f.add("omitted-cond-passed-through")
         if self.count < 0 and self.mode.startswith("M"):
             f.add("negative-M")
+        if self.names != "plain":
+            f.add(f"names-{self.names}")
         return f
 
     def trips(self) -> int:
@@ -161,7 +166,7 @@ class OnnxLoopRecipe:
         g_out = [helper.make_tensor_value_info(o, TP.FLOAT, [None] * r)
                  for o, r in zip(outs, ranks)]
         graph = helper.make_graph(nodes, "onnx_loop_program", inputs, g_out)
-        return _model(graph, self.opset), feeds
+        return renamed(_model(graph, self.opset), feeds, self.names)
 
 
 @st.composite
@@ -192,7 +197,8 @@ def onnx_loop_recipes(draw, modes=LOOP_MODES, max_scans: int = 3, opsets=LOOP_OP
         body_cond=body_cond, stop=draw(st.integers(0, 4)),
         m_source=draw(st.sampled_from(("const", "input"))),
         cond_source=draw(st.sampled_from(("const", "input"))),
-        carried=carried, scans=scans, seed=draw(st.integers(0, 3)))
+        carried=carried, scans=scans, seed=draw(st.integers(0, 3)),
+        names=draw(st.sampled_from(NAME_STYLES)))
 
 
 def onnx_loops():
