@@ -13,10 +13,11 @@ median of its rounds. The feeds are the corpus case's own (`<case>.npz`). The ra
 lazyloop's median over onnxruntime's. A model either side cannot run has no ratio and says why.
 
 "Fell back" is read from the machine, as the issue counts it: the elements of loop streams
-that `evaluate`'s machine forces through the reference element rules (`rule_map`,
-`rule_recurrence`, ...) instead of a loop's schedule; more than FELL_BACK of them means the
-model's loops ran on the reference machine. The first loop whose demand is not static
-(`lazyloop.core.demand`, what `Machine.static_demand` asks) gives the reason. Both read
+that `evaluate`'s machine (`lazyloop.core.engine.EngineMachine`) forces through the reference
+steps (the step table's `force`) instead of a loop's schedule; more than FELL_BACK of them
+means the model's loops ran on the reference machine. The first loop whose demand is not
+static (`lazyloop.core.engine.demand`, what `EngineMachine.static_demand` asks) gives the
+reason. Both read
 lazyloop's core, whose shape may change: when they cannot be read the column says "?".
 
 The core is `corpus_ratios(paths) -> rows`, which a `lazyloop bench` section can call (set
@@ -167,13 +168,14 @@ def fast_path_of(lowered, feeds):
 
 
 def core_machine(lowered, feeds):
-    """The machine `lazyloop.onnx.evaluate` would make for these feeds (fast path allowed)."""
-    from lazyloop.core.evaluate import Machine, check_feeds, plan_of
-    from lazyloop.onnx.lowering import split_readings
-    readings = split_readings(lowered._lowered.lowering.readings_given)[0]
+    """The machine `lazyloop.onnx.evaluate` would make for these feeds (mode "fast")."""
+    from lazyloop.core.ambiguity import resolve
+    from lazyloop.core.engine import EngineMachine
+    from lazyloop.core.evaluate import check_feeds, plan_of
+    readings = resolve(lowered.readings)
     plan = plan_of(lowered.network, readings)
-    return Machine(plan, check_feeds(plan, lowered.core_feeds(feeds)), readings=readings,
-                   fast=True, keep_trips=False)
+    return EngineMachine(plan, check_feeds(plan, lowered.core_feeds(feeds)), readings=readings,
+                         keep_trips=False)
 
 
 def reference_elements(machine) -> int:
@@ -197,7 +199,7 @@ def first_not_scheduled(machine) -> str:
     """'<loop>: <why>' for the first loop (in plan order) whose `static_demand` is None: the
     demand analysis' own reason (`NotStatic`), or that not all its outputs are needed in
     every run; "" when every loop has one."""
-    from lazyloop.core.demand import Demand, NotStatic
+    from lazyloop.core.engine.demand import Demand, NotStatic
     for name in machine.plan.loops:
         if machine.static_demand(name) is not None:
             continue
@@ -207,7 +209,7 @@ def first_not_scheduled(machine) -> str:
             return f"{name}: {why}"[:110]
         if not machine.all_outputs_needed(name):
             return f"{name}: not all its outputs are needed in every run"
-        return f"{name}: the readings (A10 lazy and A2 guide are scheduled)"
+        return f"{name}: the readings (A10 lazy, A2 guide and A40 count-first are scheduled)"
     return ""
 
 

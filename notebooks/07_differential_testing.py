@@ -188,7 +188,7 @@ campaign.plot_expected_actual(scan_f, scan_actual, title="planted fault: a rever
                               xlabel="position in the element (axis 1)");
 
 # %%
-print(teach.rule_text("iterator/reverse", max_lines=10))
+print(teach.rule_text("iterator/reverse", max_lines=14))
 
 # %% [markdown]
 # ## 2. onnxruntime

@@ -91,7 +91,7 @@ def delegated(command):
     """Commands whose options their own module parses."""
     if command == "bench":
         from ..bench import main as bench_main
-        return lambda rest: bench_main(rest) or 0
+        return lambda rest: bench_main(rest, Parser) or 0
     if command == "check":
         from .check import cli_check
         return cli_check

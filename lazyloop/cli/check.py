@@ -19,7 +19,7 @@ import threading
 
 from ..difftest.backends import BACKENDS
 from ..difftest.cases import Context, write_case
-from ..difftest.checking import check
+from ..difftest.check_campaign import check
 from ..difftest.isolation import DEFAULT_MEMORY_MB
 from ..difftest.schema import FAIL_ON, check_document, judge, lazyloop_version
 from ..difftest.shrinking import (DEFAULT_SHRINK_HANGS, DEFAULT_SHRINK_SECONDS,

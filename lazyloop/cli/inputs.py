@@ -131,18 +131,15 @@ def foreign_logs_held():
 
 
 def declared_inputs(lowered) -> dict:
-    """{name a user feeds: (declared type, required)} for a lowered ONNX or OpenVINO model."""
-    low = getattr(lowered, "_lowered", None)
-    if low is not None:  # ONNX: graph inputs; those with an initializer have a default
-        return {name: (t.type, name not in low.defaults) for name, t in low.inputs.items()}
-    return {b.names[0]: (b.type, True) for b in lowered.inputs}
+    """{name a user feeds: (declared type, required)} for a lowered ONNX or OpenVINO model
+    (an ONNX input with an initializer has a default)."""
+    return {b.name: (b.type, b.required) for b in lowered.inputs}
 
 
 def parse_inputs(pairs, lowered) -> dict:
     """The feeds of `--input NAME=...` options, matched to the model's inputs."""
     declared = declared_inputs(lowered)
-    aliases = {n: b.names[0] for b in getattr(lowered, "inputs", ()) if hasattr(b, "names")
-               for n in b.names}
+    aliases = {n: b.name for b in lowered.inputs for n in b.aliases}
     feeds = {}
     for pair in pairs or []:
         if "=" not in pair:

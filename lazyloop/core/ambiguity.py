@@ -186,8 +186,15 @@ class UnknownReading(LazyLoopError):
     pass
 
 
-def resolve(readings: Optional[Mapping[str, str]]) -> dict:
+class Readings(dict):
+    """A full reading table, resolved and checked: `resolve` returns it as it is, so that an
+    evaluation resolves the caller's readings once, however many parts read them."""
+
+
+def resolve(readings: Optional[Mapping[str, str]]) -> Readings:
     """The full reading table: defaults overridden by the caller's choices."""
+    if type(readings) is Readings:
+        return readings
     chosen = {a.id: a.default for a in REGISTER.values()}
     if readings is not None and not isinstance(readings, Mapping):
         raise UnknownReading("readings", "ambiguity/register",
@@ -203,4 +210,4 @@ def resolve(readings: Optional[Mapping[str, str]]) -> dict:
                                  f"unknown reading {value!r}",
                                  f"use one of {sorted(entry.readings)}")
         chosen[key] = value
-    return chosen
+    return Readings(chosen)

@@ -51,14 +51,15 @@ from __future__ import annotations
 # the private one used outside it (_error_key); __all__ keeps them all
 from .backends import (BACKENDS, InputLost, LazyloopBackend, LoadFailed, OnnxReferenceBackend,
                        OnnxRuntimeBackend, OpenVinoBackend, TractBackend, TripCountPlusOne,
-                       Unsupported, backend, formats_of, says_unsupported)
+                       Unsupported, formats_of, says_unsupported)
 from .cases import case_readme, write_case
-from .checking import REFUSING_READINGS, Checker, alternative_readings, check, throughput
+from .check_campaign import check, throughput
+from .checking import REFUSING_READINGS, Checker, alternative_readings
 from .comparing import DEFAULT_TOLERANCE, FLOAT_TOLERANCE, Difference, compare, tolerance
 from .isolation import BackendCrashed, BackendStartFailed, Isolated, resident_mb
-from .plugins import ENTRY_POINT_GROUP, BackendSpecError, make_backend
-from .report import (EVERY_PROGRAM_RULES, Disagreement, Outcome, Refusal, Report, _error_key,
-                     summary_table)
+from .plugins import ENTRY_POINT_GROUP, BackendSpecError, backend, make_backend
+from .errorkey import _error_key
+from .report import EVERY_PROGRAM_RULES, Disagreement, Outcome, Refusal, Report, summary_table
 from .subject import (Invalid, NotExported, Refused, Subject, onnx_export_options,
                       openvino_export_options, plan_rules, subjects)
 

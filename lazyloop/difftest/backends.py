@@ -260,14 +260,15 @@ class LazyloopBackend:
 
     def run(self, model, feeds):
         from ..core.errors import ModelError, StructureError, UnsupportedError
-        from ..core.evaluate import compile_network, evaluate
+        from ..core.fuel import EXPECTATION_MAX_TRIPS
+        from ..core.plan import compile_network
         frontend = _frontend(self.format)
         try:  # lowering and compiling: a refusal is "unsupported"
             lowered = frontend.lower(model)
-            plan = compile_network(lowered.network)
+            compile_network(lowered.network)
         except (ModelError, StructureError, UnsupportedError) as exc:
             raise Unsupported(str(exc)) from None
-        return lowered.user_outputs(evaluate(plan, lowered.core_feeds(feeds), max_trips=100_000))
+        return lowered.evaluate(feeds, EXPECTATION_MAX_TRIPS)
 
 
 class TripCountPlusOne:
@@ -319,16 +320,6 @@ BACKENDS = {
     "onnxsim": "lazyloop.difftest.engines:onnxsim_backend",
     "onnxoptimizer": "lazyloop.difftest.engines:onnxoptimizer_backend",
 }
-
-
-def backend(name):
-    """A backend by name: built-in ("onnxruntime", "onnx-reference", "openvino" — CPU;
-    OpenVINO models and ONNX models through its reader —, "tract", the engines "iree",
-    "mnn", "onnxslim", "onnxsim", "onnxoptimizer", or lazyloop's own frontends "lazyloop",
-    "lazyloop-openvino"), registered by an installed package in the
-    entry-point group ``lazyloop.backends``, or ``module:factory``."""
-    from .plugins import make_backend
-    return make_backend(name)
 
 
 def formats_of(b) -> tuple:

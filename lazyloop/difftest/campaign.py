@@ -1,6 +1,7 @@
-"""A campaign's two halves: exploring programs (any range of indices, anywhere) into a
-`Tally`, and finishing merged tallies into a `Report` (shrinking each signature's first
-instance within a `ShrinkBudget`, then grouping by root cause)."""
+"""A campaign's parts: the backend it runs on and the programs it draws (`runner_for`,
+`campaign_strategy`), exploring programs (any range of indices, anywhere) into a `Tally`, and
+finishing merged tallies into a `Report` (shrinking each signature's first instance within a
+`ShrinkBudget`, then grouping by root cause)."""
 from __future__ import annotations
 
 import contextlib
@@ -10,9 +11,13 @@ from typing import Optional
 
 import attrs
 
+from .backends import formats_of
 from .isolation import Isolated
+from .plugins import is_backend, make_backend
+from .subject import subjects
 from .grouping import merge_by_root_cause, root_cause
-from .report import Disagreement, Refusal, Report, _error_key
+from .errorkey import _error_key
+from .report import Disagreement, Refusal, Report
 from .shrinking import (INTERRUPTED, ShrinkBudget, draw_program, hang_limit, shrink,
                         time_limit)
 
@@ -227,3 +232,30 @@ def _disagreement(subject, out, checker, sig, index, count, shrunk, shrinking="o
                         subject=subject, signature=sig, found_after=index,
                         occurrences=count, shrunk=shrunk, shrinking=shrinking,
                         root_cause=root_cause(subject, out))
+
+
+def runner_for(b, isolate: bool, timeout: float, memory_mb: float):
+    """(the backend to run programs on, whether this call owns it and must close it)."""
+    if isinstance(b, Isolated):
+        return b, False
+    if isolate:
+        return Isolated(b, timeout=timeout, memory_mb=memory_mb), True
+    return (make_backend(b) if isinstance(b, str) or not is_backend(b) else b), False
+
+
+@contextlib.contextmanager
+def running(b, isolate: bool, timeout: float, memory_mb: float):
+    """The backend to run programs on (`runner_for`), closed at the end when this call made
+    it."""
+    runner, owned = runner_for(b, isolate, timeout, memory_mb)
+    try:
+        yield runner
+    finally:
+        if owned:
+            runner.close()
+
+
+def campaign_strategy(runner, formats=None, kinds=None):
+    """(formats, the strategy of subjects) for a campaign on `runner`."""
+    formats = tuple(formats or formats_of(runner))
+    return formats, subjects(formats, kinds or getattr(runner, "kinds", None))

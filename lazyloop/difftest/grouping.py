@@ -20,7 +20,7 @@ the minimal program decides which disagreements are one fault:
 """
 from __future__ import annotations
 
-from .report import _error_key
+from .errorkey import _error_key
 
 LOOP_OPS = ("Loop", "Scan", "If", "TensorIterator")
 CONTROL_PREFIXES = ("trip/", "iterator/", "onnx/", "openvino/")

@@ -22,8 +22,8 @@ import logging
 import os
 import time
 
-from .campaign import Tally, explore, finish
-from .checking import Checker, campaign_strategy, runner_for
+from .campaign import Tally, campaign_strategy, explore, finish, running
+from .checking import Checker
 from .plugins import search_first
 from .shrinking import INTERRUPTED
 
@@ -42,13 +42,9 @@ def explore_shard(spec, indices, seed, formats, kinds, isolate, timeout, memory_
     ``module:factory`` is looked up first (the parent's current folder, on a LocalCluster)."""
     if folder is not None:
         search_first(folder)
-    runner, owned = runner_for(spec, isolate, timeout, memory_mb)
-    try:
+    with running(spec, isolate, timeout, memory_mb) as runner:
         _, strategy = campaign_strategy(runner, formats, kinds)
         return explore(Checker(runner, tolerance=tolerance), strategy, seed, indices)
-    finally:
-        if owned:
-            runner.close()
 
 
 def check_parallel(spec, max_examples, seed, formats, kinds, shrink_it, budget,
@@ -68,14 +64,10 @@ def check_parallel(spec, max_examples, seed, formats, kinds, shrink_it, budget,
                                      timeout, memory_mb, tolerance, folder, pure=False)
                        for shard in shards(max_examples)]
             tally.stopped = gather(futures, tally, deadline, progress, max_examples)
-    runner, owned = runner_for(spec, isolate, timeout, memory_mb)
-    try:
+    with running(spec, isolate, timeout, memory_mb) as runner:
         _, strategy = campaign_strategy(runner, formats, kinds)
         report = finish(tally, Checker(runner, tolerance=tolerance), strategy, runner.name,
                         seed, shrink_it, budget, progress)
-    finally:
-        if owned:
-            runner.close()
     report.seconds = time.monotonic() - start
     return report
 

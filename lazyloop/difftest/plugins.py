@@ -22,6 +22,8 @@ from typing import Optional
 
 import attrs
 
+from .backends import BACKENDS
+
 ENTRY_POINT_GROUP = "lazyloop.backends"
 # "core": the builder calls of a core program, as `lazyloop.tensorrt` replays them
 KNOWN_FORMATS = ("onnx", "openvino", "core")
@@ -94,7 +96,6 @@ def entry_point_backends() -> dict:
 def factory_of(spec):
     """The zero-argument callable that makes the backend `spec` names (see the module
     docstring); raises BackendSpecError for a name nothing answers to."""
-    from .backends import BACKENDS
     if not isinstance(spec, str):
         if is_backend(spec):
             return lambda: spec
@@ -151,6 +152,15 @@ def _import_factory(spec: str):
     if not callable(obj):
         raise BackendSpecError(f"backend {spec!r}: {attr!r} is not callable")
     return obj
+
+
+def backend(name):
+    """A backend by name: built-in ("onnxruntime", "onnx-reference", "openvino" — CPU;
+    OpenVINO models and ONNX models through its reader —, "tract", the engines "iree",
+    "mnn", "onnxslim", "onnxsim", "onnxoptimizer", or lazyloop's own frontends "lazyloop",
+    "lazyloop-openvino"), registered by an installed package in the
+    entry-point group ``lazyloop.backends``, or ``module:factory``."""
+    return make_backend(name)
 
 
 def make_backend(spec):

@@ -2,12 +2,12 @@
 `Report` with its printed summary."""
 from __future__ import annotations
 
-import re
 from collections import Counter
 from typing import List, Optional
 
 import attrs
 
+from .errorkey import _error_key
 from .subject import Subject
 
 
@@ -29,22 +29,6 @@ class Outcome:
         if head == "error":
             head = "error:" + _error_key(self.error or "")
         return ("disagree", subject.kind, head)
-
-
-def _error_key(message: str) -> str:
-    """A short, stable summary of an error message: where it happened (node names, graph
-    nesting), numbers and quoted names are dropped, so that one fault met in different
-    programs gives one key."""
-    text = " ".join(message.strip().split())
-    head = text.split(":")[0]
-    if "Status Message:" in text:  # onnxruntime: the reason follows the node's name
-        text = head + ": " + text.split("Status Message:", 1)[1]
-    text = re.sub(r"'[^']*'|\"[^\"]*\"|`[^`]*`", "'…'", text)  # `x:0` too
-    text = re.sub(r"\[[^\]]*\]", "[…]", text)  # lists of types, shapes, attributes
-    text = re.sub(r"\b(in (body of|graph) [^:]*?)(?=:)", "", text)
-    text = re.sub(r"(Name|node|layer|stream|tensor)\s*:?\s*'…'", r"\1", text)
-    text = re.sub(r"\d+", "#", text)
-    return text[:120]
 
 
 @attrs.define

@@ -9,6 +9,7 @@ import numpy as np
 
 from ..core.plan import Undefined
 from .graph import LOOP_COLOURS
+from .text import trace_of
 
 # ------------------------------------------------------------------------------------------
 # The forcing trace
@@ -19,7 +20,7 @@ def forced(evaluation, stream, activation=()):
     top level, ``(1,)`` for an inner loop's run during trip 1 of its outer loop). With
     ``activation=None``: a dict {activation: indices} over every activation."""
     seen: Dict[tuple, set] = {}
-    for e in evaluation.trace:
+    for e in trace_of(evaluation):
         if e.stream == stream:
             seen.setdefault(tuple(e.activation), set()).add(e.index)
     if activation is None:
@@ -49,7 +50,7 @@ def plot_trace(evaluation, loops: Optional[Iterable[str]] = None, ax=None, order
     names = list(loops) if loops is not None else list(plan.loops)
     wanted = set(streams) if streams is not None else None
     step = {}
-    for k, e in enumerate(evaluation.trace):
+    for k, e in enumerate(trace_of(evaluation)):
         if upto is not None and k >= upto:
             break
         step.setdefault((e.stream, tuple(e.activation), e.index), k)

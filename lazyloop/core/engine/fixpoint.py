@@ -28,9 +28,10 @@ from typing import Optional
 
 import numpy as np
 
-from .enums import LoopOutput
-from .errors import NeverEnds
-from .plan import Iterator, Map, Recurrence
+from ..enums import LoopOutput
+from ..errors import NeverEnds
+from ..plan import Map, Recurrence
+from ..reference.steps import entry
 
 RULE = "laziness/fixed-point"
 
@@ -135,7 +136,7 @@ class FixedPointWatch:
         forced = [k for k, node in demand.members.items()
                   if demand.prefix[k] is not None or demand.points.get(k)]
         nodes = demand.members
-        if any(isinstance(nodes[k], Iterator) or nondeterministic(nodes[k]) for k in forced):
+        if any(entry(nodes[k]).indexed or nondeterministic(nodes[k]) for k in forced):
             return None
         tracked = tuple((k, known_after_trip(demand, k)) for k in forced
                         if isinstance(nodes[k], Recurrence) and demand.prefix[k] is not None)

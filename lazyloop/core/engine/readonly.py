@@ -7,27 +7,16 @@ schedule marks only the elements that can reach a kernel that might write to its
 
 An element reaches the kernels of the streams that read it; through a recurrence (whose
 elements are its next value's elements, the same objects) and through a kernel that returns
-its input itself (ONNX Identity), it also reaches their readers. A kernel *reads only* when it
-is a numpy ufunc (which writes only to an `out=` it is not given) or says so
-(`fn.reads_only`, set by frontends on kernels bound straight to numpy). Loop outputs need no
+its input itself (ONNX Identity), it also reaches their readers. A kernel *reads only* when its
+record says so (`Kernel.reads_only`: a numpy ufunc, which writes only to an `out=` it is not
+given, or a frontend's kernel bound straight to numpy). Loop outputs need no
 marking here: the machine marks a LAST_VALUE element when it stores it, and CONCATENATE
 stacks copies. Every other element -- one read by any other kernel -- is marked, as before.
 """
 from __future__ import annotations
 
-import numpy as np
-
-from .plan import Map, Recurrence
-
-
-def reads_only(fn) -> bool:
-    """The kernel never writes to its arguments."""
-    return isinstance(fn, np.ufunc) or getattr(fn, "reads_only", False)
-
-
-def passes_input(fn) -> bool:
-    """The kernel may return one of its arguments itself (not a copy)."""
-    return getattr(fn, "passes_input", False)
+from ..plan import Map, Recurrence
+from ..reference.steps import entry
 
 
 def unmarked_streams(demand) -> frozenset:
@@ -45,22 +34,19 @@ def _unmarked(members, inner=None) -> frozenset:
     inner = inner or {}
     readers = {k: [] for k in members}
     for nid, node in members.items():
-        if isinstance(node, Map):
-            for arg in node.args:
-                if arg in readers:
-                    readers[arg].append(nid)
-        elif isinstance(node, Recurrence) and node.next in readers:
-            readers[node.next].append(nid)
+        for arg, _ in entry(node).reads(node):  # what its step reads (the step table)
+            if arg in readers:
+                readers[arg].append(nid)
         for arg in inner.get(nid, ()):
             readers[arg].append(nid)
 
     def writes(reader):
         node = members[reader]
-        return (isinstance(node, Map) and not reads_only(node.fn)) or reader in inner
+        return (isinstance(node, Map) and not node.kernel.reads_only) or reader in inner
 
     def carries(reader):
         node = members[reader]
-        return isinstance(node, Recurrence) or (isinstance(node, Map) and passes_input(node.fn))
+        return isinstance(node, Recurrence) or (isinstance(node, Map) and node.kernel.passes_input)
 
     marked = {k for k in members if any(writes(r) for r in readers[k])}
     changed = True

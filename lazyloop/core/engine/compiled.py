@@ -15,7 +15,7 @@ a kernel raising, an element failing its stream's type, the WHILE input false, a
 which the fuel clock or the fixed-point watch is due -- is left to `Schedule.run`, which does
 and reports what it did before. Elements a trip stored before it handed back are memoised and
 not computed twice (`stream/memo`). A stream whose elements come from a batch
-(`lazyloop.core.batch`) is read through its step, which takes them from the batch.
+(`lazyloop.core.engine.batch`) is read through its step, which takes them from the batch.
 
 Compiling costs about a millisecond, so a loop is compiled only once it has run
 `HOT_TRIPS` trips in some run; the function is kept with the plan's derived data.
@@ -25,11 +25,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from .plan import Iterator, LoopOut, Map, Project, Recurrence
+from ..plan import Recurrence
+from ..reference.rules import iterator_element
+from ..reference.steps import entry
+from ..types import TensorType
 from .readonly import unmarked_streams
-from .types import TensorType
 
-HOT_TRIPS = 64  # a loop is compiled once a run of it reaches this trip
+HOT_TRIPS = 64  # by default a loop is compiled once a run of it reaches this trip
 
 _MISSING = object()  # an invariant not fetched yet (`stream/invariant`: fetched when read)
 
@@ -97,32 +99,11 @@ class Emitter:
             self.compute(depth + 1, k, 0, low)
 
     def compute(self, depth, k, level, low=0):
-        """v<level> = element j<level> of member k, computed, checked, memoised, recorded."""
+        """v<level> = element j<level> of member k -- its kind's step, written in line by
+        its entry of the step table -- then checked, memoised, recorded."""
         c, node = self.ids[k], self.d.members[k]
-        j, v = f"j{level}", f"v{level}"
-        if isinstance(node, Map):
-            names = [f"a{level}_{p}" for p in range(len(node.args))]
-            for name, ref in zip(names, node.args):
-                self.read(depth, ref, j, name, level)
-            self.emit(depth, f"{v} = f{c}({', '.join(names)})")
-        elif isinstance(node, Project):
-            self.read(depth, node.call, j, v, level)
-            self.emit(depth, f"{v} = {v}[{node.k}]")
-        elif isinstance(node, Iterator):
-            self.emit(depth, f"{v} = ITERATE(N[{c}], {j})")
-        elif isinstance(node, LoopOut):  # the inner loop's run for this element
-            self.emit(depth, f"{v} = INNER(N[{c}], {j})")
-        elif isinstance(node, Recurrence):
-            if low >= 1:
-                self.read(depth, node.next, f"{j} - 1", v, level)
-            else:
-                self.emit(depth, f"if {j} == 0:")
-                self.read(depth + 1, node.init, "0", v, level)
-                self.emit(depth, "else:")
-                self.read(depth + 1, node.next, f"{j} - 1", v, level)
-        else:  # pragma: no cover -- Demand refuses every other kind
-            raise TypeError(repr(node))
-        self.finish(depth, k, c, node, j, v)
+        entry(node).emit(self, depth, c, node, level, low)
+        self.finish(depth, k, c, node, f"j{level}", f"v{level}")
 
     def finish(self, depth, k, c, node, j, v):
         """What `Schedule.finisher` does: check, mark read-only, memoise, record. An array or
@@ -216,16 +197,16 @@ def source(schedule, batched=frozenset(), recording=False) -> str:
     return Emitter(schedule, batched, recording).trips(list(schedule.collected))
 
 
-def trip_function(schedule, trip):
+def trip_function(schedule, trip, hot=HOT_TRIPS):
     """The compiled ordinary trips of `schedule`'s loop, bound to this run's memos and steps;
-    None while the loop is not hot (this run is at `trip`, below `HOT_TRIPS`, and no earlier
-    run compiled it)."""
+    None while the loop is not hot (this run is at `trip`, below `hot`, and no earlier run
+    compiled it)."""
     d = schedule.d
     recording = schedule.record is not None
     key = ("compiled", d.loop.name, recording, schedule.batched)
     derived = d.plan.derived
     if key not in derived:
-        if trip < HOT_TRIPS:
+        if trip < hot:
             return None
         text = source(schedule, schedule.batched, recording)
         scope = {"_M": _MISSING, "ND": np.ndarray, "GENERIC": np.generic}
@@ -237,7 +218,7 @@ def trip_function(schedule, trip):
         [getattr(n, "fn", None) for n in members], members,
         [getattr(n.type, "dtype", None) for n in members],
         [schedule.admitted.get(n.id, getattr(n.type, "shape", None)) for n in members],
-        schedule.invariant, schedule.invariants, schedule.get, schedule.iterate,
+        schedule.invariant, schedule.invariants, schedule.get, iterator_element,
         schedule.inner_element, schedule.check_element,
         None if schedule.record is None else schedule.record.append,
         list(schedule.collected.values()))

@@ -3,7 +3,7 @@
 For a loop whose demand does not depend on values, which elements are needed is known before
 it runs, as a function of the trip count n: *prefix* demands (every index below n + p) and
 *point* demands (the index n + q); a recurrence that feeds itself turns a point demand into a
-prefix one. `Demand` works this out once per loop of a plan; `lazyloop.core.schedule` runs it.
+prefix one. `Demand` works this out once per loop of a plan; `lazyloop.core.engine.schedule` runs it.
 """
 from __future__ import annotations
 
@@ -13,8 +13,9 @@ from typing import Dict, Optional
 
 import numpy as np
 
-from .enums import LoopOutput
-from .plan import Const, IfOutput, LoopOut, Map, Plan, Project, Recurrence
+from ..enums import LoopOutput
+from ..plan import Const, LoopOut, Plan, Recurrence
+from ..reference.steps import entry
 
 
 class NotStatic(Exception):
@@ -22,14 +23,9 @@ class NotStatic(Exception):
 
 
 def same_trip_inputs(node):
-    """(input id, index offset) pairs a node's element reads inside its own loop."""
-    if isinstance(node, Map):
-        return [(a, 0) for a in node.args if a is not None]
-    if isinstance(node, Project):
-        return [(node.call, 0)]
-    if isinstance(node, Recurrence):
-        return [(node.next, -1)]
-    return []
+    """(input id, index offset) pairs a node's element reads inside its own loop: what its
+    entry of the step table says it reads (`reads`)."""
+    return entry(node).reads(node)
 
 
 class Demand:
@@ -46,7 +42,7 @@ class Demand:
         self.members = {k: n for k, n in plan.nodes.items() if n.scope == loop}
         self.inner = {}  # loop output of an inner loop -> what every run of it reads here
         for k, node in self.members.items():
-            if isinstance(node, IfOutput):
+            if entry(node).step is None:  # a kind the schedule does not run (if-conditionals)
                 raise NotStatic(f"{loop} contains {node!r}")
             if isinstance(node, LoopOut):
                 self.inner[k] = inner_reads(plan, node, self.members)

@@ -12,10 +12,10 @@ batched form applies it once to the stacked elements of its inputs.
 The values must be the per-element kernel's, bit for bit, and the errors the reference
 evaluator's. So a stream is batched only when
 
-* its kernel has a batched form: a numpy ufunc (each output element is computed alone, by the
-  same loop, whatever the array's length), or a kernel that supplies `fn.batched(args,
-  flags)` (flags: which arguments are stacked) and raises `NotBatchable` where it cannot
-  promise equal values (MatMul batches a vector times a matrix as a stack of vector
+* its kernel has a batched form (`Kernel.batched(args, flags)`, flags: which arguments are
+  stacked; a numpy ufunc's is itself, each output element computed alone by the same loop
+  whatever the array's length), which raises `NotBatchable` where it cannot promise equal
+  values (MatMul batches a vector times a matrix as a stack of vector
   products, not as one matrix product, which sums in another order);
 * the iterated extent covers every demanded index (else the per-element path reports
   `iterator/bounds` at the element the reference reports it);
@@ -40,42 +40,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from .element_rules import apply_map
-from .plan import Iterator, Map
-from .types import TensorType
-from .undefined import Partial, full_mask, join, mapped, split
+from ..reference.rules import iterator_elements, map_element
+from ..kernel import NotBatchable, aligned
+from ..plan import Iterator, Map
+from ..types import TensorType
+from ..undefined import Partial, full_mask, join, mapped, split
 
 # A batch larger than this many bytes per stream is not made: memory stays bounded.
 MAX_BATCH_BYTES = 1 << 27
-
-
-class NotBatchable(Exception):
-    """This kernel, on these arguments, has no batched form that equals its elements."""
-
-
-def elementwise(fct, finish=None):
-    """The batched form of an elementwise kernel: stacked arguments get singleton axes after
-    the batch axis, so that their elements broadcast against the invariants as they do one
-    by one; `finish(result, first_arg)` adjusts the result as the kernel does."""
-    def batched(args, flags):
-        result = np.asarray(fct(*aligned(args, flags)))
-        return result if finish is None else finish(result, args[0])
-    return batched
-
-
-def aligned(args, flags):
-    """Stacked arguments (flags) with singleton axes after the batch axis, up to the rank of
-    the highest-ranked element: they then broadcast as their elements do one by one."""
-    ranks = [a.ndim - 1 if f else a.ndim for a, f in zip(args, flags)]
-    top = max(ranks)
-    return [a.reshape((a.shape[0],) + (1,) * (top - r) + a.shape[1:]) if f else a
-            for a, f, r in zip(args, flags, ranks)]
-
-
-def batched_form(fn):
-    if isinstance(fn, np.ufunc) and fn.nout == 1:
-        return elementwise(fn)
-    return getattr(fn, "batched", None)
 
 
 def candidates(demand):
@@ -90,7 +62,7 @@ def candidates(demand):
                 continue
             if isinstance(node, Iterator):
                 ok = True
-            elif isinstance(node, Map) and not node.multi and batched_form(node.fn):
+            elif isinstance(node, Map) and not node.multi and node.kernel.batched:
                 ok = all(a is not None and (a in chosen or a not in demand.members)
                          for a in node.args) and any(a in chosen for a in node.args)
             else:
@@ -102,7 +74,7 @@ def candidates(demand):
     return derived[key]
 
 
-def batch_maps(schedule, n) -> int:
+def batch_maps(schedule, n, max_bytes=MAX_BATCH_BYTES) -> int:
     """Make the batches of one run of n trips and let the schedule read its elements from
     them. Returns the trip the schedule starts at: n when the batches hold all the work of
     every trip (what each trip forces, and what CONCATENATE/REVERSE collect, which then take
@@ -112,7 +84,7 @@ def batch_maps(schedule, n) -> int:
     if not streams or n > schedule.m.max_trips:
         return 0
     try:
-        batches = make_batches(schedule, streams, n)
+        batches = make_batches(schedule, streams, n, max_bytes)
     except Exception:  # noqa: BLE001 -- any failure: the per-element path reports it
         return 0
     if not batches:
@@ -142,7 +114,7 @@ def head(batch, length):
     return batch[:length]
 
 
-def make_batches(schedule, streams, n):
+def make_batches(schedule, streams, n, max_bytes=MAX_BATCH_BYTES):
     d, batches = schedule.d, {}
     for nid in streams:
         length = n + d.certain[nid]
@@ -150,12 +122,13 @@ def make_batches(schedule, streams, n):
             continue
         node = d.members[nid]
         if isinstance(node, Iterator):
-            batch = iterator_batch(schedule, node, length)
+            # iterator/forward, iterator/reverse (A2 "guide"): the first `length` elements
+            batch = iterator_elements(node, schedule.invariant(node.source), length)
         else:
             if not all(a in batches or a not in d.members for a in node.args):
                 continue
             try:
-                batch = map_batch(schedule, node, batches, length)
+                batch = map_batch(schedule, node, batches, length, max_bytes)
             except NotBatchable:  # this stream (and what reads it) runs element by element
                 continue
         if batch is None:
@@ -169,24 +142,7 @@ def make_batches(schedule, streams, n):
     return batches
 
 
-def iterator_batch(schedule, node, length):
-    """`iterator/forward`, `iterator/reverse` (A2 "guide"): indices 0..length-1 as a view,
-    and as many slices of the mask of a tensor undefined somewhere (`iterator_element`)."""
-    whole, mask = split(schedule.invariant(node.source))
-    if not isinstance(whole, np.ndarray):
-        return None
-    if length > whole.shape[node.axis]:
-        return None  # a demanded index is out of bounds: the per-element path says where
-
-    def rows(array):
-        stacked = np.moveaxis(array, node.axis, 0)
-        return stacked[::-1][:length] if node.reverse else stacked[:length]
-    if mask is None:
-        return rows(whole)
-    return join(rows(whole), rows(full_mask(whole, mask)))
-
-
-def map_batch(schedule, node, batches, length):
+def map_batch(schedule, node, batches, length, max_bytes=MAX_BATCH_BYTES):
     """`stream/map` over stacked elements, checked against the element rule on elements 0;
     the masks of undefined arguments make the batch's mask by the rule elements follow
     (`undefined.mapped`, a position-wise kernel's masks aligned as its values are)."""
@@ -206,11 +162,11 @@ def map_batch(schedule, node, batches, length):
         args.append(value)
         firsts.append(first)
         masks.append(mask)
-    one, one_mask = split(apply_map(node, firsts))
+    one, one_mask = split(map_element(node, firsts))
     one = np.asarray(one)
-    if length * one.nbytes > MAX_BATCH_BYTES:  # decided before the batch is made
+    if length * one.nbytes > max_bytes:  # decided before the batch is made
         raise NotBatchable(f"{node.id}: {length} elements of {one.nbytes} bytes")
-    result = np.asarray(batched_form(node.fn)(args, tuple(flags)))
+    result = np.asarray(node.kernel.batched(args, tuple(flags)))
     if (result.shape[:1] != (length,) or result.dtype != one.dtype
             or result.shape[1:] != one.shape or result[0, ...].tobytes() != one.tobytes()
             or not same_last(node, args, flags, result)):
@@ -243,6 +199,7 @@ def same_last(node, args, flags, result) -> bool:
 def install(schedule, batches):
     """Elements below each batch's length are views of it; others are computed as before."""
     schedule.batched = frozenset(batches)
+    schedule.masked_batches = frozenset(k for k, b in batches.items() if type(b) is Partial)
     record = schedule.record
     if record is not None:
         for nid, batch in batches.items():

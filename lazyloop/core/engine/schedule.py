@@ -16,29 +16,31 @@ window of elements per stream, so memory does not grow with the trip count, and 
 exactly the elements the reference evaluator forces (`stream/memo`, `laziness/dead`); the
 tests check both claims against the reference.
 
-Undefined values (spec/13-outputs.md) take the same path: a schedule starts plain, and the
-first undefined invariant it fetches (a `Partial`) makes the machine run the loop again on a
-masked schedule (`self.masked`), whose map and iterator steps carry the masks by the element
-rules' own functions (masked_steps.py); the WHILE test refuses an undefined element as
-`trip/while` does.
+Each stream's element is made by its kind's step in the step table
+(`lazyloop.core.reference.steps`), bound once per run: the same rule functions the reference
+calls. Undefined values (spec/13-outputs.md) take the same path: a schedule starts plain, and
+the first undefined invariant it fetches (a `Partial`) makes the machine run the loop again on
+a masked schedule (`self.masked`), whose steps carry the masks (masked_steps.py); the WHILE
+test refuses an undefined element as `trip/while` does.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from .element_rules import axis_extent, check_index, guarded_map_step, while_holds
-from .enums import LoopOutput
-from .errors import LazyLoopError
+from ..enums import LoopOutput
+from ..errors import LazyLoopError
+from ..fuel import CLOCK_EVERY
+from ..plan import Recurrence
+from ..reference.rules import count_limit, while_holds
+from ..reference.steps import entry
+from ..types import TensorType
+from ..undefined import Partial, split
 from .batch import batch_maps
 from .compiled import trip_function
-from .fixpoint import first_check, settle, watch_for
-from .fuel import CLOCK_EVERY
-from .readonly import unmarked_streams
 from .demand import Demand, NotStatic  # noqa: F401 -- Demand re-exported
-from .masked_steps import MasksNeeded, masked_iterate, masked_map_step
-from .plan import Iterator, LoopOut, Map, Project, Recurrence
-from .types import TensorType
-from .undefined import Partial, split
+from .fixpoint import first_check, settle, watch_for
+from .masked_steps import MasksNeeded
+from .readonly import unmarked_streams
 
 
 _MISSING = object()
@@ -64,6 +66,9 @@ class Schedule:
         self.first_shape = {}
         self.admitted = {}  # stream -> the shape its last checked element had
         self.batched = frozenset()  # streams whose elements come from a batch (batch.py)
+        self.masked_batches = frozenset()  # those of them whose batch carries a mask
+        self.compiled = False  # whether compiled trips ran (compiled.py)
+        self.settled = False  # whether a fixed point ended it early (fixpoint.py)
         self.collected = {machine.plan.nodes[o].source: [] for o in demand.loop.outputs
                           if machine.plan.nodes[o].kind is not LoopOutput.LAST_VALUE}
         self.build_steps()
@@ -155,46 +160,11 @@ class Schedule:
         return read
 
     def step_for(self, nid, node):
-        finish = self.finisher(nid, node)
-        if isinstance(node, Map):
-            if self.masked:
-                return masked_map_step(self, nid, node, finish)
-            return self.map_step(nid, node, finish)
-        if isinstance(node, Project):
-            def compute(k):
-                return finish(k, self.get(node.call, k)[node.k])
-        elif isinstance(node, Recurrence):
-            init = self.invariant_reader(node.init)
-            nxt = self.reader(node.next)
-
-            def compute(k):
-                return finish(k, init(k) if k == 0 else nxt(k - 1))
-        elif isinstance(node, LoopOut):  # structure/nesting: a run of the inner loop
-            def compute(k):
-                return finish(k, self.inner_element(node, k))
-        elif isinstance(node, Iterator) and self.masked:
-            def compute(k):
-                return finish(k, masked_iterate(self, node, k))
-        elif isinstance(node, Iterator):
-            def compute(k):
-                return finish(k, self.iterate(node, k))
-        else:  # pragma: no cover -- Demand refuses every other kind
+        """Element k of a member: its kind's step in the step table, bound to this run."""
+        step = entry(node).step
+        if step is None:  # pragma: no cover -- Demand refuses every other kind
             raise NotStatic(repr(node))
-        return compute
-
-    def map_step(self, nid, node, finish):
-        """Element k of a map: its function of the inputs' elements k (`stream/map`)."""
-        fn = node.fn
-        readers = [self.reader(a) for a in node.args]
-        if len(readers) == 1:
-            (r0,) = readers
-            apply = lambda k: fn(r0(k))  # noqa: E731
-        elif len(readers) == 2:
-            r0, r1 = readers
-            apply = lambda k: fn(r0(k), r1(k))  # noqa: E731
-        else:
-            apply = lambda k: fn(*[r(k) for r in readers])  # noqa: E731
-        return guarded_map_step(node, apply, finish)
+        return step(self, node, self.finisher(nid, node))
 
     def finisher(self, nid, node):
         """Store an element: read-only, memoised, checked in relaxed profiles, recorded."""
@@ -240,27 +210,20 @@ class Schedule:
         if plain:
             self.admitted[node.id] = shape
 
-    def iterate(self, node, k):
-        whole = self.invariant(node.source)
-        extent = axis_extent(node, whole)
-        index = extent - 1 - k if node.reverse else k
-        check_index(node, k, index, extent)
-        if node.axis == 0:
-            return whole[index]
-        return np.take(whole, index, axis=node.axis)
-
     # -- the run ------------------------------------------------------------------------------
     def run(self):
         loop = self.d.loop
         count = None
         if loop.count is not None:
-            count = self.m.count_value(loop, self.invariant(loop.count))
+            count = count_limit(loop, self.invariant(loop.count), self.m.readings["A4"],
+                                self.m.plan.profile)
         fuel = self.m.fuel
         watch = watch_for(self.d)  # laziness/fixed-point: may end the loop early
         fuel.before_first_trip(loop, count, may_settle=watch is not None and not watch.stacked)
         start = 0
-        if count is not None and loop.while_ is None:  # n is known before trip 0
-            start = batch_maps(self, count)  # stream/map: batched streams (batch.py)
+        options = self.m.options
+        if count is not None and loop.while_ is None and options.batch:  # n known before trip 0
+            start = batch_maps(self, count, options.max_batch_bytes)  # stream/map (batch.py)
         cond = loop.while_
         cond_local = cond is not None and cond in self.memo
         cond_memo = self.memo.get(cond)
@@ -276,9 +239,10 @@ class Schedule:
         i = start  # n when every trip's work was batched
         ordinary = None  # the loop's ordinary trips, compiled once it is hot (compiled.py)
         while True:
-            if deferred is None and not self.masked:  # masked steps are not compiled
-                ordinary = ordinary or trip_function(self, i)
+            if deferred is None and not self.masked and options.compile_after is not None:
+                ordinary = ordinary or trip_function(self, i, options.compile_after)
                 if ordinary is not None:
+                    self.compiled = True
                     i = ordinary(i, self.ordinary_until(i, stop, check_at))
             if stop is not None and i >= stop:
                 break
@@ -319,7 +283,8 @@ class Schedule:
         if deferred is not None:
             raise deferred
         self.stopped = i  # the outputs are read here; past a fixed point, equal to trip n's
-        return count if stop != count and i == stop else i
+        self.settled = stop != count and i == stop  # laziness/fixed-point cut it short
+        return count if self.settled else i
 
     def ordinary_until(self, i, stop, check_at):
         """The first trip from i on after which something is due: the stop, the fuel, the
