@@ -50,7 +50,7 @@ def save(exporter: str, case: str, model, feeds: dict, outputs: dict, about: str
 
     folder = os.path.join(CORPUS, exporter)
     os.makedirs(folder, exist_ok=True)
-    onnx.checker.check_model(model)
+    onnx.checker.check_model(model, full_check=True)
     names = [o.name for o in model.graph.output]
     if len(names) != len(outputs):
         raise SystemExit(f"{case}: {len(outputs)} answers for outputs {names}")
@@ -134,6 +134,118 @@ def make_tf():
         save("tf2onnx", case, model, feeds, outputs, about)
 
 
+# ---- jax (jax2onnx) ---------------------------------------------------------------------------
+
+def make_jax():
+    import jax
+    from jax2onnx import to_onnx
+    from jax_cases import CASES
+
+    for case, fn, feeds, about in chosen(CASES):
+        specs = [jax.ShapeDtypeStruct(np.shape(v), np.asarray(v).dtype) for v in feeds.values()]
+        model = to_onnx(fn, specs, model_name=case, input_names=list(feeds))
+        answer = jax.tree_util.tree_leaves(jax.jit(fn)(*feeds.values()))
+        outputs = {f"out{k}": np.asarray(v) for k, v in enumerate(answer)}
+        save("jax2onnx", case, loop_model(case, model), feeds, outputs, about)
+
+
+# ---- torch (dynamo exporter) ------------------------------------------------------------------
+
+def make_dynamo():
+    import torch
+    from torch.utils._pytree import tree_leaves
+    from torch_dynamo_cases import CASES
+
+    for case, module, feeds, about, *options in chosen(CASES):
+        args = tuple(torch.from_numpy(np.asarray(v)) for v in feeds.values())
+        options = dict(options[0]) if options else {}
+        if "dynamic_shapes" in options:  # {input: {axis: name}}: the names as torch Dims
+            options["dynamic_shapes"] = {k: {a: torch.export.Dim(d, min=2) for a, d in v.items()}
+                                         for k, v in options["dynamic_shapes"].items()}
+        torch._dynamo.reset()  # a nested while_loop fails to trace after another case's
+        with torch.no_grad():
+            answer = tree_leaves(module(*args))
+            program = torch.onnx.export(module, args, input_names=list(feeds), dynamo=True,
+                                        verbose=False, **options)
+        outputs = {f"out{k}": as_np(v) for k, v in enumerate(answer)}
+        save("torch_dynamo", case, loop_model(case, program.model_proto), feeds, outputs,
+             about)
+
+
+# ---- scikit-learn (skl2onnx) ---------------------------------------------------------------
+
+def make_skl():
+    from skl2onnx import to_onnx
+    from skl_cases import CASES
+
+    for case, (estimator, answer), x, about, options in chosen(CASES):
+        model = to_onnx(estimator, x[:1], options=options, target_opset=18)
+        name = model.graph.input[0].name
+        outputs = {f"out{k}": v for k, v in enumerate(answer(estimator, x))}
+        outputs = {k: np.asarray(v).astype(dtype_of(model.graph.output[j]))
+                   for j, (k, v) in enumerate(outputs.items())}
+        save("skl2onnx", case, loop_model(case, model), {name: x}, outputs, about)
+
+
+def dtype_of(value_info):
+    """The numpy dtype of a graph output that is a tensor."""
+    from onnx.helper import tensor_dtype_to_np_dtype
+    return tensor_dtype_to_np_dtype(value_info.type.tensor_type.elem_type)
+
+
+# ---- paddle (paddle2onnx) -------------------------------------------------------------------
+
+def make_paddle():
+    import tempfile
+
+    import onnx
+    import paddle
+    from paddle_cases import CASES
+
+    for case, layer, feeds, about in chosen(CASES):
+        specs = [paddle.static.InputSpec(list(np.shape(v)), str(np.asarray(v).dtype), k)
+                 for k, v in feeds.items()]
+        answer = layer(*[paddle.to_tensor(v) for v in feeds.values()])  # dygraph
+        answer = answer if isinstance(answer, (tuple, list)) else (answer,)
+        static = paddle.jit.to_static(layer, input_spec=specs, full_graph=True)
+        with tempfile.TemporaryDirectory() as tmp:
+            paddle.onnx.export(static, os.path.join(tmp, case), input_spec=specs,
+                               opset_version=17)
+            model = onnx.load(os.path.join(tmp, case + ".onnx"))
+        outputs = {f"out{k}": v.numpy() for k, v in enumerate(answer)}
+        save("paddle2onnx", case, loop_model(case, model), feeds, outputs, about)
+
+
+# ---- what every exporter's case goes through -------------------------------------------------
+
+def chosen(cases):
+    """The cases named in CORPUS_ONLY (comma-separated), or all of them."""
+    only = [c for c in os.environ.get("CORPUS_ONLY", "").split(",") if c]
+    return [c for c in cases if not only or c[0] in only]
+
+
+def loop_model(case, model):
+    """`model` when some graph of it holds a Loop, Scan or If; else the case is refused (an
+    exporter that unrolled the loop gives the corpus nothing to measure). Local functions
+    count."""
+    if not control_flow(model.graph) and not any(control_flow(f) for f in model.functions):
+        raise SystemExit(f"{case}: the exported model holds no Loop, Scan or If")
+    return model
+
+
+def control_flow(graph) -> list:
+    """The Loop, Scan and If nodes of `graph` (or of a function) and of its subgraphs, by op
+    type."""
+    found = []
+    for node in graph.node:
+        if node.op_type in ("Loop", "Scan", "If"):
+            found.append(node.op_type)
+        for attr in node.attribute:
+            for sub in ([attr.g] if attr.HasField("g") else []) + list(attr.graphs):
+                found += control_flow(sub)
+    return found
+
+
 # ---- the table -----------------------------------------------------------------------------
 
 def make_table():
@@ -143,7 +255,8 @@ def make_table():
 
 
 MAKERS = {"onnxscript": make_onnxscript, "torch": make_torch, "tf": make_tf,
-          "table": make_table}
+          "jax": make_jax, "dynamo": make_dynamo, "skl": make_skl,
+          "paddle": make_paddle, "table": make_table}
 
 if __name__ == "__main__":
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))

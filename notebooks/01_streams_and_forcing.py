@@ -3,8 +3,9 @@
 #
 # **You will be able to:** write out by hand the stream every tensor of a loop stands for;
 # predict which elements of each stream an evaluation forces, and in which order; explain why an
-# element no output needs is never computed, even when computing it would fail. Words in bold
-# are defined in the [glossary](README.md#glossary).
+# element no output needs is never computed, even when computing it would fail (in lazyloop's
+# default reading, A10); read a loop as a scan. Words in bold are defined in the
+# [glossary](README.md#glossary).
 #
 # In an imperative language a loop body runs, overwrites its variables, and runs again. TensorRT's
 # loops are specified differently: there are no variables to overwrite. Every tensor *inside* a
@@ -20,7 +21,7 @@
 # show which elements it actually computed, in which order. Rules met here:
 # `stream/invariant`, `stream/map`, `iterator/forward`, `iterator/reverse`, `recurrence/def`,
 # `stream/memo`, `stream/order`, `laziness/dead`, `iterator/bounds` (spec: `spec/10-streams.md`,
-# `spec/11-boundary-layers.md`, `spec/14-laziness.md`).
+# `spec/11-boundary-layers.md`, `spec/14-laziness.md`), and the ambiguities A10 and A11.
 
 # %%
 # %matplotlib inline
@@ -79,13 +80,16 @@ teach.draw_network(net, title="running_sum(): one loop, two outputs");
 
 # %% [markdown]
 # How to read the diagram: the shaded box is the loop. Boxes with square corners and a thick
-# border are its boundary layers; rounded boxes are ordinary layers. Edges run in the channels
-# between boxes; an edge that forks is one value read by several layers. Data enters the loop through the iterator (green) and the recurrence's
-# first input, and leaves it only through the loop outputs (blue). The dashed red arrow labelled
-# `next` is a back edge: the recurrence's second input, its *next value*. A loop has one back
-# edge per recurrence (this loop has one recurrence, `acc`), each starting at the layer that
-# computes that recurrence's next value — here `acc_next`. The constant
-# `[0.5]` sits outside the box, yet `prod` inside the loop reads it.
+# border are its boundary layers; rounded boxes are ordinary layers. Wires run in the channels
+# between the columns of boxes. Each input of a layer has an arrowhead of its own, top to
+# bottom in the order of the wires' sources; a wire that branches is one value read by several
+# layers, and two values' wires only ever cross, never join. Data enters the loop through the
+# iterator (green) and the recurrence's first input, and leaves it only through the loop
+# outputs (blue). The dashed red arrow labelled `next` is a back edge: the recurrence's second
+# input, its *next value*, on a wire and a lane of its own along the bottom of the loop. A loop
+# has one back edge per recurrence (this loop has one recurrence, `acc`), each starting at the
+# layer that computes that recurrence's next value — here `acc_next`. The constant `[0.5]` sits
+# outside the box, yet `prod` inside the loop reads it.
 #
 # ### The streams, by hand
 #
@@ -159,6 +163,63 @@ assert np.allclose(last_value(acc, n), ev.outputs["total"])
 assert np.allclose(concatenate(scaled, n), ev.outputs["scaled_rows"])
 
 # %% [markdown]
+# ### An iterator, a recurrence and a CONCATENATE make a scan
+#
+# `running_sum` is a **scan**, the loop that functional languages build in (JAX calls it
+# `lax.scan`): walk over `xs`, carry a value from step to step, and collect one output per
+# step. `f(carry, x)` returns the next carry and the step's output:
+
+# %%
+def scan(f, carry, xs):
+    """(final carry, the outputs stacked): for x in xs: carry, y = f(carry, x)."""
+    ys = []
+    for x in xs:
+        carry, y = f(carry, x)
+        ys.append(y)
+    return carry, np.stack(ys)
+
+def step(acc, row):
+    scaled = row * np.float32(0.5)
+    return acc + scaled, scaled
+
+final, ys = scan(step, np.zeros(3, np.float32), X)
+print("final carry:", final, "   lazyloop total:", ev.outputs["total"])
+assert np.allclose(final, ev.outputs["total"]) and np.allclose(ys, ev.outputs["scaled_rows"])
+
+# %% [markdown]
+# Piece by piece: `xs` is the iterator (`iterator/forward`), here as long as the COUNT; the
+# carry is the recurrence, `f`'s first result its next value (`recurrence/def`); the final
+# carry is `LAST_VALUE` (`output/last`) and `ys` is `CONCATENATE` of `f`'s second result
+# (`output/concat`). ONNX's `Scan` is this loop as one operator (notebook 6).
+#
+# One thing `scan` above allows and a TensorRT loop does not: a carry whose shape changes from
+# step to step. Under the TensorRT profile a recurrence's next value must have the dtype and
+# the shape of its initial value (`recurrence/def`), and the builder refuses any other at once.
+# ONNX's `Loop` text constrains the shapes of its scan outputs only, and every ONNX runtime lets
+# a carried value grow; lazyloop's ONNX frontend reads it so (ambiguity **A11**, default
+# `allow`), and its relaxed profiles check each element only against the declared type
+# (`structure/shapes`). A carry that doubles its length on each of two trips:
+
+# %%
+def doubling(profile, declared):
+    net = ll.Network(profile=profile)
+    s = net.add_input("s", ll.float32, declared)
+    loop = net.add_loop()
+    loop.add_trip_limit(const(net, 2, np.int32), ll.TripLimit.COUNT)
+    r = loop.add_recurrence(s)
+    twice = net.add_concatenation([r.get_output(0), r.get_output(0)]).get_output(0)
+    r.set_input(1, twice)                                   # the next carry: [r, r]
+    net.mark_output(loop.add_loop_output(r.get_output(0), ll.LoopOutput.LAST_VALUE).get_output(0))
+    return net
+
+try:
+    doubling("tensorrt", (1,))
+except ll.ShapeError as err:
+    print("TensorRT profile:", err)
+print("ONNX profile:    ", ll.evaluate(doubling("onnx", (None,)), {"s": np.array([1.0], np.float32)}))
+teach.show_ambiguity("A11")
+
+# %% [markdown]
 # `ll.evaluate(net, feeds)` returns just the outputs; `ll.run` returns an `Evaluation` that also
 # carries the `trace` of forced elements, the `defined` masks, the trip counts and the compiled
 # `plan`. In the plan every tensor is one stream node, and its repr reads like the expression
@@ -220,18 +281,32 @@ only_rows = ll.run(running_sum(mark=("scaled_rows",)), {"x": X})
 teach.plot_trace(only_rows, title="only scaled_rows is marked: acc and acc_next stay untouched");
 
 # %% [markdown]
-# Laziness is not an optimisation you may or may not get; it is part of the meaning. Here is a
-# loop of six trips over a matrix of four rows. `iterator/bounds` says that forcing an element
-# past the end of the iterated axis is an error — but only *when it is forced*:
+# ## Errors in elements nobody asks for (`iterator/bounds`, A10)
+#
+# Two sentences of TensorRT's guide meet here (seed `004`). Its formal semantics says that the
+# elements of a loop's sequences "are evaluated lazily, meaning as needed"; its description of
+# the iterator says that iterating beyond the tensor's bounds is invalid. Is a loop of six trips
+# over a matrix of four rows invalid even when nothing needs rows 4 and 5? The guide does not
+# say, and the ambiguity register keeps both answers as **A10**. lazyloop's default reading,
+# `lazy`, follows the formal semantics: `iterator/bounds` makes *forcing* an element past the
+# end an error, so a loop no output needs does no work and raises nothing, while one whose
+# output needs row 4 raises. The other reading, `eager`, is what ONNX and OpenVINO runtimes do
+# (they run every node of the body on every trip): there the loop fails whatever is marked.
 
 # %%
 too_long = running_sum(count=6, rows=4, mark=())     # nothing marked at all
-print(ll.run(too_long, {"x": X}).trace)              # a loop no output needs does no work
+print("lazy, nothing marked:  trace", ll.run(too_long, {"x": X}).trace)   # no work, no error
 
 try:
     ll.run(running_sum(count=6, rows=4, mark=("total",)), {"x": X})
 except ll.IteratorOutOfBounds as err:
-    print(type(err).__name__, ":", err)
+    print("lazy, total marked:   ", type(err).__name__, ":", err)
+
+try:
+    ll.run(too_long, {"x": X}, readings={"A10": "eager"})
+except ll.IteratorOutOfBounds as err:
+    print("eager, nothing marked:", type(err).__name__)
+teach.show_ambiguity("A10")
 
 
 # %% [markdown]

@@ -14,14 +14,21 @@
 # * `trip/while` — `WHILE(X)`: `n` is the **least** index with `X_n` false. `X_0, X_1, …, X_n` are
 #   forced, in order — including `X_n`, the check that fails — and nothing after it.
 # * `trip/both` — with both: for `j = 0, 1, …` stop at `j = count`, else force `X_j` and stop if it
-#   is false. So `n = min(count, first false)`, and `X_count` is never forced. That last part is
-#   lazyloop's reading: the TensorRT guide says that both limits apply but not in which order
-#   they are checked; lazyloop checks the count first, so that a loop with a COUNT never reaches
-#   past it (`spec/12-trip-limits.md`).
+#   is false. So `n = min(count, first false)`, and `X_count` is never forced.
+#
+# That last rule is lazyloop's reading, not the guide's. TensorRT's guide (seed `004`) allows at
+# most one limit of each kind, so a loop may have one COUNT and one WHILE, but it defines `n`
+# separately for the two: for a counted loop, the count; for a while loop, the least `n` with
+# `X_n` false. It never says what `n` is for a loop with both. The ambiguity register keeps
+# lazyloop's answer as **A40**: its default reading `count-first` is `n = min(count, first
+# false)` with the count looked at first — the order ONNX's and OpenVINO's loop texts write,
+# `i < M && cond` — so that a loop with a COUNT never reaches past it; the other reading,
+# `condition-first`, gives the same `n` but also forces `X_count` (`spec/12-trip-limits.md`).
 #
 # This notebook answers two questions that trip people up: *how many times is the condition
 # evaluated* (n + 1), and *why did my while loop run one time too many*. Spec:
-# `spec/12-trip-limits.md`; also `structure/while-input`, `structure/limits` and ambiguity A4.
+# `spec/12-trip-limits.md`; also `structure/while-input`, `structure/limits` and ambiguities A4
+# and A40.
 
 # %%
 # %matplotlib inline
@@ -177,6 +184,18 @@ print("total =", ev.outputs["total"], "  forced positive_j for j in", teach.forc
 teach.plot_trace(ev);
 
 # %% [markdown]
+# Under A40's other reading, `condition-first`, the same loop reads the condition at index 4
+# too, before it looks at the count, and that check needs `x[4]`:
+
+# %%
+try:
+    ll.run(sum_while_positive("onnx", count=4), {"x": np.array([1, 2, 3, 4], np.float32)},
+           readings={"A40": "condition-first"})
+except ll.IteratorOutOfBounds as err:
+    print("A40 = condition-first:", err)
+teach.show_ambiguity("A40")
+
+# %% [markdown]
 # Back to the counter. Whichever limit is reached first decides `n`:
 
 # %%
@@ -300,8 +319,9 @@ if teach.exercise("02.1", answer_1):
           " small forced at", teach.forced(ev, "small"))
 
 # %% [markdown]
-# **Exercise 2.2.** `counter(count=2)` has both limits (COUNT 2, WHILE `i < 3`). At which indices
-# is `keep_going` forced? A list of indices, in order.
+# **Exercise 2.2.** `counter(count=4, limit=6)` has both limits (COUNT 4, WHILE `i < 6`). Under
+# the default reading of A40, at which indices is `keep_going` forced? A list of indices, in
+# order.
 
 # %%
 # ✎ Exercise 2.2: a list of indices
@@ -309,7 +329,8 @@ answer_2 = ...
 
 # %%
 if teach.exercise("02.2", answer_2):
-    print("keep_going forced at", teach.forced(ll.run(counter(count=2), {}), "keep_going"))
+    print("keep_going forced at", teach.forced(ll.run(counter(count=4, limit=6), {}),
+                                               "keep_going"))
 
 # %% [markdown]
 # **Exercise 2.3.** `carried_condition(from_updated=False, limit=5)`: the condition for the next

@@ -4,7 +4,8 @@
 # **You will be able to:** predict the value and the shape of every kind of loop output for any
 # trip count, including zero; say which positions of a padded output are undefined and why a
 # comparison must ignore them; tell a carried final value (defined after zero trips) from the
-# last value of a body result (undefined after zero trips). Terms: see the
+# last value of a body result (undefined after zero trips); write a whole loop — its limits and
+# its three kinds of output — as fifteen lines of plain Python. Terms: see the
 # [glossary](README.md#glossary).
 #
 # Streams live inside the loop; a loop-output layer is the only way to get a tensor out
@@ -18,8 +19,9 @@
 # * `output/reverse` — `REVERSE`: the same, newest element first.
 #
 # The padding "contains arbitrary values", says TensorRT's guide. lazyloop does not make a number
-# up: those positions are **undefined**. They hold a fill value that is easy to spot (NaN for
-# floats, the minimum for signed ints), and `ll.run` returns a `defined` mask that is `False` there.
+# up: those positions are **undefined**. They hold a fill value that is easy to spot (spec/13's
+# fill table: NaN for floats, the minimum for signed integers, the maximum for unsigned ones,
+# `True` for bool), and `ll.run` returns a `defined` mask that is `False` there.
 # Spec: `spec/13-outputs.md`; ambiguity A1.
 
 # %%
@@ -92,12 +94,20 @@ print("stacked, as lazyloop means it:\n", teach.masked(ev.outputs["stacked"], ev
 # `axis=1` it is `[[a, d], [b, e], [c, f]]`.
 
 # %%
-fig, axes = __import__("matplotlib.pyplot").pyplot.subplots(1, 3, figsize=(11, 2.6))
-for ax, (kind, axis) in zip(axes, [(CONCAT, 0), (CONCAT, 1), (REVERSE, 0)]):
+import matplotlib.pyplot as plt
+
+fig, axes = plt.subplots(1, 3, figsize=(11, 3.0))
+trips = {(CONCAT, 0): ("position in the element", "row i: trip i (new axis 0)"),
+         (CONCAT, 1): ("column i: trip i (new axis 1)", "position in the element"),
+         (REVERSE, 0): ("position in the element", "row i: trip n-1-i (new axis 0)")}
+for ax, (kind, axis) in zip(axes, trips):
     ev = ll.run(outputs(3, kind=kind, axis=axis), {"x": X})
-    teach.plot_masked(ev.outputs["stacked"], ev.defined["stacked"], ax=ax,
+    xlabel, ylabel = trips[kind, axis]
+    teach.plot_masked(ev.outputs["stacked"], ev.defined["stacked"], ax=ax, xlabel=xlabel,
+                      ylabel=ylabel,
                       title=f"{kind.name}, axis={axis}: shape {ev.outputs['stacked'].shape}")
 fig.tight_layout()
+teach.undefined_legend(fig, bbox_to_anchor=(0.01, 0.0));
 
 # %% [markdown]
 # ## REVERSE and its padding (ambiguity A1)
@@ -130,13 +140,21 @@ print("\nzero trips: last =", ev.outputs["last"])
 print(teach.masked(ev.outputs["stacked"], ev.defined["stacked"]))
 
 # %% [markdown]
-# Integers have no NaN; their undefined positions hold the minimum value of the dtype, which is
-# just as conspicuous if it leaks into arithmetic:
+# Integers have no NaN. spec/13's fill table (`spec/13-outputs.md`, "Fill values") gives signed
+# integers the minimum of their dtype, unsigned integers the maximum and `bool` the value
+# `True`: values as conspicuous as a NaN if they leak into arithmetic. Two of them below (the
+# TensorRT profile takes no 8-bit loop values, A6, so the `uint8` loop runs in the relaxed
+# `"onnx"` profile), and the fill of each kind of dtype as `lazyloop/core/undefined.py` chooses
+# it:
 
 # %%
-ev = ll.run(outputs(2, dtype=ll.int32), {"x": X.astype(np.int32)})
-print(ev.outputs["stacked"])
-print(teach.masked(ev.outputs["stacked"], ev.defined["stacked"]))
+from lazyloop.core.undefined import fill_value
+
+for dtype, profile in ((np.int32, "tensorrt"), (np.uint8, "onnx")):
+    ev = ll.run(outputs(2, length=3, dtype=dtype, profile=profile), {"x": X.astype(dtype)})
+    print(f"{np.dtype(dtype).name}: {ev.outputs['stacked'].tolist()}")
+    print(teach.masked(ev.outputs["stacked"], ev.defined["stacked"]))
+print({np.dtype(d).name: fill_value(d) for d in (np.float32, np.int32, np.int8, np.uint8, np.bool_)})
 
 # %% [markdown]
 # ## LAST_VALUE of something that is not a recurrence
@@ -171,6 +189,91 @@ teach.print_plan(ev)
 # %% [markdown]
 # The plan shows the hidden pieces: `last_trip(v) = Recurrence(undefined(v), v)` and
 # `last = LastValue(last_trip(v))`, i.e. `⟨?, v_0, v_1, …⟩` read at `n`.
+
+# %% [markdown]
+# ## The whole loop in plain Python
+#
+# Everything so far fits in one function of fifteen lines: the trip limits of notebook 2 decide
+# `n` (the count looked at first, A40's default reading), the recurrences step from their
+# initial values, each trip's values are kept, and the three kinds of output read them.
+# `keep_going(state)` is the WHILE input, computed from the recurrences
+# (`structure/while-input`); undefined padding is NaN here, as in lazyloop's float outputs.
+
+# %%
+def reference_loop(state, body, count=None, keep_going=None, outputs=()):
+    """A loop, eagerly: `state` holds the recurrences' initial values; `body(state, j)` returns
+    the next state and trip j's values. `outputs`: (name, kind, key, length, element shape)."""
+    n, trips = 0, []
+    while (count is None or n < count) and (keep_going is None or keep_going(state)):
+        state, values = body(state, n)                         # recurrence/def, stream/map
+        trips.append(values)
+        n += 1                                                 # trip/count, trip/while, trip/both
+    result = {}
+    for name, kind, key, length, shape in outputs:
+        if kind == "LAST_VALUE":
+            result[name] = state[key]                          # output/last: element n
+            continue
+        assert length >= n, "a runtime error: the length is less than n"       # structure/length
+        rows = [t[key] for t in (trips[::-1] if kind == "REVERSE" else trips)]  # output/reverse
+        result[name] = np.stack(rows + [np.full(shape, np.nan)] * (length - n))  # output/concat
+    return n, result
+
+
+# %% [markdown]
+# The same loop with lazyloop: `v` iterates over the rows of `x`, `acc` sums them, `t` sums
+# their elements, and the loop may have a COUNT, a WHILE `t < bound`, or both.
+
+# %%
+def whole_loop(count=None, bound=None, length=4):
+    net = ll.Network()
+    x = net.add_input("x", ll.float32, (4, 3))
+    loop = net.add_loop()
+    v = loop.add_iterator(x).get_output(0)
+    acc = loop.add_recurrence(const(net, np.zeros(3), np.float32))
+    acc.set_input(1, net.add_elementwise(acc.get_output(0), v, SUM).get_output(0))
+    t = loop.add_recurrence(const(net, 0.0, np.float32))
+    row_sum = net.add_reduce(v, ll.ReduceOperation.SUM, 1, False).get_output(0)
+    t.set_input(1, net.add_elementwise(t.get_output(0), row_sum, SUM).get_output(0))
+    if count is not None:
+        loop.add_trip_limit(const(net, count), ll.TripLimit.COUNT)
+    if bound is not None:
+        below = net.add_elementwise(t.get_output(0), const(net, bound, np.float32),
+                                    ll.ElementWiseOperation.LESS).get_output(0)
+        loop.add_trip_limit(below, ll.TripLimit.WHILE)
+    outs = {"last": loop.add_loop_output(acc.get_output(0), LAST)}
+    for name, kind in (("stacked", CONCAT), ("reversed", REVERSE)):
+        outs[name] = loop.add_loop_output(v, kind, 0)
+        outs[name].set_input(1, const(net, length))
+    for name, layer in outs.items():
+        layer.get_output(0).name = name
+        net.mark_output(layer.get_output(0))
+    return net
+
+def body(state, j):
+    v = X[j]
+    return {"acc": state["acc"] + v, "t": state["t"] + v.sum()}, {"v": v}
+
+shapes = [("last", "LAST_VALUE", "acc", None, None), ("stacked", "CONCATENATE", "v", 4, (3,)),
+          ("reversed", "REVERSE", "v", 4, (3,))]
+for count, bound in ((3, None), (None, 20.0), (3, 20.0), (1, 20.0), (0, None)):
+    n, expected = reference_loop({"acc": np.zeros(3, np.float32), "t": np.float32(0)}, body,
+                                 count, None if bound is None else (lambda s: s["t"] < bound),
+                                 shapes)
+    ev = ll.run(whole_loop(count, bound), {"x": X})
+    for name in expected:
+        np.testing.assert_array_equal(ev.outputs[name], expected[name])   # NaN == NaN here
+    limits = " and ".join(([f"COUNT {count}"] if count is not None else []) +
+                          ([f"WHILE t < {bound:g}"] if bound is not None else []))
+    reversed_ = teach.masked(ev.outputs["reversed"], ev.defined["reversed"]).replace("\n", "")
+    print(f"{limits:<24} n = {n} (lazyloop: {ev.trips['loop0'][0][1]}), reversed = {reversed_}")
+
+# %% [markdown]
+# The row sums of `x` are 6, 15, 24 and 33, so `t = ⟨0, 6, 21, …⟩` and `t < 20` first fails at
+# index 2: `n = 2` with the WHILE alone, and with `COUNT = 3` too; `COUNT = 1` stops first.
+# `reference_loop` differs from lazyloop in *how* it computes, not in *what*: it runs every
+# trip's body eagerly and keeps every value, while lazyloop forces only the elements an output
+# asks for (notebook 1). The values agree, and so do the errors whenever the eager loop meets
+# one on a trip lazyloop also forces (ambiguity A10).
 #
 # ## Exercises: predict, then check
 #

@@ -153,7 +153,7 @@ try:
     ll.run(tangled(), {})
 except ll.StructureError as err:
     print(err)
-teach.draw_network(tangled());
+teach.draw_network(tangled(), title="tangled(): loop0 reads rb, loop1 reads ra");
 
 # %% [markdown]
 # A related rule, `structure/exit`: a value leaves a loop only through a loop-output layer.
@@ -291,8 +291,8 @@ fig.tight_layout()
 # Each ✎ cell ships as `answer = ...`: replace `...` with your prediction and run the check cell.
 # A wrong answer gets a hint naming the rule; a right one shows what lazyloop did.
 #
-# **Exercise 4.1.** In `row_sums(rows=3, cols=4)`, how many elements of the stream `acc` are
-# forced, counting every activation of the inner loop?
+# **Exercise 4.1.** In `row_sums(rows=4, cols=2)` — four rows of two — how many elements of the
+# stream `acc` are forced, counting every activation of the inner loop?
 
 # %%
 # ✎ Exercise 4.1: a count
@@ -300,7 +300,7 @@ answer_1 = ...
 
 # %%
 if teach.exercise("04.1", answer_1):
-    ev = ll.run(row_sums(), {"m": M})
+    ev = ll.run(row_sums(rows=4, cols=2), {"m": np.arange(8, dtype=np.float32).reshape(4, 2)})
     print({act: ix for act, ix in teach.forced(ev, "acc", activation=None).items()})
 
 # %% [markdown]

@@ -3,16 +3,30 @@
 #
 # **You will be able to:** build a recurrent network from loop layers (an iterator, two
 # recurrences, loop outputs) and check it against a plain numpy loop; tell apart the stream `h`
-# and the stacked next values `states` (off by one index); predict the shapes of the loop's
-# outputs and how many elements each stream forces. Terms: see the
+# and the stacked next values `states`; predict the shapes of the loop's outputs and how many
+# elements each stream forces; say what TensorRT's guide does not let a loop do. Terms: see the
 # [glossary](README.md#glossary).
 #
 # TensorRT removed its prefabricated RNN layer in version 10; recurrent networks are now written
-# with the loop API. Its char-RNN sample (`SampleCharRNNLoop::addLSTMCell`) does it with one
-# iterator over the input sequence, two recurrences for the hidden state `h` and the cell state
-# `c`, a handful of ordinary layers for the gates, and loop outputs for the results.
-# `lazyloop.models.build_lstm` builds the same thing with lazyloop's TensorRT-style builder, and
-# `lazyloop.models.numpy_lstm` is a plain numpy `for` loop to check it against.
+# with the loop API. Its char-RNN sample (`samples/sampleCharRNN/sampleCharRNN.cpp`,
+# `SampleCharRNNLoop::addLSTMCell`) does it with one iterator over the input sequence, two
+# recurrences for the hidden state `h` and the cell state `c`, ordinary layers for the gates,
+# and loop outputs for the results. `lazyloop.models.build_lstm` has the same loop structure —
+# `COUNT(seq)`, the iterator, the two recurrences, `CONCATENATE` of the next `h` and
+# `LAST_VALUE` of `h` and `c` — but computes the gates with other layers:
+#
+# | | the sample's `addLSTMCell` | `build_lstm` |
+# |---|---|---|
+# | products | two: `x_t` by the input weights, `h_t` by the recurrent weights, then added | one: `[x_t, h_t]` (joined) by the input weights stacked over the hidden weights |
+# | biases | two, input and recurrent, added | one |
+# | gate order along the `4H` columns | input, cell, forget, output | input, forget, cell, output (`GATES`) |
+#
+# They compute the same function once the weights are laid out to match:
+# $x W_x + h W_h = [x, h] \begin{bmatrix} W_x \\ W_h \end{bmatrix}$, two biases add up to one,
+# and swapping the cell and forget column blocks turns one gate order into the other. (The
+# sample also stacks two such layers and looks the character embedding up on the host; here
+# the look-up is a gather in the network, and there is one layer.)
+# `lazyloop.models.numpy_lstm` is a plain numpy `for` loop to check `build_lstm` against.
 #
 # This notebook wraps the LSTM the way a character model does — an embedding look-up before the
 # loop, a projection to one score per character after it — evaluates it, checks it against numpy,
@@ -48,6 +62,27 @@ print(f"{SEQ} characters, vocabulary of {V}; gate order along the 4*H columns: {
 
 
 # %% [markdown]
+# ## The cell, as equations
+#
+# Indexed as streams, `h = ⟨h_0, h_1, …⟩` with `h_0` the initial state, trip *t* reads `x_t`,
+# `h_t` and `c_t` and computes the next state. $\sigma$ is the logistic sigmoid, $\odot$ the
+# element-wise product, and $z^{(k)}$ the $k$-th block of $H$ columns of $z$ in `GATES` order:
+#
+# $$
+# \begin{aligned}
+# z_t &= [x_t,\ h_t] \begin{bmatrix} W_x \\ W_h \end{bmatrix} + b \\
+# i_t &= \sigma\big(z_t^{(0)}\big) \qquad f_t = \sigma\big(z_t^{(1)}\big) \qquad
+# g_t = \tanh\big(z_t^{(2)}\big) \qquad o_t = \sigma\big(z_t^{(3)}\big) \\
+# c_{t+1} &= f_t \odot c_t + i_t \odot g_t \\
+# h_{t+1} &= o_t \odot \tanh\big(c_{t+1}\big)
+# \end{aligned}
+# $$
+#
+# `i` (input) decides how much of the candidate `g` is written into the cell, `f` (forget) how
+# much of the old cell is kept, `o` (output) how much of the squashed cell is shown as `h`.
+# In the loop, `c_{t+1}` and `h_{t+1}` are computed on trip *t*, as elements of the next values
+# `c_next` and `h_next` (`recurrence/def`).
+#
 # ## Building the network
 #
 # Outside the loop: gather the embeddings of the tokens and reshape them to
@@ -58,7 +93,7 @@ print(f"{SEQ} characters, vocabulary of {V}; gate order along the 4*H columns: {
 # loop, one matrix multiply turns every hidden state into scores over the vocabulary.
 
 # %%
-def char_model(seq=SEQ):
+def char_model(seq=SEQ, outputs=("scores", "states", "h_final")):
     net = ll.Network()
     ids = net.add_input("tokens", ll.int32, (seq,))
     table = net.add_constant(embedding.shape, embedding).get_output(0)
@@ -72,7 +107,8 @@ def char_model(seq=SEQ):
     scores.name = "scores"                                             # [seq, 1, V]
     lstm.sequence.name, lstm.hidden.name = "states", "h_final"
     for t in (scores, lstm.sequence, lstm.hidden):
-        net.mark_output(t)
+        if t.name in outputs:
+            net.mark_output(t)
     name_streams(net)
     return net
 
@@ -87,13 +123,26 @@ def name_streams(net):
     for layer, name in zip(squashed, ("i", "f", "g", "o", "tanh_c")):
         layer.get_output(0).name = name
 
+def lstm_loop(seq=SEQ):
+    """build_lstm's loop alone, over an input sequence of embeddings [seq, 1, embed]."""
+    net = ll.Network()
+    x = net.add_input("embedded", ll.float32, (seq, 1, EMBED))
+    lstm = build_lstm(net, x, weights)
+    lstm.sequence.name, lstm.hidden.name = "states", "h_final"
+    net.mark_output(lstm.sequence)
+    net.mark_output(lstm.hidden)
+    name_streams(net)
+    return net
+
 net = char_model()
-teach.draw_network(net, title="the char-model: embedding, an LSTM loop, a projection");
+teach.draw_network(lstm_loop(), title="the LSTM loop of the char-model (build_lstm)");
 
 # %% [markdown]
-# The two dashed back edges are the LSTM's memory: `h_next` feeds `h` and `c_next` feeds `c` on
-# the next trip. Everything else in the box is a `stream/map`: the same layer applied to element
-# *t* of its inputs. The weight constants outside the box are invariants, the same on every trip.
+# The diagram shows the loop alone: in the char-model the input `embedded` is the gather of the
+# embeddings and `states` goes on to the projection. The two dashed back edges are the LSTM's
+# memory: `h_next` feeds `h` and `c_next` feeds `c` on the next trip. Everything else in the box
+# is a `stream/map`: the same layer applied to element *t* of its inputs. The weight constants
+# outside the box are invariants, the same on every trip.
 #
 # ## Evaluating, and checking against numpy
 #
@@ -117,13 +166,13 @@ print("lazyloop and numpy agree on", sorted(fast))
 # %% [markdown]
 # ## The hidden state over time
 #
-# `states[t]` is `h_{t+1}`, the hidden state after reading character *t*. Each line is one of the
-# 16 units; the heat map shows the same numbers as a picture.
+# `states[t]` is the hidden state after reading character *t*. Each line is one of the 16 units;
+# the heat map shows the same numbers as a picture.
 
 # %%
 h = fast["states"][:, 0, :]
 fig, (top, bottom) = plt.subplots(2, 1, figsize=(11, 6), sharex=True)
-teach.plot_sequence(h, ax=top, title="states[t] = h_{t+1}, the hidden state after character t;"
+teach.plot_sequence(h, ax=top, title="states[t], the hidden state after character t;"
                     " one line per unit", xlabel="")
 teach.plot_sequence(h, ax=bottom, kind="heatmap", title="the same as a heat map",
                     xlabel="character read")
@@ -167,13 +216,59 @@ print("states:", out0["states"].shape, "  h_final:", out0["h_final"].shape,
       "all zero:", not out0["h_final"].any())
 
 # %% [markdown]
+# ## What TensorRT's guide does not let a loop do
+#
+# The guide ends its chapter on loops with limitations (seed `004`, *Limitations*). None of
+# them changes what a loop means — lazyloop's answers are the same either way — but each
+# decides whether TensorRT builds a network like this one, and what running it costs.
+#
+# 1. **Memory with dynamic shapes.** A loop that refers to more than one dynamic dimension may
+#    take more memory than expected: TensorRT allocates the loop's tensors as if every dynamic
+#    dimension had the largest value of any of them (the guide's example: tensors `[4, x, y]` and
+#    `[6, y]` are allocated as `[4, m, m]` and `[6, m]`, `m = max(x, y)`). Give this LSTM a
+#    dynamic sequence length of up to 512 and a dynamic batch of up to 8, and the rule, applied
+#    by hand below, allocates each state as if the batch were 512 too.
+# 2. **FP32 and FP16 only.** "The loop API supports only FP32 and FP16 precision" — yet the
+#    same guide feeds a WHILE limit a bool and a COUNT an int32. The ambiguity register keeps
+#    the two readings as **A6** (`profile/tensorrt-dtypes`): by default (`profile`) floating
+#    point loop values must be FP32 or FP16 while bool and int32/int64 serve as conditions and
+#    counters; `fp-only` takes the sentence literally. Under both, a float64 LSTM is refused.
+# 3. **`LAST_VALUE` reads a recurrence.** Its input must be the output of a recurrence layer
+#    (`structure/last-value`, notebook 3).
+
+# %%
+def allocated(shapes, bounds):
+    """Elements per tensor under the guide's rule: each dynamic dimension (a name in `bounds`)
+    sized as the largest bound of all of them."""
+    largest = max(bounds.values())
+    return {k: int(np.prod([largest if d in bounds else d for d in shape]))
+            for k, shape in shapes.items()}
+
+loop_tensors = {"x_t": ("batch", EMBED), "h": ("batch", HIDDEN), "c": ("batch", HIDDEN),
+                "z": ("batch", 4 * HIDDEN)}
+bounds = {"seq": 512, "batch": 8}
+needed = allocated(loop_tensors, {"batch": bounds["batch"]})
+for k, v in allocated(loop_tensors, bounds).items():
+    print(f"{k:<4} needs {needed[k]:>5} floats, allocated as {v:>6} ({v // needed[k]} times)")
+
+x64 = ll.Network()
+lstm64 = build_lstm(x64, x64.add_input("x", ll.float64, (SEQ, 1, EMBED)),
+                    LSTMWeights.random(EMBED, HIDDEN, seed=3, dtype=np.float64))
+x64.mark_output(lstm64.hidden)
+try:
+    ll.compile_network(x64)                 # the checks every evaluation starts with
+except ll.StructureError as err:
+    print("\nfloat64:", err)
+teach.show_ambiguity("A6")
+
+# %% [markdown]
 # ## Exercises: predict, then check
 #
 # Each ✎ cell ships as `answer = ...`: replace `...` with your prediction and run the check cell.
 # A wrong answer gets a hint naming the rule; a right one shows what lazyloop did.
 #
-# **Exercise 5.1.** How many elements of the stream `h` does `ll.run` force for this text (of
-# 29 characters, one trip each)?
+# **Exercise 5.1.** `char_model(seq=7, outputs=("states",))` reads a 7-character prefix and marks
+# only `states` — not `h_final`. How many elements of the stream `h` does `ll.run` force?
 
 # %%
 # ✎ Exercise 5.1: a count
@@ -181,7 +276,8 @@ answer_1 = ...
 
 # %%
 if teach.exercise("05.1", answer_1):
-    print("h forced at", teach.forced(ev, "h"))
+    ev7 = ll.run(char_model(seq=7, outputs=("states",)), {"tokens": tokens[:7]})
+    print("h forced at", teach.forced(ev7, "h"), "  h_next forced at", teach.forced(ev7, "h_next"))
 
 # %% [markdown]
 # **Exercise 5.2.** `char_model(seq=7)` reads a 7-character prefix. What shape does its output

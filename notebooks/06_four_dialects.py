@@ -217,15 +217,21 @@ print(teach.side_by_side({k: teach.outline(lowered[k]) for k in names[:2]}))
 print()
 print(teach.side_by_side({k: teach.outline(lowered[k]) for k in names[2:]}))
 
+# %% [markdown]
+# The four lowerings drawn, one figure each (the shaded box is the loop, the dashed red wires
+# its back edges, as in notebook 1):
+
 # %%
-teach.draw_plans(lowered, ncols=2, width=9, height=5.5);
+for title, plan in lowered.items():
+    teach.draw_plan(plan, title=f"{title}, lowered")
 
 
 # %% [markdown]
 # ### Same streams
 #
 # Whatever the dialect, the carried value is the stream ⟨0, x₀, x₀+x₁, …⟩ and `total` reads its
-# element `n = 4`. The traces agree on which elements of that recurrence were forced:
+# element `n = 4`. Each frontend's `run` records the forcing trace when asked (`trace=True`), and
+# the four traces agree on which elements of that recurrence were forced: 0 to 4.
 
 # %%
 def carried_stream(plan):
@@ -237,11 +243,14 @@ runs = {
     "TensorRT-style": ll.run(trt_net, {"x": X}),
     "ONNX Loop": lazyloop.onnx.run(onnx_loop, {"x": X, "M": M4}, trace=True).evaluation,
     "ONNX Scan": lazyloop.onnx.run(onnx_scan, {"x": X}, trace=True).evaluation,
-    "OpenVINO Loop": lazyloop.openvino.run(ov_model, {"x": X, "M": M4}).evaluation,
+    "OpenVINO Loop": lazyloop.openvino.run(ov_model, {"x": X, "M": M4}, trace=True).evaluation,
 }
+forced_at = {}
 for who, ev in runs.items():
     stream = carried_stream(ev.plan)
-    print(f"{who:<15} {stream:<28} forced at {teach.forced(ev, stream)}")
+    forced_at[who] = teach.forced(ev, stream)
+    print(f"{who:<15} {stream:<28} forced at {forced_at[who]}")
+assert all(f == [0, 1, 2, 3, 4] for f in forced_at.values())
 
 # %% [markdown]
 # ## Where the dialects part
@@ -278,10 +287,12 @@ except RuntimeError as err:
 # %% [markdown]
 # ### Zero trips (A5, A3)
 #
-# With `M = 0`, ONNX returns the initial carried value and an empty scan output. OpenVINO's CPU
-# plugin runs zero-trip loops too, but OpenVINO's reference implementation refuses them: register
-# entry A5, default "execute". An output *by last iteration* of a result without a back edge has
-# no value after zero trips (A3): lazyloop marks it undefined instead of inventing one.
+# With `M = 0`, ONNX returns the initial carried value and an empty scan output. OpenVINO's
+# `Loop-5` specification allows the body to run zero times (seed `001`), but OpenVINO's
+# reference implementation refuses such a loop: register entry A5, default "execute". What the
+# CPU plugin does depends on where the 0 comes from — see below. An output *by last iteration*
+# of a result without a back edge has no value after zero trips (A3): lazyloop marks it
+# undefined instead of inventing one.
 
 # %%
 teach.show_ambiguity("A5", "A3")
@@ -323,8 +334,16 @@ print("lazyloop, constant 0: ", lazyloop.openvino.evaluate(openvino_running_sum(
 
 # %% [markdown]
 # A negative exit code is the signal that ended the child process (−8 is `SIGFPE`, a floating
-# point exception). A crash on a legal model is not an ambiguity: it is the kind of finding the
-# differential testing of the next notebook is for.
+# point exception). So, with the OpenVINO version printed above, exactly this works and this
+# does not:
+#
+# * **works** — the trip count 0 given at run time (the Parameter `M = 0`): the CPU plugin runs
+#   zero trips and returns what lazyloop returns, the initial value and an empty concatenation;
+# * **crashes** — the same loop with a *constant* trip count of 0, known when the model is
+#   compiled: the plugin's process dies with `SIGFPE` (spec/50-findings.md, OV-3).
+#
+# A crash on a legal model is not an ambiguity: it is the kind of finding the differential
+# testing of the next notebook is for.
 
 # %% [markdown]
 # ### The other entries that separate the dialects

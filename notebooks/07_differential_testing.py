@@ -16,8 +16,13 @@
 # * Values are compared only where lazyloop says they are **defined**: CONCATENATE padding and
 #   last values of loops that never ran can hold anything (notebook 3).
 # * Dtypes and shapes must match exactly; floats within `rtol=1e-4, atol=1e-5`.
-# * A backend that refuses to load a model is *unsupported*; one that accepts it and then fails,
-#   crashes, hangs, or returns something else, *disagrees*.
+# * A program is *unsupported* only when the backend says that it does not support something
+#   in it: its `run` raises `dt.Unsupported` — the built-in backends do so when loading fails
+#   with a message that names an unimplemented or unsupported op, type or attribute, or when
+#   OpenVINO refuses to construct one of the model's nodes. Any other failure to load a valid
+#   model (an internal error, an assertion: `LoadFailed`) is a disagreement, and so is a
+#   backend that accepts the model and then fails, crashes, hangs, or returns something else
+#   (spec/51-difftest.md, step 5 "Classify"; the table below lists `error:LoadFailed` findings).
 # * Each disagreement is **shrunk** by hypothesis to a minimal program; minimal programs are
 #   grouped by their **root cause** (format, loop constructs, the rules that decide the trips,
 #   what went wrong), one finding per root cause. If one of the ambiguity register's other
@@ -132,7 +137,8 @@ assert len(loop_actual[out]) == len(loop_f.expected[out]) + 1   # one element pe
 # with lazyloop's undefined positions (none here) hatched:
 
 # %%
-campaign.plot_expected_actual(loop_f, loop_actual, title="planted fault: a scan output");
+campaign.plot_expected_actual(loop_f, loop_actual, title="planted fault: a scan output",
+                              xlabel="trip (axis 0 of the scan output)");
 
 # %% [markdown]
 # The same fault also changes carried values, in programs without a scan output (exercise 7.2
@@ -177,10 +183,12 @@ show(scan_f, scan_actual)
 (out_s,) = scan_f.expected
 assert "iterator/reverse" in scan_f.key[2]
 assert np.array_equal(scan_actual[out_s], scan_f.expected[out_s][::-1])
-campaign.plot_expected_actual(scan_f, scan_actual, title="planted fault: a reversed scan input");
+campaign.plot_expected_actual(scan_f, scan_actual, title="planted fault: a reversed scan input",
+                              ylabel="trip (axis 0 of the scan output)",
+                              xlabel="position in the element (axis 1)");
 
 # %%
-print(teach.rule_text("iterator/reverse", max_lines=10))
+print(teach.rule_text("iterator/reverse", max_lines=14))
 
 # %% [markdown]
 # ## 2. onnxruntime
@@ -335,8 +343,8 @@ for name, r in reports.items():
 # Each ✎ cell ships as `answer = ...`: replace `...` with your prediction and run the check cell.
 # A wrong answer gets a hint naming the rule; a right one shows the evidence.
 #
-# **Exercise 7.1.** For the zero-length `Scan` above (`s = [1.25, 2.0]`, `x` with no rows), what
-# must `s_final` be? A list of two numbers.
+# **Exercise 7.1.** The zero-length `Scan` above, fed `s = [-0.5, 3.0]` and an `x` that still has
+# no rows: what must `s_final` be? A list of two numbers.
 
 # %%
 # ✎ Exercise 7.1: a list of two numbers
@@ -344,7 +352,8 @@ answer_1 = ...
 
 # %%
 if teach.exercise("07.1", answer_1):
-    print("lazyloop:", lazyloop.onnx.evaluate(zero_length_scan, feeds)["s_final"])
+    feeds_1 = {"s": np.array([-0.5, 3.0], np.float32), "x": np.zeros((0, 2), np.float32)}
+    print("lazyloop:", lazyloop.onnx.evaluate(zero_length_scan, feeds_1)["s_final"])
 
 # %% [markdown]
 # **Exercise 7.2 — spot the bug.** Here is a program run on the planted-fault backend, as a

@@ -33,3 +33,47 @@ def last(loop, tensor):
 def forced(evaluation, stream):
     """Indices of `stream` the evaluation forced, in order."""
     return [e.index for e in evaluation.trace if e.stream == stream]
+
+
+def on_engine(net, feeds, readings=None, mode="fast"):
+    """Evaluate a network (or its plan) on the engine in `mode`, keeping what the schedules
+    forced (`machine.record`) and what each run of one did (`machine.log`): (outputs as
+    evaluate returns them, the machine)."""
+    from lazyloop.core.engine import OPTIONS, EngineMachine
+    from lazyloop.core.evaluate import check_feeds, plan_of
+    from lazyloop.core.undefined import split
+    plan = plan_of(net, readings)
+    machine = EngineMachine(plan, check_feeds(plan, feeds), readings=readings,
+                            options=OPTIONS[mode], record=[], log=[])
+    values = {name: split(machine.demand(nid))[0] for name, nid in plan.outputs}
+    return values, machine
+
+
+def onnx_on_engine(model, feeds, mode="fast"):
+    """`on_engine` for an ONNX model, lowered first: (outputs by graph output name, machine)."""
+    import lazyloop.onnx as lo
+    lowered = lo.lower(model)
+    values, machine = on_engine(lowered.network, lowered.core_feeds(feeds), mode=mode)
+    return lowered.user_outputs(values), machine
+
+
+def batched_runs(machine):
+    """The streams each run of a schedule took from batches, per run that made any."""
+    return [sorted(run.batched) for run in machine.log if run.batched]
+
+
+#: the engine's modes (every mode but "reference"), which the laws compare with the reference
+ENGINE_MODES = ("fast", "schedule", "compiled")
+
+
+def kernel_over_rows(kernel, rows: int, width: int, op: str = "K"):
+    """ONNX profile: y_t = kernel(x_t) (a function layer of one [width] output) over the rows
+    of an input x [rows, width], COUNT rows, CONCATENATE of the y_t."""
+    net = ll.Network("onnx")
+    x = net.add_input("x", ll.float32, (rows, width))
+    loop = net.add_loop()
+    loop.add_trip_limit(const(net, rows, np.int32), ll.TripLimit.COUNT)
+    e = loop.add_iterator(x).get_output(0)
+    y = net.add_function(kernel, [e], [ll.TensorType(ll.float32, (width,))], op=op)
+    net.mark_output(concat(net, loop, y.get_output(0), rows))
+    return net

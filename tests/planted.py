@@ -136,23 +136,32 @@ class _LoopRewrite:
                 yield k, init, b_in
 
     @staticmethod
-    def _prepend(body, names, target):
-        """Body inputs `names` reach the body reshaped to `target` (a list of dims)."""
-        import numpy as np
-        from onnx import helper, numpy_helper
+    def _before_use(body, names, make):
+        """Body inputs `names` reach the body's nodes through `make(hidden, name)`: the nodes
+        computing `name` from the input, renamed `hidden`."""
         head = []
         for name in names:
             hidden = f"__planted_{name}"
             for b_in in body.input:
                 if b_in.name == name:
                     b_in.name = hidden
-            shape = f"__planted_{name}_shape"
-            head += [helper.make_node("Constant", [], [shape], value=numpy_helper.from_array(
-                         np.array(target, np.int64), shape + "_value")),
-                     helper.make_node("Reshape", [hidden, shape], [name])]
+            head += make(hidden, name)
         old = list(body.node)
         del body.node[:]
         body.node.extend(head + old)
+
+    @classmethod
+    def _prepend(cls, body, names, target):
+        """Body inputs `names` reach the body reshaped to `target` (a list of dims)."""
+        import numpy as np
+        from onnx import helper, numpy_helper
+
+        def reshape(hidden, name):
+            shape = f"{hidden}_shape"
+            return [helper.make_node("Constant", [], [shape], value=numpy_helper.from_array(
+                        np.array(target, np.int64), shape + "_value")),
+                    helper.make_node("Reshape", [hidden, shape], [name])]
+        cls._before_use(body, names, reshape)
 
 
 class CounterInInt8(_LoopRewrite):
@@ -308,6 +317,215 @@ def needs_openvino():
     """A backend factory whose package is missing: what `--backend openvino` meets where
     OpenVINO is not installed."""
     raise ModuleNotFoundError("No module named 'openvino'", name="openvino")
+
+
+# ------------------------------------------------------------------------------------------
+# Planted faults in the corners exporters hit (issue 22 point 2): each one's kind shows only
+# in programs of its corner. They rewrite the model (or the answer) and run it on lazyloop's
+# own evaluator.
+# ------------------------------------------------------------------------------------------
+
+def _types(model):
+    """{value name: elem type} of a model's values, by ONNX's inference (bodies too)."""
+    import onnx
+    inferred = onnx.shape_inference.infer_shapes(model)
+    types = {}
+
+    def walk(graph):
+        for vi in list(graph.input) + list(graph.output) + list(graph.value_info):
+            types[vi.name] = vi.type.tensor_type.elem_type
+        for node in graph.node:
+            for a in node.attribute:
+                if a.type == onnx.AttributeProto.GRAPH:
+                    walk(a.g)
+    walk(inferred.graph)
+    return types
+
+
+class Int64KeptIn32Bits(_LoopRewrite):
+    """An engine that keeps a Loop's int64 carried values in 32 bits: each enters every trip
+    (and leaves the loop) cast through int32, so values past 2^31 wrap."""
+
+    name = "int64-kept-in-32-bits"
+
+    def run(self, model, feeds):
+        self.types = _types(model)
+        return super().run(model, feeds)
+
+    def rewrite(self, k, node, body, before, after):
+        from onnx import TensorProto, helper
+        wide = [b_in.name for b_in in body.input[2:] if
+                self.types.get(b_in.name) == TensorProto.INT64]
+        self._before_use(body, wide, self._narrowed)
+        for j, out in enumerate(node.output[:len(node.input) - 2]):
+            if self.types.get(out) == TensorProto.INT64:
+                node.output[j] = f"__wide_{k}_{j}"
+                after += [helper.make_node("Cast", [node.output[j]], [f"__narrow_{k}_{j}"],
+                                           to=TensorProto.INT32),
+                          helper.make_node("Cast", [f"__narrow_{k}_{j}"], [out],
+                                           to=TensorProto.INT64)]
+
+    @staticmethod
+    def _narrowed(hidden, name):
+        from onnx import TensorProto, helper
+        return [helper.make_node("Cast", [hidden], [hidden + "_32"], to=TensorProto.INT32),
+                helper.make_node("Cast", [hidden + "_32"], [name], to=TensorProto.INT64)]
+
+
+class IterationWrappedAt2p15(_LoopRewrite):
+    """An engine that keeps a Loop's iteration number in 16 signed bits: the body reads it
+    modulo 2^15 (trip 32768 reads 0)."""
+
+    name = "iteration-wrapped-at-2^15"
+
+    def rewrite(self, k, node, body, before, after):
+        import numpy as np
+        from onnx import helper, numpy_helper
+
+        def wrapped(hidden, name):
+            return [helper.make_node("Constant", [], [hidden + "_m"],
+                                     value=numpy_helper.from_array(np.array(2 ** 15, np.int64),
+                                                                   hidden + "_mv")),
+                    helper.make_node("Mod", [hidden, hidden + "_m"], [name])]
+        self._before_use(body, [body.input[0].name], wrapped)
+
+
+class ConstantLoopsFoldedWithoutCondition(_LoopRewrite):
+    """A constant folder that unrolls a Loop whose trip count and condition are constants
+    (Constant nodes or initializers) M times, forgetting the condition: the loop runs M trips
+    even when its condition stops it earlier."""
+
+    name = "constant-loops-folded-without-condition"
+
+    def run(self, model, feeds):
+        """What the folder knows to be constant: Constant nodes, initializers, the Shape of an
+        input of static shape, and every node (not a Loop) reading only constants."""
+        g = model.graph
+        static = {vi.name for vi in g.input if all(
+            d.HasField("dim_value") for d in vi.type.tensor_type.shape.dim)}
+        known = {i.name for i in g.initializer}
+        for n in g.node:
+            if n.op_type == "Constant" or (n.op_type == "Shape" and n.input[0] in static) or (
+                    n.op_type != "Loop" and n.input and all(x in known for x in n.input)):
+                known |= set(n.output)
+        self.constants = known
+        return super().run(model, feeds)
+
+    def rewrite(self, k, node, body, before, after):
+        m, cond = node.input[0], node.input[1]
+        if m in self.constants and cond in self.constants:
+            node.input[1] = ""  # lazyloop's default A15 reading: the body's condition ignored
+
+
+class _Inner:
+    format = "onnx"
+    formats = ("onnx",)
+
+    def __init__(self):
+        self.inner = dt.backend("lazyloop")
+
+
+class HalfComputedInFloat32(_Inner):
+    """An engine that computes float16 models in float32 between nodes: every float16 value
+    is widened (inputs, constants, casts), and only the outputs are rounded back to float16."""
+
+    name = "half-computed-in-float32"
+
+    def run(self, model, feeds):
+        import numpy as np
+        import onnx
+        from onnx import TensorProto, numpy_helper
+        model = onnx.ModelProto.FromString(model.SerializeToString())
+        half = {o.name for o in model.graph.output
+                if o.type.tensor_type.elem_type == TensorProto.FLOAT16}
+
+        def widen_type(vi):
+            if vi.type.tensor_type.elem_type == TensorProto.FLOAT16:
+                vi.type.tensor_type.elem_type = TensorProto.FLOAT
+
+        def walk(graph):
+            for vi in list(graph.input) + list(graph.output) + list(graph.value_info):
+                widen_type(vi)
+            for t in graph.initializer:
+                if t.data_type == TensorProto.FLOAT16:
+                    t.CopyFrom(numpy_helper.from_array(
+                        numpy_helper.to_array(t).astype(np.float32), t.name))
+            for node in graph.node:
+                for a in node.attribute:
+                    if a.type == onnx.AttributeProto.GRAPH:
+                        walk(a.g)
+                    elif a.name == "to" and a.i == TensorProto.FLOAT16:
+                        a.i = TensorProto.FLOAT
+                    elif a.type == onnx.AttributeProto.TENSOR and \
+                            a.t.data_type == TensorProto.FLOAT16:
+                        a.t.CopyFrom(numpy_helper.from_array(
+                            numpy_helper.to_array(a.t).astype(np.float32), a.t.name))
+        walk(model.graph)
+        wide = {k: (v.astype(np.float32) if getattr(v, "dtype", None) == np.float16 else v)
+                for k, v in feeds.items()}
+        out = self.inner.run(model, wide)
+        return {k: (v.astype(np.float16) if k in half else v) for k, v in out.items()}
+
+
+class EmptyAsOneRow(_Inner):
+    """An engine that never returns an empty tensor: an output with a zero extent comes back
+    with one row of zeros there (zero-trip scan outputs of 1 row)."""
+
+    name = "empty-as-one-row"
+
+    def run(self, model, feeds):
+        import numpy as np
+        out = self.inner.run(model, feeds)
+        return {k: (np.zeros(tuple(d or 1 for d in v.shape), v.dtype)
+                    if isinstance(v, np.ndarray) and v.size == 0 and v.ndim else v)
+                for k, v in out.items()}
+
+
+class ScalarAsOneElement(_Inner):
+    """An engine that returns 0-D outputs with shape [1]."""
+
+    name = "scalar-as-one-element"
+
+    def run(self, model, feeds):
+        import numpy as np
+        out = self.inner.run(model, feeds)
+        return {k: (v.reshape(1) if isinstance(v, np.ndarray) and v.ndim == 0 else v)
+                for k, v in out.items()}
+
+
+class RenamesInputs(_Inner):
+    """An engine that renames graph inputs whose names hold characters other than letters,
+    digits and '_' (as some converters make them identifiers): fed by their names, such
+    inputs are unknown to it and never arrive."""
+
+    name = "renames-inputs"
+
+    def run(self, model, feeds):
+        import re
+
+        import onnx
+        model = onnx.ModelProto.FromString(model.SerializeToString())
+        plain = {}
+        for vi in model.graph.input:
+            new = re.sub(r"[^A-Za-z0-9_]", "_", vi.name)
+            plain[vi.name] = new
+        for node in model.graph.node:
+            node.input[:] = [plain.get(n, n) for n in node.input]
+        for vi in model.graph.input:
+            vi.name = plain[vi.name]
+
+        def inner_reads(graph):
+            for node in graph.node:
+                node.input[:] = [plain.get(n, n) for n in node.input]
+                for a in node.attribute:
+                    if a.type == onnx.AttributeProto.GRAPH:
+                        inner_reads(a.g)
+        for node in model.graph.node:
+            for a in node.attribute:
+                if a.type == onnx.AttributeProto.GRAPH:
+                    inner_reads(a.g)
+        known = {vi.name for vi in model.graph.input}
+        return self.inner.run(model, {k: v for k, v in feeds.items() if k in known})
 
 
 # ------------------------------------------------------------------------------------------

@@ -7,44 +7,36 @@ import pytest
 from hypothesis import given, settings
 
 import lazyloop as ll
-from lazyloop.core import batch
-from lazyloop.core.evaluate import Machine, check_feeds
+from lazyloop.core.kernel import Kernel
+from lazyloop.core.engine import EngineMachine
+from lazyloop.core.evaluate import check_feeds
 from lazyloop.core.plan import compile_network
 from lazyloop.core.undefined import split
 from lazyloop.strategies import networks
-from nets import SUM, concat, const, last
+from lazyloop.core.engine import Options
+from nets import (SUM, batched_runs, concat, const, kernel_over_rows, last, on_engine,
+                  onnx_on_engine)
 
 PROD, MAX = ll.ElementWiseOperation.PROD, ll.ElementWiseOperation.MAX
 
 
-@pytest.fixture
-def installs(monkeypatch):
-    """How many runs of a loop were batched."""
-    count = []
-    real = batch.install
-
-    def spy(schedule, batches):
-        count.append(sorted(batches))
-        return real(schedule, batches)
-    monkeypatch.setattr(batch, "install", spy)
-    return count
-
-
-def both(net, feeds):
-    """(reference Evaluation, fast values, the (stream, index) pairs the schedule forced,
-    {loop: its demand analysis} for the loops the schedule ran)."""
+def both(net, feeds, mode="fast"):
+    """(reference Evaluation, the engine's values in `mode`, the (stream, index) pairs the
+    schedule forced, {loop: its demand analysis} for the loops the schedule ran, the
+    engine's machine)."""
     plan = compile_network(net)
     reference = ll.run(plan, feeds)
-    machine = Machine(plan, check_feeds(plan, feeds), fast=True)
-    machine.fast_record = []
-    values = {name: split(machine.demand(nid))[0] for name, nid in plan.outputs}
+    values, machine = on_engine(plan, feeds, mode=mode)
     ran = {loop: d for loop, d in machine._demands.items() if d is not None}
-    return reference, values, machine.fast_record, ran
+    return reference, values, machine.record, ran, machine
 
 
-def agree(net, feeds):
-    reference, values, record, ran = both(net, feeds)
-    untraced = ll.run(net, feeds, trace=False)  # the fast path, with the defined masks
+def agree(net, feeds, mode="fast"):
+    """The law on one program: the engine in `mode` gives the reference's values and masks
+    and forces its elements. Returns (the reference's Evaluation, the engine's runs of a
+    engine's machine, whose `log` says what each run of a schedule did)."""
+    reference, values, record, ran, machine = both(net, feeds, mode)
+    untraced = ll.run(net, feeds, trace=False, mode=mode)  # with the defined masks
     for name, want in reference.outputs.items():
         got = np.asarray(values[name])
         assert got.dtype == want.dtype and got.tobytes() == np.ascontiguousarray(want).tobytes()
@@ -54,7 +46,7 @@ def agree(net, feeds):
         forced = {r if len(r) == 3 else r + ((),) for r in record if r[0] in ran[loop].members}
         assert forced == {(e.stream, e.index, e.activation) for e in reference.trace
                           if e.loop == loop}
-    return reference
+    return reference, machine
 
 
 def map_loop(x_shape, axis=0, reverse=False, trips=None, kind=ll.LoopOutput.CONCATENATE,
@@ -81,12 +73,12 @@ rng = np.random.default_rng(0)
 @pytest.mark.parametrize("axis,reverse,kind,pad", [
     (0, False, ll.LoopOutput.CONCATENATE, 0), (1, False, ll.LoopOutput.CONCATENATE, 2),
     (0, True, ll.LoopOutput.REVERSE, 1), (2, True, ll.LoopOutput.CONCATENATE, 0)])
-def test_batched_maps_equal_the_reference(installs, axis, reverse, kind, pad):
+def test_batched_maps_equal_the_reference(axis, reverse, kind, pad):
     # rule: stream/map, iterator/forward, iterator/reverse, output/concat, output/reverse
     x = rng.standard_normal((5, 4, 3)).astype(np.float32)
     net = map_loop(x.shape, axis, reverse, kind=kind, pad=pad)
-    reference = agree(net, {"x": x})
-    assert installs, "the loop was not batched"
+    reference, machine = agree(net, {"x": x})
+    assert batched_runs(machine), "the loop was not batched"
     # by hand, for the defined part: y_t = max(1.5 x_t, x_t + 1.5), stacked on a new axis 0
     rows = np.flip(x, axis) if reverse else x
     want = np.stack([np.maximum(r * 1.5, r + 1.5) for r in np.moveaxis(rows, axis, 0)])
@@ -96,18 +88,18 @@ def test_batched_maps_equal_the_reference(installs, axis, reverse, kind, pad):
     np.testing.assert_array_equal(got[:len(want)], want)
 
 
-def test_invariants_of_higher_rank_broadcast_as_one_by_one(installs):
+def test_invariants_of_higher_rank_broadcast_as_one_by_one():
     # rule: stream/map -- scalar elements against a [3] invariant give [3] elements
     x = rng.standard_normal(6).astype(np.float32)
     net = map_loop(x.shape, invariant=np.array([1.0, -2.0, 0.5], np.float32))
-    reference = agree(net, {"x": x})
-    assert installs
+    reference, machine = agree(net, {"x": x})
+    assert batched_runs(machine)
     w = np.array([1.0, -2.0, 0.5], np.float32)
     want = np.stack([np.maximum(v * w, v + w) for v in x])  # by hand
     np.testing.assert_array_equal(list(reference.outputs.values())[0], want)
 
 
-def test_out_of_bounds_demand_is_not_batched_and_reported(installs):
+def test_out_of_bounds_demand_is_not_batched_and_reported():
     # rule: iterator/bounds -- 6 trips over 5 rows: element 5 fails, as in the reference
     net = map_loop((5, 2), trips=6)
     x = {"x": np.zeros((5, 2), np.float32)}
@@ -116,48 +108,40 @@ def test_out_of_bounds_demand_is_not_batched_and_reported(installs):
             evaluate(net, x)
 
 
-def test_a_failing_kernel_is_reported_as_the_reference_reports_it(installs):
+def test_a_failing_kernel_is_reported_as_the_reference_reports_it():
     # rule: stream/map -- a kernel that refuses element 2 fails both paths alike
     def picky(v):
         if float(v[0]) == 2.0:
             raise ValueError("two")
         return (v * 2,)
-    picky.batched = batch.elementwise(lambda v: v * 2)  # its batched form cannot see it
-    net = ll.Network("onnx")
-    x = net.add_input("x", ll.float32, (4, 1))
-    loop = net.add_loop()
-    loop.add_trip_limit(const(net, 4, np.int32), ll.TripLimit.COUNT)
-    e = loop.add_iterator(x).get_output(0)
-    y = net.add_function(picky, [e], [ll.TensorType(ll.float32, (1,))], op="Picky")
-    net.mark_output(concat(net, loop, y.get_output(0), 4))
+
+    def picky_stack(args, flags):  # the batched form refuses the stack as the kernel would
+        if (args[0][:, 0] == 2.0).any():
+            raise ValueError("two")
+        return args[0] * 2
+    net = kernel_over_rows(Kernel(picky, batched=picky_stack), 4, 1, "Picky")
     for evaluate in (ll.evaluate, ll.run):
         with pytest.raises(ll.EvaluationError) as info:
             evaluate(net, {"x": np.arange(4, dtype=np.float32).reshape(4, 1)})
         assert info.value.rule == "stream/map"
 
 
-def test_a_batched_form_wrong_past_element_zero_is_not_used(installs, monkeypatch):
+def test_a_batched_form_wrong_past_element_zero_is_not_used():
     # rule: stream/map -- a batched form that agrees on element 0 but not on the last is
-    # refused (here every kernel's form is made wrong in its last row); the values are the
-    # kernels' own, max(x_t * 1.5, x_t + 1.5)
-    real = batch.batched_form
-
-    def wrong_at_the_end(fn):
-        form = real(fn)
-        if form is None:
-            return None
-
-        def batched(args, flags):
-            out = np.array(form(args, flags))
-            out[-1] += 1
-            return out
-        return batched
-    monkeypatch.setattr(batch, "batched_form", wrong_at_the_end)
-    net = map_loop((4, 2))
+    # refused (a kernel record whose form is wrong in its last row); the values are the
+    # kernel's own, x_t * 1.5
+    def wrong_at_the_end(args, flags):
+        out = np.array(args[0] * np.float32(1.5))
+        out[-1] += 1
+        return out
+    triple_half = Kernel(lambda v: (v * np.float32(1.5),), batched=wrong_at_the_end)
+    net = kernel_over_rows(triple_half, 4, 2, "Half")
     xs = np.arange(8, dtype=np.float32).reshape(4, 2)
-    (got,) = ll.evaluate(net, {"x": xs}).values()
-    np.testing.assert_array_equal(got, np.maximum(xs * 1.5, xs + 1.5))
-    assert all(all(k.startswith("iterator") or "Iterator" in k for k in b) for b in installs)
+    reference, machine = agree(net, {"x": xs})
+    (got,), installs = reference.outputs.values(), batched_runs(machine)
+    np.testing.assert_array_equal(got, xs * 1.5)
+    assert installs and all(all(k.startswith("iterator") or "Iterator" in k for k in b)
+                            for b in installs)
 
 
 def test_matmul_batches_as_vector_products():
@@ -167,7 +151,7 @@ def test_matmul_batches_as_vector_products():
     from lazyloop.bench.versus_models import map_like
     model, feeds = map_like(50)
     got = lo.evaluate(model, feeds)["y"]
-    ref = lo.run(model, feeds).outputs["y"]
+    ref = lo.run(model, feeds, mode="reference").outputs["y"]
     assert got.tobytes() == ref.tobytes()
     w = np.asarray([t for t in model.graph.initializer if t.name == "W"][0].float_data or
                    np.frombuffer(model.graph.initializer[0].raw_data, np.float32)).reshape(16, 16)
@@ -190,7 +174,7 @@ def test_batched_onnx_scans_equal_the_reference():
     @given(onnx_scans())
     def check(program):
         try:
-            ref = lo.run(program.model, program.feeds)
+            ref = lo.run(program.model, program.feeds, mode="reference")
         except ll.LazyLoopError as error:
             with pytest.raises(type(error)):
                 lo.evaluate(program.model, program.feeds)
@@ -272,41 +256,51 @@ def test_generated_map_programs_batch_exactly(program):
         agree(net, feeds)
 
 
-def test_generated_map_programs_do_batch(installs):
+def test_generated_map_programs_do_batch():
     # rule: stream/map -- the law above is not vacuous: most of these programs batch
+    installs = []
 
-    @settings(max_examples=40, database=None, derandomize=True, deadline=None)
+    @settings(max_examples=60, database=None, derandomize=True, deadline=None)
     @given(map_programs())
     def run(program):
         net, feeds = program
+        plan = compile_network(net)
+        machine = EngineMachine(plan, check_feeds(plan, feeds), log=[])
         try:
-            ll.evaluate(net, feeds)
+            for _, nid in plan.outputs:
+                machine.demand(nid)
         except ll.LazyLoopError:
             pass
+        installs.extend(batched_runs(machine))  # the runs that erred too
 
     with np.errstate(all="ignore"):
         run()
     assert sum(any(not k.startswith("iterator") for k in b) for b in installs) >= 10
 
 
-def test_an_lstm_like_scan_batches_its_input_products_exactly(installs):
+def test_an_lstm_like_scan_batches_its_input_products_exactly():
     # rule: onnx/scan9, stream/map -- x_t @ Wx ([4, 32] elements by a matrix) is batched as
     # stacked products; the recurrent part runs trip by trip; bit for bit the reference's
     pytest.importorskip("onnx")
     import lazyloop.onnx as lo
     from lazyloop.bench.versus_models import lstm_like
     model, feeds = lstm_like(12)
-    got = lo.evaluate(model, feeds)
-    ref = lo.run(model, feeds).outputs
-    assert any(len(b) >= 2 for b in installs)  # the iterator and the product at least
+    got, machine = onnx_on_engine(model, feeds)
+    ref = lo.run(model, feeds, mode="reference").outputs
+    assert any(len(b) >= 2 for b in batched_runs(machine))  # the iterator and the product at least
     for name, want in ref.items():
         assert np.asarray(got[name]).tobytes() == want.tobytes(), name
 
 
-def test_a_batch_over_the_memory_bound_is_not_made(installs, monkeypatch):
+def test_a_batch_over_the_memory_bound_is_not_made():
     # rule: stream/map -- with the bound at 64 bytes, 5 elements of 4 x 3 float32 (48 bytes
     # each) are computed one by one; the iterator (a view, no memory) still batches
-    monkeypatch.setattr(batch, "MAX_BATCH_BYTES", 64)
     x = rng.standard_normal((5, 4, 3)).astype(np.float32)
-    agree(map_loop(x.shape), {"x": x})
+    plan = compile_network(map_loop(x.shape))
+    machine = EngineMachine(plan, check_feeds(plan, {"x": x}), log=[],
+                            options=Options(max_batch_bytes=64))
+    got = {name: split(machine.demand(nid))[0] for name, nid in plan.outputs}
+    for name, want in ll.run(plan, {"x": x}).outputs.items():
+        assert got[name].tobytes() == want.tobytes()
+    installs = batched_runs(machine)
     assert installs and all(k.startswith("iterator") for b in installs for k in b)

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import lazyloop as ll
-from lazyloop.core import batch
+from nets import batched_runs, onnx_on_engine
 
 onnx = pytest.importorskip("onnx")
 from onnx import TensorProto, helper  # noqa: E402
@@ -15,17 +15,9 @@ import lazyloop.onnx as lo  # noqa: E402
 F = TensorProto.FLOAT
 
 
-@pytest.fixture
-def batched_streams(monkeypatch):
-    """The streams each batched run of a loop computed in one call."""
-    seen = []
-    real = batch.install
-
-    def spy(schedule, batches):
-        seen.extend(batches)
-        return real(schedule, batches)
-    monkeypatch.setattr(batch, "install", spy)
-    return seen
+def batched_streams(machine):
+    """The streams the runs of the engine's schedules computed in one call."""
+    return {k for b in batched_runs(machine) for k in b}
 
 
 def scan_model(nodes, out_shape, out_type=F, initializers=(), opset=18, element=(3, 4)):
@@ -72,29 +64,31 @@ CASES = {
 
 
 @pytest.mark.parametrize("op", sorted(CASES))
-def test_a_scan_over_the_op_is_batched_and_exact(op, batched_streams):
+def test_a_scan_over_the_op_is_batched_and_exact(op):
     # rule: stream/map, onnx/scan9 -- one call over the stacked elements, the reference's
     # values bit for bit, and (where a numpy expression says it) the expected values
     nodes, shape, dtype, inits, expected = CASES[op]
     model = scan_model(nodes, shape, dtype, inits)
-    got = lo.evaluate(model, {"x": X})["ys"]
-    ref = lo.run(model, {"x": X}).outputs["ys"]
+    got, machine = onnx_on_engine(model, {"x": X})
+    got = got["ys"]
+    ref = lo.run(model, {"x": X}, mode="reference").outputs["ys"]
     assert got.dtype == ref.dtype and got.shape == ref.shape == (50,) + shape
     assert got.tobytes() == ref.tobytes()
     if expected is not None:
         np.testing.assert_array_equal(got, expected(X))
-    assert "Scan(ys)/y" in batched_streams  # the body's output, in one call
+    assert "Scan(ys)/y" in batched_streams(machine)  # the body's output, in one call
 
 
-def test_a_reduction_over_every_axis_is_not_batched_but_exact(batched_streams):
+def test_a_reduction_over_every_axis_is_not_batched_but_exact():
     # rule: stream/map -- no axes: the reduction takes every axis of an element, which is
     # not a reduction of the stack; per element it is the sum of the 12 values
     model = scan_model([helper.make_node("ReduceSum", ["e", "a"], ["y"], keepdims=0)], (), F,
                        (helper.make_tensor("a", TensorProto.INT64, [0], []),))
-    got = lo.evaluate(model, {"x": X})["ys"]
-    assert got.tobytes() == lo.run(model, {"x": X}).outputs["ys"].tobytes()
+    got, machine = onnx_on_engine(model, {"x": X})
+    got = got["ys"]
+    assert got.tobytes() == lo.run(model, {"x": X}, mode="reference").outputs["ys"].tobytes()
     np.testing.assert_allclose(got, X.reshape(50, 12).sum(axis=1), rtol=1e-5)
-    assert "Scan(ys)/y" not in batched_streams
+    assert "Scan(ys)/y" not in batched_streams(machine)
 
 
 def test_a_kernel_refusing_the_stack_leaves_that_stream_alone():
@@ -102,7 +96,7 @@ def test_a_kernel_refusing_the_stack_leaves_that_stream_alone():
     model = scan_model([helper.make_node("Reshape", ["e", "s"], ["y"])], (5,), F,
                        (ints("s", [5]),))
     with pytest.raises(ll.LazyLoopError) as ref:
-        lo.run(model, {"x": X})
+        lo.run(model, {"x": X}, mode="reference")
     with pytest.raises(ll.LazyLoopError) as fast:
         lo.evaluate(model, {"x": X})
     assert type(fast.value) is type(ref.value) and fast.value.rule == ref.value.rule

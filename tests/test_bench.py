@@ -1,14 +1,25 @@
 """Smoke test of `python -m lazyloop.bench`: the quick run prints its table and writes JSON.
 No timing is asserted (timings are the benchmark's output, not a property of the spec)."""
 import json
+import os
+import subprocess
+import sys
 
 from lazyloop import bench
 
 
-def test_quick_bench_prints_the_table(capsys, tmp_path):
+def test_quick_bench_prints_the_table_and_leaves_nothing_behind(tmp_path):
+    # run as a user runs it, in an empty folder: nothing is left there (no .hypothesis/)
     out_file = tmp_path / "bench.json"
-    assert bench.main(["--quick", "--json", str(out_file)]) == 0
-    text = capsys.readouterr().out
+    here = tmp_path / "empty"
+    here.mkdir()
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    done = subprocess.run([sys.executable, "-m", "lazyloop", "bench", "--quick", "--json",
+                           str(out_file)], cwd=here, env=env, capture_output=True, text=True,
+                          timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert list(here.iterdir()) == []
+    text = done.stdout
     assert "lazyloop bench (quick)" in text
     for header in ("case", "lazyloop", "baseline", "ratio", "target", "met"):
         assert header in text

@@ -63,7 +63,8 @@ def test_errors_are_reported_not_raised(tmp_path, capsys):
     assert "missing --input for b" in capsys.readouterr().err
     bad = tmp_path / "bad.onnx"
     bad.write_bytes(b"not a protobuf")
-    assert main(["run", str(bad)]) == 1
+    assert main(["run", str(bad)]) == 2  # not a model: the user's input, not a refusal
+    assert "bad.onnx" in capsys.readouterr().err
 
 
 def test_console_script_is_installed(tmp_path):

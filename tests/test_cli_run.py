@@ -101,16 +101,16 @@ def test_run_takes_the_fast_path(tmp_path, monkeypatch, capsys):
     from lazyloop.cli import main
 
     made = []
+    real = core_evaluate.machine_for
 
-    class Recording(core_evaluate.Machine):
-        def __init__(self, *args, **kwargs):
-            made.append((kwargs.get("fast"), kwargs.get("trace")))
-            super().__init__(*args, **kwargs)
-    monkeypatch.setattr(core_evaluate, "Machine", Recording)
+    def recording(mode, *args, **kwargs):
+        made.append((mode, kwargs.get("trace")))
+        return real(mode, *args, **kwargs)
+    monkeypatch.setattr(core_evaluate, "machine_for", recording)
     counter_model(str(tmp_path / "m.onnx"))
     assert main(["run", str(tmp_path / "m.onnx"), "--input", "M=100000"]) == 0
     assert "150000.0" in capsys.readouterr().out  # 1.5 * 100000
-    assert made == [(True, False)]
+    assert made == [("fast", None)]
 
 
 @pytest.fixture(scope="module")

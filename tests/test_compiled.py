@@ -1,49 +1,33 @@
-"""The schedule's ordinary trips, compiled (lazyloop/core/compiled.py): the same elements,
-values and errors as the step-by-step schedule and the reference evaluator (rules:
-laziness/dead, stream/memo, stream/map)."""
-import contextlib
-
+"""The schedule's ordinary trips, compiled (lazyloop/core/engine/compiled.py): the same
+elements, values and errors as the step-by-step schedule and the reference evaluator (rules:
+laziness/dead, stream/memo, stream/map, laziness/modes). Mode "compiled" compiles every
+scheduled loop from its first trip; "fast" once a run reaches HOT_TRIPS; "schedule" never."""
 import numpy as np
 import pytest
 from hypothesis import given
 
 import lazyloop as ll
-from lazyloop.core import compiled
+from lazyloop.core.engine import compiled
+from lazyloop.core.engine import HOT_TRIPS
 from lazyloop.core.plan import compile_network
 from lazyloop.strategies import networks
-from nets import SUM, const, counter, last
+from nets import ENGINE_MODES, SUM, const, counter, last, on_engine
 from test_batch import agree
 from test_laws import run_fast
 
 
-@contextlib.contextmanager
-def compiled_from_trip_zero():
-    """Every loop compiled before its first trip; yields the list of loops compiled."""
-    real, used = compiled.trip_function, []
-
-    def spy(schedule, trip):
-        fn = real(schedule, compiled.HOT_TRIPS)  # as if this run were hot already
-        if fn is not None:
-            used.append(schedule.d.loop.name)
-        return fn
-    compiled.trip_function, saved = spy, real
-    import lazyloop.core.schedule as sched
-    sched.trip_function = spy
-    try:
-        yield used
-    finally:
-        compiled.trip_function = saved
-        sched.trip_function = saved
+def compiled_runs(machine):
+    """The loops whose runs of a schedule ran compiled trips."""
+    return [run.loop for run in machine.log if run.compiled]
 
 
 @given(networks())
 def test_compiled_trips_equal_the_reference(program):
     # rule: laziness/dead, stream/memo -- generated programs, every trip compiled: the values
     # and the set of forced elements are the reference evaluator's
-    with compiled_from_trip_zero():
-        plan = compile_network(program.net)
-        reference = ll.run(plan, program.feeds)
-        values, record, ran = run_fast(plan, program.feeds)
+    plan = compile_network(program.net)
+    reference = ll.run(plan, program.feeds)
+    values, record, ran = run_fast(plan, program.feeds, mode="compiled")
     for name, value in reference.outputs.items():
         np.testing.assert_array_equal(values[name], value, err_msg=name)
     for loop in ran:
@@ -61,9 +45,8 @@ def test_the_compiled_law_is_not_vacuous():
     loop.add_trip_limit(const(net, 300, np.int32), ll.TripLimit.COUNT)
     i, _ = counter(net, loop)
     net.mark_output(last(loop, i))
-    with compiled_from_trip_zero() as used:
-        agree(net, {})
-    assert used
+    _, machine = agree(net, {}, mode="compiled")
+    assert compiled_runs(machine)
 
 
 def counter_loop(trips, limit="count"):
@@ -86,32 +69,27 @@ def counter_loop(trips, limit="count"):
 
 @pytest.mark.parametrize("limit", ["count", "while"])
 def test_a_hot_loop_is_compiled_and_exact(limit):
-    # rule: trip/count, trip/while -- 1000 trips: the default threshold compiles it; 2 * 1000
-    used = []
-    real = compiled.trip_function
-
-    def spy(schedule, trip):
-        fn = real(schedule, trip)
-        if fn is not None:
-            used.append(trip)
-        return fn
-    import lazyloop.core.schedule as sched
-    sched.trip_function = spy
-    try:
-        net = counter_loop(1000, limit)
-        assert int(list(ll.evaluate(net, {}).values())[0]) == 2000
-        agree(counter_loop(200, limit), {})
-    finally:
-        sched.trip_function = real
-    assert used and min(used) >= compiled.HOT_TRIPS  # compiled once hot, not before
+    # rule: trip/count, trip/while -- mode "fast" compiles a loop once a run of it is hot
+    # (1000 trips), not a run shorter than HOT_TRIPS (50 trips), which mode "compiled"
+    # compiles from its first trip; 2 * trips either way
+    values, machine = on_engine(counter_loop(1000, limit), {})
+    assert int(list(values.values())[0]) == 2000 and compiled_runs(machine)
+    values, machine = on_engine(counter_loop(HOT_TRIPS - 14, limit), {})
+    assert int(list(values.values())[0]) == 2 * (HOT_TRIPS - 14) and not compiled_runs(machine)
+    values, machine = on_engine(counter_loop(HOT_TRIPS - 14, limit), {}, mode="compiled")
+    assert int(list(values.values())[0]) == 2 * (HOT_TRIPS - 14) and compiled_runs(machine)
+    values, machine = on_engine(counter_loop(1000, limit), {}, mode="schedule")
+    assert int(list(values.values())[0]) == 2000 and not compiled_runs(machine)
+    agree(counter_loop(200, limit), {})
 
 
 def test_source_names_every_scheduled_stream():
     net = counter_loop(100)
     plan = compile_network(net)
-    from lazyloop.core.evaluate import Machine, check_feeds
-    from lazyloop.core.schedule import Schedule
-    machine = Machine(plan, check_feeds(plan, {}), fast=True)
+    from lazyloop.core.engine.schedule import Schedule
+    from lazyloop.core.engine import EngineMachine
+    from lazyloop.core.evaluate import check_feeds
+    machine = EngineMachine(plan, check_feeds(plan, {}))
     (name,) = plan.loops
     demand = machine.static_demand(name)
     text = compiled.source(Schedule(demand, machine, machine.root, 0))
@@ -127,9 +105,8 @@ def test_any_stream_name_compiles():
         layer = net.get_layer(k)
         for j in range(layer.num_outputs):
             layer.get_output(j).name = f"it's\n{k}:{j}\\"
-    with compiled_from_trip_zero() as used:
-        assert int(list(ll.evaluate(net, {}).values())[0]) == 200
-    assert used
+    values, machine = on_engine(net, {}, mode="compiled")
+    assert int(list(values.values())[0]) == 200 and compiled_runs(machine)
 
 
 def gather_loop(trips, extent):
@@ -154,16 +131,17 @@ def gather_loop(trips, extent):
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
 
 
-def test_an_error_in_a_compiled_trip_is_the_references():
+@pytest.mark.parametrize("mode", ENGINE_MODES)
+def test_an_error_in_a_compiled_trip_is_the_references(mode):
     # rule: onnx/node, stream/map -- Gather refuses index 150 of 150 values, at trip 150 of
     # 300: the compiled trips hand that trip back and the error is the reference's
     import lazyloop.onnx as lo
     model = gather_loop(300, 150)
     feeds = {"x": np.ones(150, np.float32), "y0": np.array(0, np.float32)}
     with pytest.raises(ll.LazyLoopError) as ref:
-        lo.run(model, feeds)
+        lo.run(model, feeds, mode="reference")
     with pytest.raises(ll.LazyLoopError) as fast:
-        lo.evaluate(model, feeds)
+        lo.evaluate(model, feeds, mode=mode)
     assert type(fast.value) is type(ref.value) and fast.value.rule == ref.value.rule
     ok = gather_loop(150, 150)  # within bounds: sum of 150 ones
     assert float(lo.evaluate(ok, feeds)["y"]) == 150.0
@@ -195,18 +173,19 @@ def widening_scan_output(trips, at):
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
 
 
-def test_a_shape_change_in_a_compiled_trip_is_the_references():
+@pytest.mark.parametrize("mode", ENGINE_MODES)
+def test_a_shape_change_in_a_compiled_trip_is_the_references(mode):
     # rule: structure/shapes -- the element of trip 150 has another shape than the first
     # 150: refused as the reference refuses it; with the change past the end, 200 ones
     import lazyloop.onnx as lo
     model = widening_scan_output(200, 150)
     with pytest.raises(ll.LazyLoopError) as ref:
-        lo.run(model, {})
+        lo.run(model, {}, mode="reference")
     with pytest.raises(ll.LazyLoopError) as fast:
-        lo.evaluate(model, {})
+        lo.evaluate(model, {}, mode=mode)
     assert type(fast.value) is type(ref.value) and fast.value.rule == ref.value.rule
     assert ref.value.rule == "structure/shapes"
-    np.testing.assert_array_equal(lo.evaluate(widening_scan_output(200, 500), {})["es"],
+    np.testing.assert_array_equal(lo.evaluate(widening_scan_output(200, 500), {}, mode=mode)["es"],
                                   np.ones((200, 1), np.float32))
 
 
@@ -230,19 +209,8 @@ def test_a_hot_masked_loop_runs_step_by_step():
     total.name = "acc"
     net.mark_output(total)
     xs = np.arange(200, dtype=np.float32).reshape(100, 2)
-    used = []
-    real = compiled.trip_function
-    import lazyloop.core.schedule as sched
-
-    def spy(schedule, trip):
-        fn = real(schedule, trip)
-        used.append((schedule.d.loop.name, schedule.masked, fn is not None))
-        return fn
-    sched.trip_function = spy
-    try:
-        values, defined, machine = fast_and_reference(net, {"x": xs})
-    finally:
-        sched.trip_function = real
+    values, defined, machine = fast_and_reference(net, {"x": xs}, mode="compiled")
     assert "loop1" in machine.masked_loops
-    assert not [u for u in used if u[1]]  # a masked schedule never asks for compiled trips
+    assert [r for r in machine.log if r.masked]  # ran masked, and never compiled:
+    assert not [r for r in machine.log if r.masked and r.compiled]
     assert values["acc"].shape == (2,) and not defined["acc"].any()

@@ -148,6 +148,11 @@ def test_error_keys_drop_names_and_numbers():
     b = dt._error_key("EvaluationError: Pad node 'n_Pad_7' in body of Loop node 'x' in "
                       "graph 'g': index -3 bad")
     assert a == b
+    # names quoted in backticks too: one lost input whatever an exporter named it
+    lost = ["InputLost: the engine lost input `x:0` (the model declares it; the compiled model "
+            "takes 0 input(s))", "InputLost: the engine lost input `input.1` (the model "
+            "declares it; the compiled model takes 0 input(s))"]
+    assert dt._error_key(lost[0]) == dt._error_key(lost[1])
 
 
 def test_throughput_is_positive():

@@ -118,8 +118,9 @@ def test_lazyloop_evaluates_every_drawn_program(kind):
 # Planted faults: each caught within 200 programs of the default mix, shrunk to one Loop
 # ------------------------------------------------------------------------------------------
 
-def campaign(backend):
-    return dt.check(backend, max_examples=200, seed=0, isolate=False, shrink_steps=100)
+def campaign(backend, kinds=None):
+    return dt.check(backend, max_examples=200, seed=0, isolate=False, shrink_steps=100,
+                    kinds=kinds)
 
 
 def test_a_carried_sequence_that_is_not_fed_back_is_caught():
@@ -141,8 +142,10 @@ def test_a_grown_carried_value_returned_at_its_initial_shape_is_caught():
 
 
 def test_one_element_conditions_and_iteration_numbers_read_as_scalars_are_caught():
-    # rule: onnx/loop -- [1] iteration numbers and conditions arrive 0-D (A16 read "scalar")
-    report = campaign(planted.OneElementAsScalar())
+    # rule: onnx/loop -- [1] iteration numbers and conditions arrive 0-D (A16 read "scalar").
+    # Since issue 22 the default mix has 17 kinds (about 12 onnx-loop-1d programs in 200),
+    # and the [1] condition shows in few of them: 200 programs of this kind alone
+    report = campaign(planted.OneElementAsScalar(), kinds=["onnx-loop-1d"])
     found = [d.subject.program.recipe for d in report.disagreements
              if d.subject.kind == "onnx-loop-1d"]
     assert any(r.iter_one for r in found) and any(r.cond_one for r in found), \

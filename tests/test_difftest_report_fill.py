@@ -10,7 +10,8 @@ import pytest
 
 import lazyloop.difftest as dt
 from lazyloop.difftest.campaign import Tally, explore
-from lazyloop.difftest.checking import Checker, campaign_strategy
+from lazyloop.difftest.campaign import campaign_strategy
+from lazyloop.difftest.checking import Checker
 from lazyloop.difftest.grouping import key_text
 from lazyloop.difftest.schema import check_document, crash_signal, outcome_of
 

@@ -15,7 +15,8 @@ import pytest
 
 import lazyloop.difftest as dt
 from lazyloop.difftest.campaign import explore, finish
-from lazyloop.difftest.checking import Checker, campaign_strategy
+from lazyloop.difftest.campaign import campaign_strategy
+from lazyloop.difftest.checking import Checker
 from lazyloop.difftest.schema import check_document, judge
 from lazyloop.difftest.shrinking import INTERRUPTED, ShrinkBudget, hang_limit
 from tests import planted

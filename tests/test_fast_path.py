@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 
 import lazyloop as ll
-from lazyloop.core.evaluate import Machine, check_feeds
+from lazyloop.core.engine import EngineMachine
+from lazyloop.core.evaluate import check_feeds
 from lazyloop.core.plan import compile_network
 from nets import LESS, SUM, concat, const, counter, last
 
@@ -13,16 +14,16 @@ def compare(net, feeds):
     """Outputs of both evaluators, and the (stream, index) sets each forced inside loops."""
     plan = compile_network(net)
     reference = ll.run(plan, feeds)
-    machine = Machine(plan, check_feeds(plan, feeds), fast=True)
-    machine.fast_record = []
+    machine = EngineMachine(plan, check_feeds(plan, feeds))
+    machine.record = []
     from lazyloop.core.undefined import split
     fast = {name: split(machine.demand(nid))[0] for name, nid in plan.outputs}
     for name in reference.outputs:
         np.testing.assert_array_equal(np.asarray(fast[name]), reference.outputs[name])
     loop_events = {(e.stream, e.index) for e in reference.trace if e.loop is not None}
-    assert machine.fast_record, "the schedule did not run"
-    assert set(machine.fast_record) == loop_events  # rule: laziness/dead
-    assert len(machine.fast_record) == len(set(machine.fast_record))  # rule: stream/memo
+    assert machine.record, "the schedule did not run"
+    assert set(machine.record) == loop_events  # rule: laziness/dead
+    assert len(machine.record) == len(set(machine.record))  # rule: stream/memo
     return machine
 
 
@@ -52,7 +53,7 @@ def test_point_demand_without_cycle():
     rec.set_input(1, net.add_elementwise(e, e, SUM).get_output(0))
     net.mark_output(last(loop, rec.get_output(0)))
     machine = compare(net, {"x": np.arange(5, dtype=np.float32)})
-    assert len(machine.fast_record) == 3  # rec[5], e+e at 4, e at 4
+    assert len(machine.record) == 3  # rec[5], e+e at 4, e at 4
 
 
 def test_two_recurrences_swapping():
@@ -81,8 +82,8 @@ def test_memory_window_is_constant():
                                            SUM).get_output(0))
     net.mark_output(last(loop, state.get_output(0)))
     plan = compile_network(net)
-    from lazyloop.core.schedule import Demand, Schedule
-    machine = Machine(plan, {}, fast=True)
+    from lazyloop.core.engine.schedule import Demand, Schedule
+    machine = EngineMachine(plan, {})
     schedule = Schedule(Demand(plan, "loop0"), machine, machine.root, 0)
     n = schedule.run()
     assert n == 1000
@@ -125,7 +126,7 @@ def test_long_recurrence_cycle_keeps_the_analysis_small():
         t = net.add_unary(t, ll.UnaryOperation.NEG).get_output(0)
     rec.set_input(1, t)
     net.mark_output(last(loop, rec.get_output(0)))
-    from lazyloop.core.schedule import Demand
+    from lazyloop.core.engine.schedule import Demand
     demand = Demand(compile_network(net), "loop0")
     assert demand.window <= 3 * 2 + 4  # points never went deeper than the bound for 1 recurrence
     (out,) = ll.evaluate(net, {"x": np.array([1, -2], np.float32)}).values()

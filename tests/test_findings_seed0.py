@@ -132,7 +132,7 @@ def test_root_cause_keys_against_the_hand_grouping(backend):
         pytest.skip(f"{backend}'s first programs answer otherwise from run to run")
     if backend != "onnxruntime" and not LONG:
         pytest.skip("re-shrinking these findings is long: HYPOTHESIS_PROFILE=campaign")
-    from lazyloop.difftest.checking import campaign_strategy
+    from lazyloop.difftest.campaign import campaign_strategy
     from lazyloop.difftest.grouping import root_cause
     from lazyloop.difftest.reducing import reduce_finding
     from lazyloop.difftest.shrinking import ShrinkBudget, draw_program, shrink

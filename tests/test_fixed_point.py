@@ -8,7 +8,8 @@ from hypothesis import event, given, strategies as st
 
 import lazyloop as ll
 from lazyloop.core.errors import NeverEnds
-from lazyloop.core.evaluate import Machine, check_feeds
+from lazyloop.core.engine import EngineMachine
+from lazyloop.core.evaluate import check_feeds
 from lazyloop.core.plan import compile_network
 from lazyloop.core.undefined import split
 from nets import LESS, SUM, concat, const, counter, last
@@ -109,10 +110,10 @@ def test_fixed_points_agree_with_the_plain_evaluator(kind, x0, a, b, count, boun
     assert [t for _, t in reference.trips[next(iter(reference.trips))]] == [n]
 
 
-def fast_record(net):
+def record(net):
     plan = compile_network(net)
-    machine = Machine(plan, check_feeds(plan, {}), fast=True)
-    machine.fast_record = []
+    machine = EngineMachine(plan, check_feeds(plan, {}))
+    machine.record = []
     values = {name: split(machine.demand(nid))[0] for name, nid in plan.outputs}
     return values, machine
 
@@ -128,10 +129,10 @@ def test_a_count_of_two_to_the_63_is_answered_at_once():
     rec.set_input(1, body(net, "min-add", rec.get_output(0), const(net, 1, np.int32),
                           const(net, 10, np.int32)))
     net.mark_output(last(loop, rec.get_output(0)))
-    values, machine = fast_record(net)
+    values, machine = record(net)
     assert int(list(values.values())[0]) == 10
     assert machine.trips[loop.name] == [((), count)]  # n is the count
-    assert len(machine.fast_record) < 200  # the trips past the fixed point were not run
+    assert len(machine.record) < 200  # the trips past the fixed point were not run
 
 
 def test_the_skipped_trips_force_nothing_the_reference_does_not():
@@ -144,10 +145,10 @@ def test_the_skipped_trips_force_nothing_the_reference_does_not():
     rec.set_input(1, body(net, "min-add", rec.get_output(0), const(net, np.array([1, 1], np.int32)),
                           const(net, np.array([3, 3], np.int32))))
     net.mark_output(last(loop, rec.get_output(0)))
-    values, machine = fast_record(net)
+    values, machine = record(net)
     reference = ll.run(net, {})
     np.testing.assert_array_equal(list(values.values())[0], [3, 3])  # by hand: 0,1,2,3,3,...
-    forced = set(machine.fast_record)
+    forced = set(machine.record)
     assert forced < {(e.stream, e.index) for e in reference.trace if e.loop is not None}
     assert len(forced) < 200 < len(reference.trace)
 

@@ -12,7 +12,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import lazyloop as ll
-from lazyloop.core.evaluate import Machine, check_feeds
+from lazyloop.core.engine import EngineMachine
+from lazyloop.core.evaluate import check_feeds
 from lazyloop.core.plan import compile_network
 from lazyloop.core.undefined import split
 
@@ -90,11 +91,11 @@ def growing_programs(draw):
 
 
 def fast(plan, feeds):
-    machine = Machine(plan, check_feeds(plan, feeds), fast=True)
-    machine.fast_record = []
+    machine = EngineMachine(plan, check_feeds(plan, feeds))
+    machine.record = []
     values = {name: split(machine.demand(nid))[0] for name, nid in plan.outputs}
     ran = [loop for loop, d in machine._demands.items() if d is not None]
-    return values, machine.fast_record, ran
+    return values, machine.record, ran
 
 
 @settings(deadline=None)

@@ -12,10 +12,9 @@ from hypothesis import given, settings, strategies as st
 from hypothesis.extra import numpy as hnp
 
 import lazyloop as ll
-from lazyloop.core.evaluate import Machine, check_feeds
 from lazyloop.core.plan import compile_network
 from lazyloop.strategies import invalid_networks, networks
-from lazyloop.core.undefined import split
+from nets import ENGINE_MODES, on_engine
 
 E = ll.ElementWiseOperation
 CONCATENATE, REVERSE, LAST_VALUE = (ll.LoopOutput.CONCATENATE, ll.LoopOutput.REVERSE,
@@ -495,26 +494,26 @@ def test_every_element_is_forced_at_most_once(program):
     assert len(events) == len(set(events))
 
 
-def run_fast(plan, feeds):
-    """Evaluate on the fast path: (output values, the (stream, index) pairs the schedule
-    forced, the loops it ran)."""
-    machine = Machine(plan, check_feeds(plan, feeds), fast=True)
-    machine.fast_record = []
-    values = {name: split(machine.demand(nid))[0] for name, nid in plan.outputs}
+def run_fast(plan, feeds, mode="fast"):
+    """Evaluate on the engine in `mode`: (output values, the (stream, index) pairs the
+    schedule forced, the loops it ran)."""
+    values, machine = on_engine(plan, feeds, mode=mode)
     ran = {loop for loop, demand in machine._demands.items() if demand is not None}
-    return values, machine.fast_record, ran
+    return values, machine.record, ran
 
 
-@given(networks())
-def test_fast_path_equals_the_reference(program):
-    # rule: laziness/dead -- the per-trip schedule returns the reference evaluator's values
-    # and defined masks, and forces exactly the elements it forces, in every loop it runs
+@pytest.mark.parametrize("mode", ENGINE_MODES)
+@given(program=networks())
+def test_fast_path_equals_the_reference(mode, program):
+    # rule: laziness/dead, laziness/modes -- in every mode of the engine the per-trip
+    # schedule returns the reference evaluator's values and defined masks, and forces
+    # exactly the elements it forces, in every loop it runs
     plan = compile_network(program.net)
     feeds = program.feeds
     reference = ll.run(plan, feeds)
-    fast = ll.evaluate(plan, feeds)
-    untraced = ll.run(plan, feeds, trace=False)  # the fast path, with the defined masks
-    values, record, ran = run_fast(plan, feeds)
+    fast = ll.evaluate(plan, feeds, mode=mode)
+    untraced = ll.run(plan, feeds, trace=False, mode=mode)  # with the defined masks
+    values, record, ran = run_fast(plan, feeds, mode)
     for name, value in reference.outputs.items():
         np.testing.assert_array_equal(fast[name], value, err_msg=name)
         np.testing.assert_array_equal(values[name], value, err_msg=name)

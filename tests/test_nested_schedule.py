@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 
 import lazyloop as ll
-from lazyloop.core.evaluate import Machine, check_feeds
+from lazyloop.core.engine import EngineMachine
+from lazyloop.core.evaluate import check_feeds
 from lazyloop.core.plan import compile_network
 from lazyloop.core.undefined import split
 from nets import LESS, SUM, const, counter, last
@@ -34,8 +35,8 @@ def triangle(outputs=1):
 
 def fast(net):
     plan = compile_network(net)
-    machine = Machine(plan, check_feeds(plan, {}), fast=True)
-    machine.fast_record = []
+    machine = EngineMachine(plan, check_feeds(plan, {}))
+    machine.record = []
     values = [split(machine.demand(nid))[0] for _, nid in plan.outputs]
     return plan, machine, values
 
@@ -47,8 +48,8 @@ def test_an_inner_loop_runs_on_its_own_schedule_per_outer_trip():
     assert int(values[0]) == 10
     assert machine._demands[inner] is not None  # the inner loop had a schedule
     reference = ll.run(plan, {})
-    forced = {r for r in machine.fast_record if len(r) == 3}
-    assert len(forced) == len([r for r in machine.fast_record if len(r) == 3])  # stream/memo
+    forced = {r for r in machine.record if len(r) == 3}
+    assert len(forced) == len([r for r in machine.record if len(r) == 3])  # stream/memo
     assert forced == {(e.stream, e.index, e.activation) for e in reference.trace
                       if e.loop == inner}
     assert {outer for _, _, outer in forced} == {(0,), (1,), (2,), (3,)}

@@ -5,10 +5,12 @@ import numpy as np
 import pytest
 
 import lazyloop as ll
-from lazyloop.core.evaluate import Machine, check_feeds
+from lazyloop.core.engine import EngineMachine
+from lazyloop.core.evaluate import check_feeds
+from lazyloop.core.kernel import Kernel
 from lazyloop.core.plan import compile_network
-from lazyloop.core.readonly import unmarked_streams
-from lazyloop.core.schedule import Demand
+from lazyloop.core.engine.readonly import unmarked_streams
+from lazyloop.core.engine.schedule import Demand
 from nets import SUM, const, last
 
 F = ll.TensorType(ll.float32, (2,))
@@ -17,7 +19,7 @@ F = ll.TensorType(ll.float32, (2,))
 def loop_with(kernel, reads_only=False):
     """acc = [0, 0]; per trip acc = kernel(acc + 1) (a function layer); LAST_VALUE(acc)."""
     if reads_only:
-        kernel.reads_only = True
+        kernel = Kernel(kernel, reads_only=True)
     net = ll.Network("onnx")
     loop = net.add_loop()
     loop.add_trip_limit(const(net, 3, np.int32), ll.TripLimit.COUNT)
@@ -74,7 +76,7 @@ def test_what_reaches_a_writer_through_a_recurrence_is_marked():
     plan = compile_network(net)
     demand = Demand(plan, next(iter(plan.loops)))
     assert nxt.get_output(0).name not in unmarked_streams(demand)
-    machine = Machine(plan, check_feeds(plan, {}), fast=True)
+    machine = EngineMachine(plan, check_feeds(plan, {}))
     with pytest.raises(ll.EvaluationError):
         machine.demand(plan.outputs[1][1])
 

@@ -101,3 +101,23 @@ def test_difftest_with_the_replay_backend_agrees():
 
 def test_tensorrt_backend_needs_tensorrt():
     pytest.importorskip("tensorrt")  # never installed here: nothing can run TensorRT
+
+
+def test_a_zero_extent_broadcast_keeps_the_drawn_program_buildable():
+    # rule: stream/shape -- the example the suite once found: x0 of shape (2, 0) iterated on
+    # axis 0 gives (0,) elements; (0,) + (1,) broadcasts to (0,), so the matrix multiply
+    # that follows takes a (0, 0) weight. The strategy thought (1,) and drew a (1, 1) weight,
+    # which the builder refused (inner dimensions 0 and 1).
+    from hypothesis.core import decode_failure
+
+    from lazyloop.difftest.shrinking import replay_program
+    from lazyloop.strategies.writer import broadcast
+    assert broadcast((0,), (1,)) == (0,) and broadcast((1, 3), (2, 1)) == (2, 3)
+    choices = decode_failure(b"AXicTYyJDQAgCANbibu4xu2/lIgkWpI+lIBQAhlfk3mpgbndoY4qSmtG31dfYia"
+                             b"1O3WbSIn3U3zzRBvk4wtY")
+    program = replay_program(networks(), choices)
+    assert program.feeds["x0"].shape == (2, 0)
+    net = ll.Network()
+    replay(program, net)  # the builder accepts every call
+    assert net.num_layers == program.net.num_layers
+    ll.run(program.net, program.feeds)

@@ -6,7 +6,8 @@ import pytest
 from hypothesis import given, settings
 
 import lazyloop as ll
-from lazyloop.core.evaluate import Machine, check_feeds
+from lazyloop.core.engine import EngineMachine
+from lazyloop.core.evaluate import check_feeds
 from lazyloop.core.plan import compile_network
 from lazyloop.core.undefined import split
 from lazyloop.strategies import networks
@@ -49,7 +50,7 @@ def test_generated_nests_are_scheduled_whole():
     @given(nested_programs())
     def collect(program):
         plan = compile_network(program.net)
-        machine = Machine(plan, check_feeds(plan, program.feeds), fast=True)
+        machine = EngineMachine(plan, check_feeds(plan, program.feeds))
         for _, nid in plan.outputs:
             machine.demand(nid)
         found.extend(scheduled_nests(machine))
@@ -86,7 +87,7 @@ def test_a_carried_value_through_an_inner_loop():
     # ran on its schedule (compiled once hot), and no activation of it was made
     net, outer, inner = carried_through(300, 70)
     plan = compile_network(net)
-    machine = Machine(plan, check_feeds(plan, {"xs": np.ones(70, np.float32)}), fast=True)
+    machine = EngineMachine(plan, check_feeds(plan, {"xs": np.ones(70, np.float32)}))
     (nid,) = [nid for _, nid in plan.outputs]
     assert float(split(machine.demand(nid))[0]) == 21000.0
     assert scheduled_nests(machine) == [outer]
@@ -103,13 +104,13 @@ def test_an_inner_error_is_the_references_and_forced_once():
     with pytest.raises(ll.LazyLoopError) as ref:
         ll.run(net, feeds)
     plan = compile_network(net)
-    machine = Machine(plan, check_feeds(plan, feeds), fast=True)
-    machine.fast_record = []
+    machine = EngineMachine(plan, check_feeds(plan, feeds))
+    machine.record = []
     with pytest.raises(ll.LazyLoopError) as fast:
         for _, nid in plan.outputs:
             machine.demand(nid)
     assert type(fast.value) is type(ref.value) and fast.value.rule == ref.value.rule
-    assert len(machine.fast_record) == len(set(machine.fast_record))
+    assert len(machine.record) == len(set(machine.record))
 
 
 def test_an_inner_loop_reading_the_outer_loop_only_in_some_runs_is_left_to_the_reference():
@@ -130,7 +131,7 @@ def test_an_inner_loop_reading_the_outer_loop_only_in_some_runs_is_left_to_the_r
                                            SUM).get_output(0))
     net.mark_output(last(outer, total.get_output(0)))
     plan = compile_network(net)
-    machine = Machine(plan, check_feeds(plan, {}), fast=True)
+    machine = EngineMachine(plan, check_feeds(plan, {}))
     (nid,) = [nid for _, nid in plan.outputs]
     assert int(split(machine.demand(nid))[0]) == 74
     assert not scheduled_nests(machine)
@@ -143,7 +144,7 @@ def test_runs_of_an_inner_loop_leave_nothing_behind(monkeypatch):
     # `ll.evaluate` keeps no per-run trip counts: the enclosing loop's memory stays flat
     import gc
     import weakref
-    from lazyloop.core import schedule as sched
+    from lazyloop.core.engine import schedule as sched
     made = []
     real = sched.Schedule.__init__
 
@@ -187,7 +188,7 @@ def test_three_levels_run_on_schedules_reading_the_outermost_loop():
     values, record, ran = run_fast(plan, {})
     assert float(values[out.name]) == float(reference.outputs[out.name]) == 60.0
     assert {outer.name, middle.name, inner.name} <= set(ran)
-    machine = Machine(plan, check_feeds(plan, {}), fast=True)
+    machine = EngineMachine(plan, check_feeds(plan, {}))
     machine.demand(plan.outputs[0][1])
     assert set(scheduled_nests(machine)) == {outer.name, middle.name}
     assert not machine.root.children  # no loop ran on the reference evaluator

@@ -63,6 +63,45 @@ def test_both_limits_while_first():
     assert forced(result, cond) == [0, 1, 2, 3]
 
 
+def test_a40_condition_first_also_forces_x_count():
+    # rule: trip/both -- A40: both readings give n = min(2, 10) = 2; "condition-first" also
+    # forces the WHILE input's element 2 (c_2 = 2 < 10: true), then stops at the count
+    net, cond = while_loop(10, count=2)
+    result = ll.run(net, {}, readings={"A40": "condition-first"})
+    assert list(result.outputs.values())[0] == 2 and result.trips["loop0"] == [((), 2)]
+    assert forced(result, cond) == [0, 1, 2]
+    assert ll.evaluate(net, {}, readings={"A40": "condition-first"}) == \
+        ll.evaluate(net, {})
+    # the WHILE stops first: both readings force X_0 .. X_3 (c_3 = 3 < 3 is false), n = 3
+    net, cond = while_loop(3, count=10)
+    assert forced(ll.run(net, {}, readings={"A40": "condition-first"}), cond) == [0, 1, 2, 3]
+
+
+def test_a40_condition_first_reaches_past_the_count():
+    # rule: iterator/bounds -- A40: a relaxed-profile WHILE input that reads an iterator over
+    # 3 rows, with COUNT 3: "count-first" stops at j = 3 without reading row 3 (sum 1+2+3 = 6);
+    # "condition-first" reads the condition at j = 3, which asks for row 3 of 3
+    net = ll.Network("onnx")
+    x = net.add_input("x", ll.float32, (3,))
+    loop = net.add_loop()
+    v = loop.add_iterator(x).get_output(0)
+    positive = net.add_elementwise(v, const(net, 0.0, np.float32),
+                                   ll.ElementWiseOperation.GREATER).get_output(0)
+    loop.add_trip_limit(positive, ll.TripLimit.WHILE)
+    loop.add_trip_limit(const(net, 3, np.int32), ll.TripLimit.COUNT)
+    acc = loop.add_recurrence(const(net, 0.0, np.float32))
+    acc.set_input(1, net.add_elementwise(acc.get_output(0), v,
+                                         ll.ElementWiseOperation.SUM).get_output(0))
+    net.mark_output(last(loop, acc.get_output(0)))
+    feeds = {"x": np.array([1, 2, 3], np.float32)}
+    (total,) = ll.evaluate(net, feeds).values()
+    assert total == 6.0
+    with pytest.raises(ll.IteratorOutOfBounds):
+        ll.run(net, feeds, readings={"A40": "condition-first"})
+    with pytest.raises(ll.IteratorOutOfBounds):
+        ll.evaluate(net, feeds, readings={"A40": "condition-first"})
+
+
 def counted(count, profile, with_while=None):
     net = ll.Network(profile)
     loop = net.add_loop()

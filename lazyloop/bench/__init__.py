@@ -35,6 +35,7 @@ section v); this module holds the table and the command.
 """
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import platform
@@ -87,9 +88,10 @@ SECTIONS = {"counter": bench_counter, "lstm": bench_lstm, "memory": bench_memory
             "onnx": bench_onnx, "throughput": bench_throughput, "versus": bench_versus}
 
 
-def main(argv=None) -> int:
-    from ..cli.common import Parser  # one-line usage errors, defaults in --help
-    parser = Parser(prog="lazyloop bench", description=__doc__.split("\n")[0])
+def main(argv=None, parser_class=argparse.ArgumentParser) -> int:
+    """Run the sections `argv` asks for and print the rows. `parser_class`: the command
+    line's parser (`lazyloop bench` hands its own, which answers a mistake with one line)."""
+    parser = parser_class(prog="lazyloop bench", description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="small sizes (seconds, for tests)")
     parser.add_argument("--json", metavar="FILE", help="also write the rows as JSON")
     parser.add_argument("--only", choices=sorted(SECTIONS), action="append",

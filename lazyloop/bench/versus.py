@@ -87,6 +87,11 @@ def measure_case(model, feeds, repeats, reference_repeats):
     return med(t_ll), (med(t_ort) if t_ort else None), med(t_ref), agree
 
 
+def how_much_faster(speedup: float) -> str:
+    """A speed-up in words: "14.3x faster", or for less than 1, "2.5x slower"."""
+    return f"{speedup:.1f}x faster" if speedup >= 1 else f"{1 / speedup:.1f}x slower"
+
+
 def bench_versus(cfg) -> List[Row]:
     try:
         import onnx  # noqa: F401
@@ -98,7 +103,7 @@ def bench_versus(cfg) -> List[Row]:
         t_ll, t_ort, t_ref, agree = measure_case(model, feeds, cfg["versus_repeats"],
                                                  cfg["versus_reference_repeats"])
         note = ("" if agree else "RESULTS DIFFER; ") + (
-            f"{t_ref / t_ll:.1f}x faster than the ReferenceEvaluator "
+            f"{how_much_faster(t_ref / t_ll)} than the ReferenceEvaluator "
             f"({us(t_ref / trips)}/trip)")
         if t_ort is None:
             rows.append(Row(key, case, f"{us(t_ll / trips)}/trip",
@@ -133,7 +138,9 @@ def bench_programs(count: int) -> Row:
     def collect(program):
         programs.append(program)
 
-    collect()
+    from ..difftest.campaign import hypothesis_files_in_temp
+    with hypothesis_files_in_temp():  # nothing left in the current folder
+        collect()
 
     def through(fn):
         def all_programs():

@@ -26,9 +26,11 @@ def _version() -> str:
 
 
 def add_model_options(p, name):
-    p.add_argument("model", help="an ONNX .onnx model or an OpenVINO .xml IR"
-                   + (", or a case folder written by `lazyloop check` or `lazyloop "
-                      "conformance export` (model + test_data_set_*)" if name == "run" else ""))
+    p.add_argument("model", help="an ONNX .onnx model or an OpenVINO .xml IR, or a case "
+                   "folder written by `lazyloop check` or `lazyloop conformance export` "
+                   "(model + test_data_set_*; "
+                   + ("every data set is run" if name == "run" else
+                      "explained with the inputs of its first data set") + ")")
     p.add_argument("--input", action="append", metavar="NAME=FILE.npy|FILE.pb|VALUE",
                    help="feed one model input (repeat per input): a .npy file, an ONNX "
                         "TensorProto .pb file, or a Python literal such as 5, 2.5, True or "
@@ -55,7 +57,9 @@ def build_parser():
                    help="also write each output as DIR/NAME.npy (default: not saved)")
     p.add_argument("--backend", default=None, metavar="NAME",
                    help="also run the model on this backend (in a child process) and print "
-                        "what differs from lazyloop")
+                        "what differs from lazyloop, and which registered ambiguity explains "
+                        "it: a built-in name, a registered one, or module:factory (the "
+                        "module looked up from the current folder first, as python -m does)")
     p.add_argument("--timeout", type=non_negative_float, default=60.0, metavar="SECONDS",
                    help="with --backend: seconds the backend may run before it counts as "
                         "hanging")
@@ -87,7 +91,7 @@ def delegated(command):
     """Commands whose options their own module parses."""
     if command == "bench":
         from ..bench import main as bench_main
-        return lambda rest: bench_main(rest) or 0
+        return lambda rest: bench_main(rest, Parser) or 0
     if command == "check":
         from .check import cli_check
         return cli_check

@@ -17,23 +17,25 @@ import signal
 import sys
 import threading
 
-from ..difftest.backends import BACKENDS, backend
+from ..difftest.backends import BACKENDS
 from ..difftest.cases import Context, write_case
-from ..difftest.checking import check
-from ..difftest.isolation import DEFAULT_MEMORY_MB, Isolated
-from ..difftest.plugins import BackendSpecError, factory_of
+from ..difftest.check_campaign import check
+from ..difftest.isolation import DEFAULT_MEMORY_MB
 from ..difftest.schema import FAIL_ON, check_document, judge, lazyloop_version
 from ..difftest.shrinking import (DEFAULT_MINIMIZE_STEPS, DEFAULT_SHRINK_HANGS,
                                    DEFAULT_SHRINK_SECONDS, DEFAULT_SHRINK_STEPS,
                                    DEFAULT_SHRINK_TOTAL_SECONDS, abort_if_asked)
 
+from .backend import close_backend, start_backend
+
 EXIT_INTERNAL = 3
+SCHEDULER_TIMEOUT = 5  # seconds a --scheduler address may take to answer
 
 
 def subject_kinds():
     """Every kind `--kind` may name: core programs and each dialect kind of the strategies."""
-    from ..strategies.dialects import ONNX_KINDS, OPENVINO_KINDS
-    return ("core", *ONNX_KINDS, *OPENVINO_KINDS)
+    from ..strategies.dialects import ONNX_KINDS, ONNX_NAMED_KINDS, OPENVINO_KINDS
+    return ("core", *ONNX_KINDS, *ONNX_NAMED_KINDS, *OPENVINO_KINDS)
 
 
 def build_parser():
@@ -46,7 +48,8 @@ def build_parser():
                         help=f"the backend to test: one of {', '.join(sorted(BACKENDS))}, a "
                              f"name an installed package registers in the entry-point group "
                              f"lazyloop.backends, or module:factory (a callable returning a "
-                             f"backend)")
+                             f"backend; the module is looked up from the current folder "
+                             f"first, as python -m does)")
     parser.add_argument("--examples", type=positive_int, default=200, metavar="N",
                         help="programs to generate")
     parser.add_argument("--seed", type=non_negative_int, default=0, help="the random seed")
@@ -114,8 +117,10 @@ def build_parser():
                              "(default: 0, this process)")
     parser.add_argument("--scheduler", default=None, metavar="ADDRESS",
                         help="address of a running Dask scheduler (tcp://host:8786) to run the "
-                             "shards on; its workers need lazyloop and the backend installed "
-                             "(default: none)")
+                             "shards on, which must answer within "
+                             f"{SCHEDULER_TIMEOUT} s; its workers need lazyloop and the "
+                             "backend installed, a module:factory's module too (default: "
+                             "none)")
     parser.add_argument("--rtol", type=non_negative_float, default=None,
                         help="relative float tolerance (default: 1e-4; float16 1e-2)")
     parser.add_argument("--atol", type=non_negative_float, default=None,
@@ -133,12 +138,11 @@ def cli_check(argv) -> int:
 def _check_command(argv) -> int:
     from .common import UsageError, prepare_out, report_options, write_reports
     args = build_parser().parse_args(argv)
-    try:
-        factory_of(args.backend)  # a name nothing answers to is a usage error, before any work
-    except BackendSpecError as exc:
-        raise UsageError(f"--backend {args.backend}: {exc.args[0]}") from None
     known = report_options(args)
-    b = start(args)
+    if args.workers or args.scheduler:
+        reach_workers(args.scheduler)
+    b = start_backend(args.backend, args.isolate, args.timeout, args.memory_mb,
+                      "lazyloop check")
     try:
         programs_exist(b, args)
         if args.out:
@@ -146,8 +150,7 @@ def _check_command(argv) -> int:
         report = campaign(b, args)
         abort_if_asked()  # a second Ctrl-C whose own raise was swallowed: no report
     finally:
-        if isinstance(b, Isolated):
-            b.close()
+        close_backend(b)
     print(report.summary())
     if report.stopped == "interrupted":
         unshrunk = sum(d.shrinking in ("off", "interrupted") for d in report.disagreements)
@@ -175,23 +178,28 @@ def _check_command(argv) -> int:
     return verdict["exit_status"]
 
 
-def start(args):
-    """The backend, started now: an unknown or uninstalled one is a usage error. With
-    --workers/--scheduler each worker starts its own; this one only answers what the backend
-    takes and is closed before the campaign."""
-    from .common import UsageError, missing_extra
+def reach_workers(address) -> None:
+    """--workers/--scheduler need Dask distributed (the [workers] extra); a --scheduler
+    address must parse and answer within `SCHEDULER_TIMEOUT` seconds -- all before the
+    backend starts."""
+    from .common import UsageError
+    from distributed import Client
+    if address is None:
+        return
+    from distributed.comm.addressing import parse_address, parse_host_port
     try:
-        return Isolated(args.backend, timeout=args.timeout, memory_mb=args.memory_mb) \
-            if args.isolate else backend(args.backend)
-    except ImportError:
-        raise
-    except Exception as exc:
-        missing = re.search(r"No module named '([\w.]+)'", str(exc))
-        if missing:  # the isolated child could not import it: say which extra brings it
-            raise UsageError(f"--backend {args.backend}: "
-                             f"{missing_extra(ImportError(name=missing.group(1)))}") from None
-        raise UsageError(f"--backend {args.backend}: the backend cannot start "
-                         f"({type(exc).__name__}: {exc})") from None
+        scheme, location = parse_address(address, strict=False)
+        if scheme in ("tcp", "tls"):
+            parse_host_port(location)
+    except (ValueError, TypeError) as exc:
+        raise UsageError(f"--scheduler {address}: not a Dask scheduler address such as "
+                         f"tcp://HOST:8786 ({exc})") from None
+    try:
+        Client(address, timeout=f"{SCHEDULER_TIMEOUT}s").close()
+    except (OSError, TimeoutError) as exc:
+        raise UsageError(f"--scheduler {address}: no Dask scheduler answered within "
+                         f"{SCHEDULER_TIMEOUT} s ({type(exc).__name__}); is it running, "
+                         "and is the address right?") from None
 
 
 def programs_exist(b, args) -> None:
@@ -253,14 +261,11 @@ def progress_text(name, stage, done, total, tally, examples, seconds) -> str:
 
 
 def campaign(b, args):
-    """`check` with a progress line, no example database, nothing written to the current
-    folder (hypothesis keeps its other files in a temporary folder)."""
-    import tempfile
-
-    from hypothesis.configuration import set_hypothesis_home_dir
+    """`check` with a progress line, nothing written to the current folder (the campaign
+    keeps hypothesis' files in a temporary folder, `campaign.hypothesis_files_in_temp`)."""
+    import time
 
     from .common import ProgressLine
-    import time
     line = ProgressLine(quiet=args.quiet)
     name = getattr(b, "name", args.backend)
     started = time.monotonic()
@@ -269,8 +274,7 @@ def campaign(b, args):
         line.update(stage, progress_text(name, stage, done, total, tally, args.examples,
                                          time.monotonic() - started), force=stage == "done")
 
-    with tempfile.TemporaryDirectory(prefix="lazyloop-hypothesis-") as home, ctrl_c_stops():
-        set_hypothesis_home_dir(home)
+    with ctrl_c_stops():
         try:
             # on Dask the backend travels to the workers as its name; each starts its own
             target = args.backend if args.workers or args.scheduler else b
@@ -284,5 +288,4 @@ def campaign(b, args):
                          workers=args.workers, scheduler=args.scheduler,
                          max_seconds=args.max_time, rtol=args.rtol, atol=args.atol)
         finally:
-            set_hypothesis_home_dir(None)
             line.close()

@@ -5,9 +5,11 @@ the output folder (one run per folder) and the progress line.
 Exit statuses (README "Command line"):
   0  ran and found nothing new
   1  findings not explained by a registered ambiguity (check, conformance run), or the model
-     or feeds were refused by the specification (run, explain)
-  2  usage or input error: bad options, unreadable or unwritable paths, a bad --input, a
-     backend that is not installed or cannot start, a run in which no program ran
+     or feeds were refused by the specification, or (run with a backend or a case folder)
+     something differs that no registered ambiguity explains
+  2  usage or input error: bad options, unreadable or unwritable paths, a file that is not a
+     model, a bad --input, a backend that is not installed, cannot start or is not a backend,
+     a --scheduler that does not answer, a run in which no program ran
   3  lazyloop itself failed (a bug: the traceback is printed)
   130 interrupted (Ctrl-C); `check` then writes its reports and exits 1 if a finding counts
 """
@@ -23,9 +25,10 @@ EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 EXIT_INTERRUPTED = 130
 
 EXIT_EPILOG = ("exit status: 0 nothing new found; 1 findings not explained by a registered "
-               "ambiguity (check, conformance run) or the model/feeds refused by the "
-               "specification (run, explain); 2 usage or input error; 3 lazyloop itself "
-               "failed; 130 interrupted by Ctrl-C (check: when no finding counts)")
+               "ambiguity (check, conformance run), or the model/feeds refused by the "
+               "specification or a difference no ambiguity explains (run, explain); 2 usage "
+               "or input error (also a file that is not a model); 3 lazyloop itself failed; "
+               "130 interrupted by Ctrl-C (check: when no finding counts)")
 
 
 class UsageError(Exception):
@@ -33,13 +36,14 @@ class UsageError(Exception):
 
 
 class DefaultsShown(argparse.HelpFormatter):
-    """Help text with the default appended, unless there is none to show (None, False) or
-    the text already says it."""
+    """Help text with the default appended, unless there is none to show (None), the option
+    is a switch taking no value (--force, --no-isolate: its default is only "not given") or
+    the text already says it. A default of 0 is shown."""
 
     def _get_help_string(self, action):
         text = action.help or ""
-        if (action.default not in (None, False, argparse.SUPPRESS) and "default" not in text
-                and action.option_strings):
+        if (action.default is not None and action.default is not argparse.SUPPRESS
+                and action.nargs != 0 and "default" not in text and action.option_strings):
             text += " (default: %(default)s)"
         return text
 
@@ -100,7 +104,9 @@ def _number(text, kind):
 EXTRA_OF_MODULE = {"onnx": "onnx", "onnxruntime": "onnx", "ml_dtypes": "onnx",
                    "hypothesis": "onnx", "openvino": "openvino", "tract": "tract",
                    "matplotlib": "notebooks", "networkx": "notebooks", "nbclient": "notebooks",
-                   "nbformat": "notebooks", "dask": "workers", "distributed": "workers"}
+                   "nbformat": "notebooks", "dask": "workers", "distributed": "workers",
+                   "iree": "iree", "MNN": "mnn", "_tools": "mnn", "onnxslim": "onnxslim",
+                   "onnxsim": "onnxsim", "onnxoptimizer": "onnxoptimizer"}
 
 
 def missing_extra(exc: ImportError) -> str:
@@ -152,8 +158,6 @@ def prepare_out(directory: str, force: bool) -> str:
     """Create `directory` (or accept an empty one) and prove it writable, before any work.
     A non-empty folder is refused unless `force`, which removes what an earlier run wrote
     there (case_* folders, report.json, junit.xml) and leaves anything else alone."""
-    if os.path.exists(directory) and not os.path.isdir(directory):
-        raise UsageError(f"--out {directory}: exists and is not a folder")
     if os.path.isdir(directory) and os.listdir(directory):
         if not force:
             raise UsageError(f"--out {directory}: the folder is not empty (an earlier run?); "
@@ -164,6 +168,13 @@ def prepare_out(directory: str, force: bool) -> str:
                 shutil.rmtree(path)
             elif entry in ("report.json", "junit.xml"):
                 os.remove(path)
+    return writable_folder("--out", directory)
+
+
+def writable_folder(option: str, directory: str) -> str:
+    """Create `directory` if need be and prove it writable, before any work."""
+    if os.path.exists(directory) and not os.path.isdir(directory):
+        raise UsageError(f"{option} {directory}: exists and is not a folder")
     try:
         os.makedirs(directory, exist_ok=True)
         probe = os.path.join(directory, ".lazyloop-write-test")
@@ -171,7 +182,7 @@ def prepare_out(directory: str, force: bool) -> str:
             f.write("ok")
         os.remove(probe)
     except OSError as exc:
-        raise UsageError(f"--out {directory}: cannot write there ({exc.strerror})") from None
+        raise UsageError(f"{option} {directory}: cannot write there ({exc.strerror})") from None
     return directory
 
 

@@ -22,7 +22,10 @@ def build_parser():
     p.add_argument("--case", action="append", help="only these cases, repeatable "
                    "(default: all)")
     p = sub.add_parser("run", help="run the cases against a backend")
-    p.add_argument("--backend", required=True, metavar="NAME", help="the backend to run")
+    p.add_argument("--backend", required=True, metavar="NAME",
+                   help="the backend to run: a built-in name, a name an installed package "
+                        "registers (lazyloop.backends), or module:factory, looked up from "
+                        "the current folder first, as python -m does")
     p.add_argument("--case", action="append", help="only these cases, repeatable "
                    "(default: all)")
     p.add_argument("--format", choices=("onnx", "openvino", "core"),
@@ -68,24 +71,20 @@ def _command(argv) -> int:
 
 
 def run_command(args, argv) -> int:
-    from .common import UsageError, report_options, write_reports
-    from ..difftest import BACKENDS, Isolated, backend
-    from ..difftest.schema import judge
+    from .backend import close_backend, start_backend
+    from .common import report_options, write_reports
+    from ..difftest.schema import backend_version, judge
     known = report_options(args)
-    if args.backend not in BACKENDS:
-        raise UsageError(f"--backend {args.backend}: unknown backend; built-in: "
-                         f"{', '.join(sorted(BACKENDS))}")
     import time
-    b = Isolated(args.backend, timeout=args.timeout) if args.isolate else backend(args.backend)
+    b = start_backend(args.backend, args.isolate, args.timeout, prog="lazyloop conformance")
     start = time.monotonic()
     try:
         results = run_suite(b, args.case, args.format)
     finally:
-        if isinstance(b, Isolated):
-            b.close()
+        close_backend(b)
     print(table(results, getattr(b, "name", args.backend)))
     command = "lazyloop conformance " + " ".join(shlex.quote(a) for a in argv)
-    document = conformance_document(results, args.backend, command)
+    document = conformance_document(results, args.backend, command, backend_version(b))
     document["seconds"] = round(time.monotonic() - start, 3)
     document = judge(document, args.fail_on, known)
     verdict = write_reports(document, (args.json,), args.junit)
@@ -94,10 +93,10 @@ def run_command(args, argv) -> int:
     return verdict["exit_status"]
 
 
-def conformance_document(results, backend_name: str, command=None) -> dict:
-    """The suite's results in the report schema of spec/52-report-schema.md."""
-    from ..difftest.schema import (OUTCOMES, SCHEMA_VERSION, backend_version,
-                                   lazyloop_version)
+def conformance_document(results, backend_name: str, command=None, version=None) -> dict:
+    """The suite's results in the report schema of spec/52-report-schema.md (`version`: the
+    backend's, as `schema.backend_version` gives it)."""
+    from ..difftest.schema import OUTCOMES, SCHEMA_VERSION, lazyloop_version
     outcomes = dict.fromkeys(OUTCOMES, 0)
     findings = []
     for r in results:
@@ -118,7 +117,7 @@ def conformance_document(results, backend_name: str, command=None) -> dict:
     ran = sum(r.status != "unsupported" for r in results)
     return {"schema_version": SCHEMA_VERSION, "command": "conformance", "invocation": command,
             "lazyloop_version": lazyloop_version(),
-            "backend": {"name": backend_name, "version": backend_version(backend_name)},
+            "backend": {"name": backend_name, "version": version},
             "seed": None, "complete": True, "stopped": None, "seconds": 0.0,
             "programs": {"generated": len(results), "run": ran,
                          "agreed": outcomes["agree"], "refused": 0, "not_exportable": 0},

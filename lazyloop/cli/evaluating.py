@@ -1,10 +1,10 @@
-"""Where `run` and `explain` meet the evaluators -- the one place to change when the core's
-evaluators change (the reliability work adds a wall-time budget and a memory-lean traced run).
+"""Where `run` and `explain` meet the evaluators, through the one frontend protocol (a
+`lazyloop.core.lowered.Lowered`, whatever the model's format).
 
-- `outputs_and_masks`: `ll.run` without a trace: the fast path, keeping only what demand
-  needs, with the masks of defined positions that `ll.evaluate` drops.
-- `traced`: the reference evaluator with its forcing events handed to a sink, for `explain`
-  only (which keeps what it draws).
+- `outputs_and_masks`: a run without a trace: mode "fast", keeping only what demand needs,
+  with the masks of defined positions that `evaluate` drops.
+- `traced`: mode "reference" with its forcing events handed to a sink, for `explain` only
+  (which keeps what it draws).
 - `progress_while`: on a terminal, a progress line while an evaluation runs long.
 """
 from __future__ import annotations
@@ -13,26 +13,23 @@ import sys
 import threading
 import time
 
-from ..core.evaluate import DEFAULT_MAX_TRIPS  # noqa: F401 -- the fuel default for --help
-
-DEFAULT_MAX_SECONDS = 600.0  # the command line's wall-time budget (the library has none)
+from ..core.fuel import COMMAND_LINE_MAX_SECONDS as DEFAULT_MAX_SECONDS  # noqa: F401
+from ..core.fuel import DEFAULT_MAX_TRIPS  # noqa: F401 -- the fuel default for --help
 
 
 def outputs_and_masks(lowered, user_feeds, max_trips, max_seconds=None):
-    """{output: value} and {output: defined mask}, by the model's output names: `ll.run`
-    without a trace, which takes the fast path and keeps only what demand still needs."""
-    from ..core.evaluate import run
-    result = run(lowered.network, lowered.core_feeds(user_feeds), max_trips=max_trips,
-                 trace=False, max_seconds=max_seconds)
-    return lowered.user_outputs(result.outputs), lowered.user_outputs(result.defined)
+    """{output: value} and {output: defined mask}, by the model's output names: a run
+    without a trace (mode "fast"), which keeps only what demand still needs."""
+    result = lowered.run(user_feeds, max_trips, trace=False, max_seconds=max_seconds,
+                         mode="fast")
+    return result.outputs, result.defined
 
 
 def traced(lowered, user_feeds, max_trips, max_seconds=None, sink=True):
     """The reference evaluator's `Evaluation`, its forcing events handed to `sink` (for
     `explain`: a `DrawnTrace`, which keeps only what it draws; True keeps every event)."""
-    from ..core.evaluate import run
-    return run(lowered.network, lowered.core_feeds(user_feeds), max_trips=max_trips,
-               trace=sink, max_seconds=max_seconds)
+    return lowered.run(user_feeds, max_trips, trace=sink, max_seconds=max_seconds,
+                       mode="reference").evaluation
 
 
 def progress_while(label: str, work, stream=None, after: float = 2.0):

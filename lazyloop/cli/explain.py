@@ -3,11 +3,12 @@ order and at whose request -- bounded: the trace keeps only what is drawn (`Draw
 and beyond `max_events` forced elements the remaining activations are summarised."""
 from __future__ import annotations
 
+import os
 from collections import Counter, defaultdict
 
-from .common import EXIT_OK
+from .common import EXIT_OK, UsageError
 from .evaluating import progress_while, traced
-from .inputs import load_model, parse_inputs
+from .inputs import load_model, parse_inputs, read_case_folder
 
 
 class _Activation:
@@ -100,10 +101,24 @@ def activation_table(plan, loop_name, path, n, act, streams, width, max_columns)
 
 
 def cmd_explain(args) -> int:
-    lowered = load_model(args.model)
-    feeds = parse_inputs(args.input, lowered)
+    """A model with its --input feeds, or a case folder with the inputs of its first data
+    set."""
+    model = args.model
+    if os.path.isdir(model):
+        if args.input:
+            raise UsageError("a case folder brings its own inputs: --input does not apply")
+        case = read_case_folder(model)
+        data = case.data_sets[0]
+        model = case.model_path
+        lowered = load_model(model)
+        feeds = data.inputs
+        print(f"case {case.directory}: {os.path.basename(model)} with the inputs of "
+              f"{data.name}\n")
+    else:
+        lowered = load_model(model)
+        feeds = parse_inputs(args.input, lowered)
     drawn = DrawnTrace(args.max_columns, args.max_events)
-    result = progress_while(f"lazyloop: evaluating {args.model} with its forcing trace",
+    result = progress_while(f"lazyloop: evaluating {model} with its forcing trace",
                             lambda: traced(lowered, feeds, args.max_trips,
                                            args.max_seconds or None, drawn))
     print(explain_table(result, drawn, args.max_columns))

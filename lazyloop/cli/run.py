@@ -7,9 +7,10 @@ import os
 
 import numpy as np
 
-from .common import EXIT_FINDINGS, EXIT_OK, UsageError
+from .backend import started
+from .common import EXIT_FINDINGS, EXIT_OK, UsageError, writable_folder
 from .evaluating import outputs_and_masks, progress_while
-from .inputs import load_model, parse_inputs
+from .inputs import load_model, model_format, parse_inputs, read_case_folder
 
 
 def show_value(name, value, defined):
@@ -27,26 +28,31 @@ def show_value(name, value, defined):
 
 
 def cmd_run(args) -> int:
+    """Everything the user gave is checked before the model is evaluated: --save writable,
+    the model file read, the feeds matched to it, the backend started and taking the model's
+    format."""
     if os.path.isdir(args.model):
         return run_case_folder(args)
+    if args.save:
+        writable_folder("--save", args.save)
     lowered = load_model(args.model)
     feeds = parse_inputs(args.input, lowered)
-    outputs, masks = progress_while(f"lazyloop: evaluating {args.model}",
-                                    lambda: outputs_and_masks(lowered, feeds, args.max_trips,
-                                                              args.max_seconds or None))
-    for name, value in outputs.items():
-        show_value(name, value, masks.get(name))
-    if args.save:
-        save_outputs(args.save, outputs)
-    if args.backend:
-        return EXIT_FINDINGS if against_backend(args, args.model, feeds, outputs, masks) \
-            else EXIT_OK
+    with started(args.backend, args.timeout, "lazyloop run") as b:
+        takes_format(b, args.backend, args.model)
+        outputs, masks = progress_while(f"lazyloop: evaluating {args.model}",
+                                        lambda: outputs_and_masks(lowered, feeds, args.max_trips,
+                                                                  args.max_seconds or None))
+        for name, value in outputs.items():
+            show_value(name, value, masks.get(name))
+        if args.save:
+            save_outputs(args.save, outputs)
+        if b is not None and against_backend(b, args, args.model, feeds, outputs, masks):
+            return EXIT_FINDINGS
     return EXIT_OK
 
 
 def save_outputs(directory, outputs):
     try:
-        os.makedirs(directory, exist_ok=True)
         for name, value in outputs.items():
             if isinstance(value, np.ndarray):
                 safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
@@ -59,62 +65,55 @@ def save_outputs(directory, outputs):
 def run_case_folder(args) -> int:
     """A saved case: lazyloop's outputs against the expected ones saved with it (same
     tolerances as `check`), then, with --backend, the backend's against lazyloop's."""
-    from ..difftest.cases import read_case
     from ..difftest.comparing import compare
     if args.input or args.save:
         raise UsageError("a case folder brings its own inputs: --input and --save do not apply")
-    try:
-        case = read_case(args.model)
-    except ValueError as exc:  # not a case folder
-        raise UsageError(str(exc)) from None
-    except Exception as exc:  # a .pb file that does not parse
-        raise UsageError(f"{args.model}: cannot read the case ({type(exc).__name__}: "
-                         f"{exc})") from None
-    lowered = load_model(case.model_path)
+    case = read_case_folder(args.model)
     differs = False
-    print(f"case {case.directory} ({case.format} model, {len(case.data_sets)} data set(s))")
-    for data in case.data_sets:
-        outputs, masks = progress_while(f"lazyloop: evaluating {case.model_path}",
-                                        lambda: outputs_and_masks(lowered, data.inputs,
-                                                                  args.max_trips,
-                                                                  args.max_seconds or None))
-        print(f"\n{data.name}: lazyloop {_version()}")
-        for name, value in outputs.items():
-            show_value(name, value, masks.get(name))
-        diffs = compare(data.expected, data.defined, outputs, args.rtol, args.atol)
-        print(f"lazyloop against the saved expected outputs: "
-              f"{'same' if not diffs else 'DIFFERENT'}")
-        for d in diffs:
-            print(f"  {d.output}: {d.kind}: {d.detail}")
-        differs |= bool(diffs)
-        if args.backend:
-            differs |= against_backend(args, case.model_path, data.inputs, outputs, masks)
+    with started(args.backend, args.timeout, "lazyloop run") as b:
+        from ..difftest.backends import a_model
+        takes_format(b, args.backend, case.model_path)
+        lowered = load_model(case.model_path)
+        print(f"case {case.directory} ({a_model(case.format)}, "
+              f"{len(case.data_sets)} data set(s))")
+        for data in case.data_sets:
+            outputs, masks = progress_while(f"lazyloop: evaluating {case.model_path}",
+                                            lambda: outputs_and_masks(lowered, data.inputs,
+                                                                      args.max_trips,
+                                                                      args.max_seconds or None))
+            print(f"\n{data.name}: lazyloop {_version()}")
+            for name, value in outputs.items():
+                show_value(name, value, masks.get(name))
+            diffs = compare(data.expected, data.defined, outputs, args.rtol, args.atol)
+            print(f"lazyloop against the saved expected outputs: "
+                  f"{'same' if not diffs else 'DIFFERENT'}")
+            for d in diffs:
+                print(f"  {d.output}: {d.kind}: {d.detail}")
+            differs |= bool(diffs)
+            if b is not None:
+                differs |= against_backend(b, args, case.model_path, data.inputs, outputs,
+                                           masks)
     return EXIT_FINDINGS if differs else EXIT_OK
 
 
-def against_backend(args, model_path, feeds, outputs, masks) -> bool:
-    """Run the model on `args.backend` (isolated), print what differs from lazyloop; True
-    when something does."""
+def against_backend(b, args, model_path, feeds, outputs, masks) -> bool:
+    """Run the model on the started backend `b`, print what differs from lazyloop; True
+    when something differs that no registered ambiguity explains (one that does is named,
+    and counts no more than it does for `check`'s default --fail-on unexplained)."""
     from ..difftest import Unsupported
     from ..difftest.comparing import compare
     from ..difftest.schema import backend_version
-    b = start_backend(args.backend, args.timeout)
     try:
-        try:
-            fresh = {k: np.array(v) for k, v in feeds.items()}  # writable copies
-            actual = b.run(read_model_for(b, model_path), fresh)
-        except Unsupported as exc:
-            print(f"\n{args.backend}: refused the model: {' '.join(str(exc).split())[:400]}")
-            return True
-        except Exception as exc:  # a crash, a hang or an error while running: the finding
-            print(f"\n{args.backend}: failed: {type(exc).__name__}: "
-                  f"{' '.join(str(exc).split())[:400]}")
-            return True
-    finally:
-        close = getattr(b, "close", None)
-        if close:
-            close()
-    print(f"\n{args.backend} {backend_version(args.backend) or ''}".rstrip() + ":")
+        fresh = {k: np.array(v) for k, v in feeds.items()}  # writable copies
+        actual = b.run(read_model_for(b, model_path), fresh)
+    except Unsupported as exc:
+        print(f"\n{args.backend}: refused the model: {' '.join(str(exc).split())[:400]}")
+        return True
+    except Exception as exc:  # a crash, a hang or an error while running: the finding
+        error = f"{type(exc).__name__}: {' '.join(str(exc).split())[:400]}"
+        print(f"\n{args.backend}: failed: {error}")
+        return not explained(args, model_path, feeds, None, error)
+    print(f"\n{args.backend} {backend_version(b) or ''}".rstrip() + ":")
     for name, value in actual.items():
         if name in outputs:
             show_value(name, np.asarray(value), None)
@@ -122,26 +121,57 @@ def against_backend(args, model_path, feeds, outputs, masks) -> bool:
     print(f"{args.backend} against lazyloop: {'same' if not diffs else 'DIFFERENT'}")
     for d in diffs:
         print(f"  {d.output}: {d.kind}: {d.detail}")
-    return bool(diffs)
+    return bool(diffs) and not explained(args, model_path, feeds, actual, None)
 
 
-def start_backend(name, timeout):
-    """The backend `--backend` names, as `check` takes it: a built-in name, an entry point
-    of `lazyloop.backends`, or module:factory; isolated in a child process."""
-    from ..difftest import Isolated
-    from ..difftest.plugins import BackendSpecError, factory_of
-    try:
-        factory_of(name)
-    except BackendSpecError as exc:
-        raise UsageError(f"--backend {name}: {exc.args[0]}") from None
-    return Isolated(name, timeout=timeout)
+def explained(args, model_path, feeds, actual, error) -> bool:
+    """Whether another reading of a registered ambiguity makes lazyloop agree with the
+    backend -- the search `check` makes for each finding (`Checker.attribute`); says which."""
+    from ..difftest.checking import Checker
+    from ..difftest.report import Outcome
+    saved = _SavedModel(model_format(model_path), read_model_for(None, model_path, proto=True),
+                        dict(feeds))
+    outcome = Outcome("disagree", error=error)
+    Checker(None, tolerance=(args.rtol, args.atol)).attribute(saved, outcome, actual)
+    if outcome.ambiguity is None:
+        return False
+    print(f"explained by ambiguity {outcome.ambiguity}: under another of its readings "
+          f"lazyloop agrees with {args.backend} (spec/ambiguities.md); as for `lazyloop "
+          f"check`, an explained difference does not count")
+    return True
 
 
-def read_model_for(b, path):
-    """The model file as the backend takes it: ONNX bytes, or an OpenVINO model."""
+class _SavedModel:
+    """A model file and its feeds, as `Checker.attribute` reads a generated subject."""
+
+    def __init__(self, fmt, model, feeds):
+        self.format, self._model, self.feeds = fmt, model, feeds
+
+    def model(self):
+        return self._model
+
+
+def takes_format(b, name, model_path) -> None:
+    """The backend must take the model's format: a mismatch is the user's, before any work."""
+    if b is None:
+        return
+    from ..difftest.backends import a_model, formats_of
+    fmt = model_format(model_path)
+    if fmt not in formats_of(b):
+        raise UsageError(f"--backend {name}: it takes {' and '.join(formats_of(b))} models, "
+                         f"not {a_model(fmt)} ({model_path})")
+
+
+def read_model_for(b, path, proto=False):
+    """The model file as the backend takes it: ONNX bytes (a ModelProto with `proto`), or an
+    OpenVINO model."""
     if path.endswith(".onnx"):
         with open(path, "rb") as f:
-            return f.read()
+            data = f.read()
+        if proto:
+            import onnx
+            return onnx.ModelProto.FromString(data)
+        return data
     import openvino as ov
     return ov.Core().read_model(path)
 

@@ -42,7 +42,8 @@ def case_model(case: Case, fmt: str):
         from ..openvino.export import export
         return export(net)
     if case.format != fmt:
-        raise ValueError(f"case {case.name!r} is a {case.format} model")
+        from ..difftest.backends import a_model
+        raise ValueError(f"case {case.name!r} is {a_model(case.format)}")
     return case.model()
 
 
@@ -54,14 +55,15 @@ def formats_for(case: Case, backend_formats) -> list:
 
 def run_case(case: Case, b, fmt: Optional[str] = None) -> Result:
     from ..difftest import Unsupported, compare, formats_of
+    from ..difftest.backends import a_model
     from ..core.errors import LazyLoopError
     formats = formats_for(case, formats_of(b))
     if fmt is not None:
         formats = [f for f in formats if f == fmt]
     if not formats:
-        return Result(case.name, "unsupported", f"not applicable: a {case.format} model; the "
-                      f"backend takes "
-                      f"{', '.join(formats_of(b))}", case.rules, case.ambiguities)
+        return Result(case.name, "unsupported", f"not applicable: {a_model(case.format)}; "
+                      f"the backend takes {', '.join(formats_of(b))}", case.rules,
+                      case.ambiguities)
     fmt = formats[0]
     try:
         model = case_model(case, fmt)

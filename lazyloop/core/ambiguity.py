@@ -50,7 +50,8 @@ REGISTER = {a.id: a for a in [
               "by-profile"),
     Ambiguity("A5", "openvino/loop5",
               "OpenVINO loop that runs zero trips (count 0 or a false first condition)",
-              {"execute": "run it: initial values, empty concatenations (CPU plugin)",
+              {"execute": "run it: initial values, empty concatenations (the CPU plugin, "
+                          "given a trip count of 0 at run time)",
                "refuse": "a runtime error (OpenVINO's reference implementation)"},
               "execute"),
     Ambiguity("A6", "profile/tensorrt-dtypes",
@@ -173,6 +174,14 @@ REGISTER = {a.id: a for a in [
                "saturate": "clamp to the dtype's range: OpenVINO's CPU plugin on int8 and "
                            "uint8, tract's `x * x` on 8-bit types (spec/50 NARROW-1)"},
               "wrap"),
+    # -- the core, continued (A40-A49) ---------------------------------------------------------
+    Ambiguity("A40", "trip/both",
+              "a loop with both a COUNT and a WHILE limit: n, and is X_count read?",
+              {"count-first": "n = min(count, least j with X_j false), the count looked at "
+                              "first: X_count is never forced (ONNX Loop's `i < M && cond`)",
+               "condition-first": "the same n, the condition read first at every index, as "
+                                  "`while (x(j) && j < count)`: X_count is forced too"},
+              "count-first"),
 ]}
 
 
@@ -180,8 +189,15 @@ class UnknownReading(LazyLoopError):
     pass
 
 
-def resolve(readings: Optional[Mapping[str, str]]) -> dict:
+class Readings(dict):
+    """A full reading table, resolved and checked: `resolve` returns it as it is, so that an
+    evaluation resolves the caller's readings once, however many parts read them."""
+
+
+def resolve(readings: Optional[Mapping[str, str]]) -> Readings:
     """The full reading table: defaults overridden by the caller's choices."""
+    if type(readings) is Readings:
+        return readings
     chosen = {a.id: a.default for a in REGISTER.values()}
     if readings is not None and not isinstance(readings, Mapping):
         raise UnknownReading("readings", "ambiguity/register",
@@ -197,4 +213,4 @@ def resolve(readings: Optional[Mapping[str, str]]) -> dict:
                                  f"unknown reading {value!r}",
                                  f"use one of {sorted(entry.readings)}")
         chosen[key] = value
-    return chosen
+    return Readings(chosen)

@@ -1,31 +1,46 @@
-"""The reference evaluator's entry points: `evaluate` (outputs only, letting loops that the
-schedule can run take the fast path) and `run` (also the defined masks, the forcing trace and
-the trip counts). The machine that forces elements is in `machine`, its element rules in
-`element_rules`, the checking of feeds in `feeds`; their public names are re-exported here.
+"""The entry points, `evaluate` (outputs only) and `run` (also the defined masks, the
+forcing trace and the trip counts), and the one place that chooses an evaluator: the `mode`.
+
+* ``"reference"`` -- the reference machine (`lazyloop.core.reference`): the definition made
+  executable, the only mode that records a forcing trace;
+* ``"fast"`` -- the engine (`lazyloop.core.engine`): loops on per-trip schedules, their
+  ordinary trips compiled once a run reaches `HOT_TRIPS`, map streams batched;
+* ``"schedule"`` -- the engine's schedules step by step: nothing compiled, nothing batched;
+* ``"compiled"`` -- the engine with every scheduled loop compiled from its first trip.
+
+Every mode gives the same outputs, masks and errors, except where spec/14 says they may
+differ (`laziness/modes`). The engine is imported only when a mode asks for it: the reference
+stands alone. The checking of feeds is in `feeds`.
 """
 from __future__ import annotations
 
 from collections import deque
-from typing import Dict, List
+from typing import Dict, List, Optional
 
 import attrs
 import numpy as np
 
-from .element_rules import Trips
+from .ambiguity import resolve
 from .errors import InputError
 from .feeds import check_feeds, feed_dict
-from .machine import DEFAULT_MAX_TRIPS, Activation, ForceEvent, Machine, one_shape_streams
+from .fuel import DEFAULT_MAX_TRIPS
 from .plan import Plan, compile_network
+from .reference.machine import Activation, ForceEvent, Machine, one_shape_streams
+from .reference.rules import Trips
 from .undefined import fill_value, split, whole_mask
+
+#: every mode: the reference machine, and the engine's (`lazyloop.core.engine.OPTIONS`)
+MODES = ("reference", "fast", "schedule", "compiled")
 
 
 @attrs.frozen
 class Evaluation:
     outputs: Dict[str, object]
     defined: Dict[str, object]
-    trace: List[ForceEvent]
+    trace: Optional[List[ForceEvent]]  # None: no trace was recorded (not the reference)
     trips: Dict[str, list]  # loop name -> [(activation path, n), ...]
     plan: Plan
+    mode: str = "reference"
 
 
 def _plain(element):
@@ -66,22 +81,46 @@ def trace_option(trace):
                      "positive int (keep the last that many events) or a sink with append")
 
 
+def mode_option(mode, traced=False) -> str:
+    """A mode's name, checked: one of `MODES`; a trace only in "reference" (`laziness/modes`)."""
+    if not isinstance(mode, str) or mode not in MODES:
+        raise InputError("mode", "laziness/modes", f"is {mode!r}, not a mode",
+                         f"pass one of {', '.join(map(repr, MODES))}")
+    if traced and mode != "reference":
+        raise InputError("mode", "laziness/modes", f"is {mode!r}, and a trace was asked for: "
+                         "only the reference evaluator records one",
+                         "pass mode=\"reference\" with a trace, or trace=False")
+    return mode
+
+
+def machine_for(mode, plan, feeds, max_trips, readings, max_seconds, keep_trips=True,
+                trace=None):
+    """The evaluator of `mode` for one evaluation (a trace only for "reference")."""
+    if mode == "reference":
+        return Machine(plan, feeds, max_trips, readings, trace, max_seconds, keep_trips)
+    from .engine import OPTIONS, EngineMachine  # loaded when a mode asks for it
+    return EngineMachine(plan, feeds, max_trips, readings, OPTIONS[mode], max_seconds,
+                         keep_trips)
+
+
 def run(net, feeds, max_trips=DEFAULT_MAX_TRIPS, readings=None, trace=True,
-        max_seconds=None) -> Evaluation:
+        max_seconds=None, mode=None) -> Evaluation:
     """Evaluate; also return the `defined` masks, the trip counts and, when `trace`, the
     forcing trace of the reference evaluator (True: every event; an int N: the last N; a
     sink with `append`: each event handed to it, and `trace` is then `list(sink)`).
     Events are small (stream, index, activation, asker), never element copies; but a traced
-    run is the reference evaluator, which memoises every element it forces. Without a trace
-    (`trace=False`) loops the schedule can run take the fast path, as in `evaluate`, keeping
-    only the elements demand still needs. `max_seconds` is an optional wall-time budget."""
+    run is the reference evaluator, which memoises every element it forces. `mode` chooses
+    the evaluator (`MODES`); by default "reference" with a trace, "fast" without one
+    (`trace=False`), which keeps only the elements demand still needs, and whose
+    Evaluation's `trace` is None. `max_seconds` is an optional wall-time budget."""
+    readings = resolve(readings)  # once for the whole evaluation
     plan = plan_of(net, readings)
     kept = trace_option(trace)
     traced = kept is not False
-    machine = Machine(plan, check_feeds(plan, feeds), max_trips, readings, trace=traced,
-                      fast=not traced, max_seconds=max_seconds)
-    if kept is not True and kept is not False:  # the last N events, or the caller's sink
-        machine.trace = kept
+    mode = mode_option(("reference" if traced else "fast") if mode is None else mode, traced)
+    sink = None if not traced else [] if kept is True else kept
+    machine = machine_for(mode, plan, check_feeds(plan, feeds), max_trips, readings,
+                          max_seconds, trace=sink)
     outputs, defined = {}, {}
     for name, nid in plan.outputs:
         element = machine.demand(nid)
@@ -89,29 +128,36 @@ def run(net, feeds, max_trips=DEFAULT_MAX_TRIPS, readings=None, trace=True,
         outputs[name] = _plain(element)
         defined[name] = (np.broadcast_to(mask, np.shape(value)).copy() if mask is not None
                          and not isinstance(mask, bool) else whole_mask(outputs[name], mask is None or mask))
+    eager(machine, plan)
+    return Evaluation(outputs, defined, None if sink is None else list(sink), machine.trips,
+                      plan, mode)
+
+
+def eager(machine, plan):
+    """A10 "eager": after the outputs, every value outside loops is forced too."""
     if machine.readings["A10"] == "eager":
         for nid, node in plan.nodes.items():
             if node.scope is None:
                 machine.demand(nid)
-    return Evaluation(outputs, defined, list(machine.trace or []), machine.trips, plan)
 
 
-def evaluate(net, feeds, max_trips=DEFAULT_MAX_TRIPS, readings=None, max_seconds=None) -> dict:
+def evaluate(net, feeds, max_trips=DEFAULT_MAX_TRIPS, readings=None, max_seconds=None,
+             mode="fast") -> dict:
     """Evaluate `net` on `feeds`: {output tensor name: numpy array}. Undefined positions hold
     their fill value (see `lazyloop.undefined`); `run` also says where they are. `max_trips`
-    is every loop's fuel (`lazyloop.core.fuel`); `max_seconds` an optional wall-time budget."""
+    is every loop's fuel (`lazyloop.core.fuel`); `max_seconds` an optional wall-time budget;
+    `mode` the evaluator (`MODES`, "fast" by default)."""
+    readings = resolve(readings)  # once for the whole evaluation
     plan = plan_of(net, readings)
-    machine = Machine(plan, check_feeds(plan, feeds), max_trips, readings, fast=True,
-                      max_seconds=max_seconds, keep_trips=False)
+    machine = machine_for(mode_option(mode), plan, check_feeds(plan, feeds), max_trips,
+                          readings, max_seconds, keep_trips=False)
     result = {}
     for name, nid in plan.outputs:
         result[name] = _plain(machine.demand(nid))
-    if machine.readings["A10"] == "eager":
-        for nid, node in plan.nodes.items():
-            if node.scope is None:
-                machine.demand(nid)
+    eager(machine, plan)
     return result
 
 
 __all__ = ["evaluate", "run", "Evaluation", "ForceEvent", "Machine", "Activation", "Trips",
-           "one_shape_streams", "check_feeds", "feed_dict", "compile_network", "DEFAULT_MAX_TRIPS"]
+           "MODES", "one_shape_streams", "check_feeds", "feed_dict", "compile_network",
+           "DEFAULT_MAX_TRIPS"]

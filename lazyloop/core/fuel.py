@@ -29,7 +29,28 @@ import numpy as np
 
 from .errors import FuelExhausted, InputError
 
+# Every fuel lazyloop uses, named once (each caller takes its fuel from here):
+
+#: The library's fuel (`ll.evaluate`, `ll.run`, the frontends, the command line's
+#: --max-trips): the public API's contract, far above the loops of real models.
 DEFAULT_MAX_TRIPS = 10_000_000
+
+#: The differential tester's fuel for lazyloop's own answer to a generated program (its
+#: expectation, and the `lazyloop` backends): generated loops run a few trips, so a program
+#: still running after this many is one whose loop never ends -- refused as invalid in a
+#: fraction of a second instead of after 10^7 trips, program after program.
+EXPECTATION_MAX_TRIPS = 100_000
+
+#: The tester's fuel when it evaluates a disagreement again under every other reading of
+#: every ambiguity (about thirty runs per finding, `difftest.checking`): some readings
+#: make a loop endless (A4 "no-limit", A15), which must fail fast; lower still, since the
+#: minimal programs it runs on have shrunk to a few trips.
+ATTRIBUTION_MAX_TRIPS = 10_000
+
+#: The command line's wall-time budget (`lazyloop run`/`explain` --max-seconds); the library
+#: has none by default (max_seconds=None).
+COMMAND_LINE_MAX_SECONDS = 600.0
+
 CLOCK_EVERY = 64  # trips (or forced elements) between two readings of the clock
 
 

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .kernel import Kernel, elementwise
+
 WRAP, SATURATE = "wrap", "saturate"
 
 
@@ -33,11 +35,9 @@ def clamped(exact, dtype: np.dtype) -> np.ndarray:
     return np.asarray(np.clip(exact, info.min, info.max)).astype(dtype)
 
 
-def saturating(fct):
-    """`fct` (a numpy add, subtract, multiply, negative or absolute) whose integer results
-    saturate (A30 `saturate`); its batched form for the fast path goes with it."""
-    from .batch import elementwise  # batch imports plan, which binds kernels through here
-
+def saturating(fct) -> Kernel:
+    """The kernel of `fct` (a numpy add, subtract, multiply, negative or absolute) whose
+    integer results saturate (A30 `saturate`), with its batched form."""
     def kernel(*args):
         arrays = [np.asarray(a) for a in args]
         dtype = np.result_type(*arrays)
@@ -47,9 +47,7 @@ def saturating(fct):
         return clamped(fct(*(a.astype(wide) for a in arrays)), dtype)
 
     kernel.__qualname__ = f"saturating_{fct.__name__}"
-    kernel.reads_only = True
-    kernel.batched = elementwise(kernel)
-    return kernel
+    return Kernel(kernel, batched=elementwise(kernel), reads_only=True)
 
 
 #: numpy's wrapping integer arithmetic -> its saturating twin (built on first use)
@@ -57,17 +55,17 @@ OVERFLOWING = (np.add, np.subtract, np.multiply, np.negative, np.absolute)
 _TWINS: dict = {}
 
 
-def saturating_twin(fct):
+def saturating_twin(fct) -> Kernel:
     """The saturating kernel of a numpy arithmetic function (the same object every time)."""
     if fct not in _TWINS:
         _TWINS[fct] = saturating(fct)
     return _TWINS[fct]
 
 
-def bound(fn, reading: str):
-    """A30: the kernel to bind for `fn` under `reading`. `wrap` keeps numpy's own (`fn`
-    itself, as fast as before); `saturate` swaps numpy's add, subtract, multiply, negative
-    and absolute for their saturating twins; any other kernel is bound as it is."""
-    if reading == SATURATE and any(fn is f for f in OVERFLOWING):
-        return saturating_twin(fn)
-    return fn
+def bound(kernel: Kernel, reading: str) -> Kernel:
+    """A30: the kernel to bind for `kernel` under `reading`. `wrap` keeps numpy's own (the
+    kernel as it is); `saturate` swaps numpy's add, subtract, multiply, negative and
+    absolute for their saturating twins; any other kernel is bound as it is."""
+    if reading == SATURATE and any(kernel.function is f for f in OVERFLOWING):
+        return saturating_twin(kernel.function)
+    return kernel

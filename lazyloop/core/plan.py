@@ -13,6 +13,7 @@ import numpy as np
 
 from .enums import LayerType, LoopOutput, TripLimit
 from .errors import StructureError
+from .kernel import Kernel, kernel_of
 from .types import TensorType
 from .undefined import fill_value
 
@@ -59,12 +60,17 @@ class Undefined(Node):
 
 @attrs.frozen(repr=False)
 class Map(Node):
-    """`stream/map`: element i is fn applied to element i of every argument."""
+    """`stream/map`: element i is the kernel's function applied to element i of every
+    argument (`lazyloop.core.kernel`: the function and what it says of itself)."""
     op: str
-    fn: Any = attrs.field(eq=False)
+    kernel: Kernel = attrs.field(eq=False)
     args: Tuple[Ref, ...]
     positionwise: bool = False
-    multi: bool = False  # fn returns a tuple, read through Project nodes
+    multi: bool = False  # the function returns a tuple, read through Project nodes
+
+    @property
+    def fn(self):
+        return self.kernel.function
 
     def inputs(self):
         return self.args
@@ -281,7 +287,7 @@ def compile_network(net, readings=None) -> Plan:
     cached = getattr(net, "_plan_cache", None)
     if cached is not None and cached[0] == key:
         return cached[1]
-    plan = _compile(net, readings, chosen["A30"])
+    plan = _compile(net, chosen, chosen["A30"])
     net._plan_cache = (key, plan)
     return plan
 
@@ -370,38 +376,21 @@ def _compile_layer(layer, nodes, ref, scope, overflow):
         nodes[nid] = IfOutput(nid, scope(out), out.type, ref(cond), ref(layer.get_input(0)),
                               ref(layer.get_input(1)))
     elif kind is LayerType.FUNCTION and layer.num_outputs == 1:
-        nodes[nid] = Map(nid, scope(out), out.type, layer.op, _first_of(layer.kernel(),
-                         layer.num_inputs), tuple(ref(t) for t in layer.inputs()))
+        nodes[nid] = Map(nid, scope(out), out.type, layer.op,
+                         kernel_of(layer.kernel()).first_value(layer.num_inputs),
+                         tuple(ref(t) for t in layer.inputs()))
     elif kind is LayerType.FUNCTION:
         call = f"{layer.name}()"
         args = tuple(ref(t) for t in layer.inputs())
         sc = scope(layer._outputs[0]) if layer._outputs else None
-        nodes[call] = Map(call, sc, None, layer.op, layer.kernel(), args, False, True)
+        nodes[call] = Map(call, sc, None, layer.op, kernel_of(layer.kernel()), args, False, True)
         for k, t in enumerate(layer._outputs):
             nodes[ref(t)] = Project(ref(t), sc, t.type, call, k)
     else:
         nodes[nid] = Map(nid, scope(out), out.type, layer.op_label(),
-                         bound(layer.kernel(), overflow),
+                         bound(kernel_of(layer.kernel()), overflow),
                          tuple(ref(t) for t in layer.inputs()), kind in POSITIONWISE)
     return []
-
-
-def _first_of(fn, arity):
-    """A function layer with one output: its value, not a 1-tuple (a kernel that has a
-    one-value form, `fn.single`, is called through it: one frame fewer per element)."""
-    single = getattr(fn, "single", None)
-    if single is not None:
-        return single
-    if arity == 1:
-        first = lambda a: fn(a)[0]  # noqa: E731
-    elif arity == 2:
-        first = lambda a, b: fn(a, b)[0]  # noqa: E731
-    else:
-        first = lambda *args: fn(*args)[0]  # noqa: E731
-    for said in ("reads_only", "passes_input"):  # what the kernel says of itself (readonly.py)
-        if hasattr(fn, said):
-            setattr(first, said, getattr(fn, said))
-    return first
 
 
 def _compile_loop_output(layer, nodes, ref, scope, nid, out):

@@ -9,7 +9,8 @@ A *backend* is any object with `name`, optionally `format` ("onnx", the default,
 "openvino") or `formats` (every format it takes) and `kinds` (the subject kinds it runs), and
 `run(model, feeds) -> {output name: value}`. To say "I do not support this" (an op, a type,
 an attribute) its `run` raises `Unsupported`; any other exception, also while loading or
-compiling a valid model (`LoadFailed`), is a finding. `check` also takes a factory or a name:
+compiling a valid model (`LoadFailed`; `InputLost` when the engine's compiled model lost an
+input the model declares), is a finding. `check` also takes a factory or a name:
 built-in, registered in the entry-point group ``lazyloop.backends``, or ``module:factory``.
 
 `check` runs the backend in a forked child process (`Isolated`; `isolate=False` to debug): a
@@ -44,26 +45,28 @@ engine (`feeding`); an engine that lost one is a finding of its own (`InputLost`
 The package is split by job: `backends` (the built-in backends), `errors` (what an adapter
 raises), `feeding` (every input to the engine), `plugins` (naming a backend), `isolation` (a
 backend in a child process), `comparing`, `subject` (what is generated), `report`,
-`checking` (`Checker`, `check`), `campaign` (exploring and finishing), `shrinking` (drawing
-program i, shrinking), `symptom`, `skeleton` and `grouping` (root causes), `minimize`,
+`checking` (`Checker`), `check_campaign` (`check`, `throughput`), `campaign` (exploring and
+finishing), `shrinking` (drawing program i, shrinking), `symptom`, `errorkey`, `skeleton` and
+`grouping` (root causes), `minimize`,
 `minimize_ir`, `passes` and `reducing` (minimal models), `explaining` (ambiguities by
-meaning), `parallel` (Dask), `cases` (backend-test case folders), `repro` (standalone
-repro.py) and `cli` (`lazyloop check`).
+meaning), `parallel` (Dask), `engines` (the engines users deploy), `cases` (backend-test
+case folders), `repro` (standalone repro.py) and `cli` (`lazyloop check`).
 """
 from __future__ import annotations
 
 # every public name of the former single module stays importable from the package, and so do
-# the private one used outside it (_error_key); __all__ gains InputLost and HarnessError
+# the private one used outside it (_error_key); __all__ gains HarnessError
 from .backends import (BACKENDS, HarnessError, InputLost, LazyloopBackend, LoadFailed,
                        OnnxReferenceBackend, OnnxRuntimeBackend, OpenVinoBackend, TractBackend,
-                       TripCountPlusOne, Unsupported, backend, formats_of, says_unsupported)
+                       TripCountPlusOne, Unsupported, formats_of, says_unsupported)
 from .cases import case_readme, write_case
-from .checking import Checker, alternative_readings, check, throughput
+from .check_campaign import check, throughput
+from .checking import Checker, alternative_readings
 from .comparing import DEFAULT_TOLERANCE, FLOAT_TOLERANCE, Difference, compare, tolerance
 from .isolation import BackendCrashed, BackendStartFailed, Isolated, resident_mb
-from .plugins import ENTRY_POINT_GROUP, BackendSpecError, make_backend
-from .report import (EVERY_PROGRAM_RULES, Disagreement, Outcome, Refusal, Report, _error_key,
-                     summary_table)
+from .plugins import ENTRY_POINT_GROUP, BackendSpecError, backend, make_backend
+from .errorkey import _error_key
+from .report import EVERY_PROGRAM_RULES, Disagreement, Outcome, Refusal, Report, summary_table
 from .subject import (Invalid, NotExported, Refused, Subject, onnx_export_options,
                       openvino_export_options, plan_rules, subjects)
 

@@ -152,7 +152,7 @@ class TractBackend:
     name = "tract"
     format = "onnx"
     formats = ("onnx",)
-    kinds = ("onnx-scan9", "onnx-if", "onnx-scan-if")  # what tract runs: no Loop
+    kinds = ("onnx-scan9", "onnx-if", "onnx-scan-if", "onnx-schema-scan")  # no Loop
 
     def __init__(self):
         import tract
@@ -243,19 +243,19 @@ class LazyloopBackend:
 
     def run(self, model, feeds):
         from ..core.errors import ModelError, StructureError, UnsupportedError
-        from ..core.evaluate import compile_network, evaluate
+        from ..core.fuel import EXPECTATION_MAX_TRIPS
+        from ..core.plan import compile_network
         frontend = _frontend(self.format)
         try:  # lowering and compiling: a refusal is "unsupported"
             lowered = frontend.lower(model)
-            plan = compile_network(lowered.network)
+            compile_network(lowered.network)
         except (ModelError, StructureError, UnsupportedError) as exc:
             raise Unsupported(str(exc)) from None
         declared, given, unread = model_inputs(model)
-        ports = [{n} for n in lowered.model_inputs] if self.format == "onnx" else \
-            [set(b.names) for b in lowered.inputs]
+        ports = [{b.name, *b.aliases} for b in lowered.inputs]
         values = port_values(declared, ports, feeds, given, unread)
         named = {next(d for d in declared if d in ports[k]): v for k, v in values.items()}
-        return lowered.user_outputs(evaluate(plan, lowered.core_feeds(named), max_trips=100_000))
+        return lowered.evaluate(named, EXPECTATION_MAX_TRIPS)
 
 
 class TripCountPlusOne:
@@ -300,20 +300,23 @@ BACKENDS = {
     "tract": TractBackend,
     "lazyloop": lambda: LazyloopBackend("onnx"),
     "lazyloop-openvino": lambda: LazyloopBackend("openvino"),
+    # engines users deploy (lazyloop/difftest/engines): `module:factory`, imported when made
+    "iree": "lazyloop.difftest.engines:iree_backend",
+    "mnn": "lazyloop.difftest.engines:mnn_backend",
+    "onnxslim": "lazyloop.difftest.engines:onnxslim_backend",
+    "onnxsim": "lazyloop.difftest.engines:onnxsim_backend",
+    "onnxoptimizer": "lazyloop.difftest.engines:onnxoptimizer_backend",
 }
-
-
-def backend(name):
-    """A backend by name: built-in ("onnxruntime", "onnx-reference", "openvino" — CPU;
-    OpenVINO models and ONNX models through its reader —, "tract", or lazyloop's own
-    frontends "lazyloop", "lazyloop-openvino"), registered by an installed package in the
-    entry-point group ``lazyloop.backends``, or ``module:factory``."""
-    from .plugins import make_backend
-    return make_backend(name)
 
 
 def formats_of(b) -> tuple:
     return tuple(getattr(b, "formats", None) or (getattr(b, "format", "onnx"),))
+
+
+def a_model(fmt: str) -> str:
+    """A model of format `fmt`, in words: "an ONNX model", "an OpenVINO model"."""
+    return {"onnx": "an ONNX model", "openvino": "an OpenVINO model",
+            "core": "a core program"}.get(fmt, f"a {fmt} model")
 
 
 def _frontend(fmt):

@@ -1,18 +1,24 @@
-"""A campaign's two halves: exploring programs (any range of indices, anywhere) into a
-`Tally`, and finishing merged tallies into a `Report` (shrinking each signature's first
-instance within a `ShrinkBudget`, then grouping by root cause)."""
+"""A campaign's parts: the backend it runs on and the programs it draws (`runner_for`,
+`campaign_strategy`), exploring programs (any range of indices, anywhere) into a `Tally`, and
+finishing merged tallies into a `Report` (shrinking each signature's first instance within a
+`ShrinkBudget`, then grouping by root cause)."""
 from __future__ import annotations
 
+import contextlib
 import time
 from collections import Counter
 from typing import Optional
 
 import attrs
 
+from .backends import formats_of
 from .isolation import Isolated
+from .plugins import is_backend, make_backend
+from .subject import subjects
 from .grouping import merge_by_root_cause, root_cause
+from .errorkey import _error_key
 from .reducing import Reduction, reduce_finding
-from .report import Disagreement, Refusal, Report, _error_key
+from .report import Disagreement, Refusal, Report
 from .shrinking import (INTERRUPTED, ShrinkBudget, abort_if_asked, draw_program, hang_limit,
                         shrink, time_limit)
 
@@ -98,6 +104,31 @@ def problem(index: int, subject, text: str) -> dict:
             "traceback": text, "subject": repr(subject)}
 
 
+_KEEPING = []  # the temporary folder hypothesis keeps its files in, while a campaign runs
+
+
+@contextlib.contextmanager
+def hypothesis_files_in_temp():
+    """While exploring and shrinking, hypothesis keeps its files (its cache of constants, any
+    example database) in a temporary folder removed afterwards, never in the current folder
+    (no `.hypothesis/` left behind). Nested uses share the outermost folder."""
+    if _KEEPING:
+        yield _KEEPING[-1]
+        return
+    import tempfile
+
+    from hypothesis.configuration import set_hypothesis_home_dir
+    with tempfile.TemporaryDirectory(prefix="lazyloop-hypothesis-") as home:
+        _KEEPING.append(home)
+        set_hypothesis_home_dir(home)
+        try:
+            yield home
+        finally:
+            set_hypothesis_home_dir(None)
+            _KEEPING.pop()
+
+
+@hypothesis_files_in_temp()
 def explore(checker, strategy, seed: int, indices, progress=None, total=None,
             deadline: Optional[float] = None) -> Tally:
     """Check programs `indices` of the campaign seeded `seed` (each drawn from (seed, i)).
@@ -123,13 +154,18 @@ def explore(checker, strategy, seed: int, indices, progress=None, total=None,
     return tally
 
 
+@hypothesis_files_in_temp()
 def finish(tally: Tally, checker, strategy, backend_name: str, seed: int, shrink_it: bool,
            budget: ShrinkBudget = ShrinkBudget(), progress=None) -> Report:
     """The report of a (merged) tally: each signature's first instance shrunk (in index
     order, so the result does not depend on how the programs were split) within `budget`,
     then one disagreement per root cause. A stopped (partial) tally is reported unshrunk;
-    Ctrl-C while shrinking keeps what was reached and leaves the rest unshrunk."""
+    Ctrl-C while shrinking keeps what was reached and leaves the rest unshrunk. The
+    backend's version is the checker's backend's (`schema.backend_version`), however the
+    programs were explored."""
+    from .schema import backend_version
     report = Report(backend_name, seed, stopped=tally.stopped)
+    report.backend_version = backend_version(checker.backend)
     shrink_it = shrink_it and tally.stopped is None
     for name in ("generated", "examples", "agreements", "instances", "invalid",
                  "not_exportable", "internal_errors", "harness_errors", "by_kind"):
@@ -234,3 +270,30 @@ def _disagreement(subject, out, checker, sig, index, count, shrunk, shrinking="o
         d.nodes_before, d.nodes_after = reduction.nodes_before, reduction.nodes_after
         d.minimising = reduction.ended
     return d
+
+
+def runner_for(b, isolate: bool, timeout: float, memory_mb: float):
+    """(the backend to run programs on, whether this call owns it and must close it)."""
+    if isinstance(b, Isolated):
+        return b, False
+    if isolate:
+        return Isolated(b, timeout=timeout, memory_mb=memory_mb), True
+    return (make_backend(b) if isinstance(b, str) or not is_backend(b) else b), False
+
+
+@contextlib.contextmanager
+def running(b, isolate: bool, timeout: float, memory_mb: float):
+    """The backend to run programs on (`runner_for`), closed at the end when this call made
+    it."""
+    runner, owned = runner_for(b, isolate, timeout, memory_mb)
+    try:
+        yield runner
+    finally:
+        if owned:
+            runner.close()
+
+
+def campaign_strategy(runner, formats=None, kinds=None):
+    """(formats, the strategy of subjects) for a campaign on `runner`."""
+    formats = tuple(formats or formats_of(runner))
+    return formats, subjects(formats, kinds or getattr(runner, "kinds", None))

@@ -17,7 +17,7 @@ class LoadFailed(Exception):
     support something in it: for a valid model, a finding (not a refusal)."""
 
 
-class InputLost(Exception):
+class InputLost(LoadFailed):
     """The engine's compiled model lacks, or renames, an input the model declares ("the
     engine lost input `v0`"): the engine's fault and a finding of its own kind, never a
     value difference computed from an input that was not fed (spec/51, "The harness")."""

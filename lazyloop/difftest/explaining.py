@@ -27,10 +27,11 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.errors import FuelExhausted, LazyLoopError
+from ..core.fuel import ATTRIBUTION_MAX_TRIPS
 from .backends import _frontend
 from .comparing import compare
 
-FUEL = 10_000  # trips per loop run while trying readings
+FUEL = ATTRIBUTION_MAX_TRIPS  # trips per loop run while trying readings
 
 
 def explain(subject, out, actual, tolerance=(None, None)) -> None:

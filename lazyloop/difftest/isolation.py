@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import os
 import time
+from typing import Optional
 
 import numpy as np
 
-from .backends import HarnessError, InputLost, Unsupported, _onnx_bytes, formats_of
+from .backends import HarnessError, InputLost, Unsupported, _onnx_bytes
 from .comparing import plain
 from .shrinking import ABORTED, INTERRUPTED, Abort
 
@@ -26,7 +27,12 @@ class BackendCrashed(Exception):
 
 
 class BackendStartFailed(BackendCrashed):
-    """The backend could not be made or started in its child process."""
+    """The backend could not be made or started in its child process; `missing` names the
+    module whose import failed, when that is why."""
+
+    def __init__(self, message: str, missing: Optional[str] = None):
+        super().__init__(message)
+        self.missing = missing
 
 
 DEFAULT_MEMORY_MB = 4096
@@ -38,7 +44,7 @@ class Isolated:
 
     def __init__(self, spec, timeout: float = 60.0, startup_timeout: float = 300.0,
                  memory_mb: float = DEFAULT_MEMORY_MB):
-        from .plugins import factory_of, is_backend
+        from .plugins import backend_info, factory_of, is_backend
         self.spec = spec
         self.backend_name = spec if isinstance(spec, str) else getattr(spec, "name", None)
         self._factory = factory_of(spec)  # unknown names fail here, in the parent
@@ -46,18 +52,25 @@ class Isolated:
         self._proc = self._conn = None
         self.restarts = 0
         if is_backend(spec):  # known without starting anything
-            self.name = getattr(spec, "name", type(spec).__name__)
-            self.format = getattr(spec, "format", "onnx")
-            self.formats = formats_of(spec)
-            self.kinds = getattr(spec, "kinds", None)
+            self._know(backend_info(spec, self.backend_name))
         else:
             self._start()
+
+    def _know(self, info) -> None:
+        """What the parent knows of the backend (`plugins.BackendInfo`): its name, formats,
+        kinds and version, as the child reported them."""
+        self.info = info
+        self.name, self.format, self.formats, self.kinds = (info.name, info.format,
+                                                            info.formats, info.kinds)
+        self.version = info.version
 
     # -- the child's life -------------------------------------------------------------------
     def _start(self):
         import multiprocessing
+
+        from .plugins import BackendSpecError
         parent, child = multiprocessing.Pipe()
-        self._proc = _Child.fork(_child_main, child, self._factory)
+        self._proc = _Child.fork(_child_main, child, self._factory, self.backend_name)
         child.close()
         self._conn = parent
         try:
@@ -65,10 +78,14 @@ class Isolated:
         except BackendCrashed as exc:
             raise BackendStartFailed(f"backend {self.backend_name!r} did not start: {exc}") \
                 from None
-        if status != "ready":
-            self._kill()
-            raise BackendStartFailed(f"backend {self.backend_name!r} did not start: {info[0]}")
-        self.name, self.format, self.formats, self.kinds = info
+        if status == "ready":
+            self._know(info[0])
+            return
+        self._kill()
+        if status == "not a backend":
+            raise BackendSpecError(info[0])
+        raise BackendStartFailed(f"backend {self.backend_name!r} did not start: {info[0]}",
+                                 missing=info[1])
 
     def close(self):
         if self._proc is not None:
@@ -276,9 +293,11 @@ def _unpack_model(payload):
         np.frombuffer(weights, dtype=np.uint8).copy()))
 
 
-def _child_main(conn, factory):  # pragma: no cover -- runs in the child process
+def _child_main(conn, factory, spec):  # pragma: no cover -- runs in the child process
     import faulthandler
     import signal
+
+    from .plugins import BackendSpecError, backend_info
     faulthandler.disable()  # a crash is reported by the parent, not dumped here
     # Ctrl-C reaches the whole process group: it is the parent's to act on, and a child it
     # killed would look like a crash of the backend
@@ -288,10 +307,13 @@ def _child_main(conn, factory):  # pragma: no cover -- runs in the child process
     os.dup2(quiet, 2)
     try:
         b = factory()
-        conn.send(("ready", getattr(b, "name", type(b).__name__), getattr(b, "format", "onnx"),
-                   formats_of(b), getattr(b, "kinds", None)))
+        conn.send(("ready", backend_info(b, spec)))
+    except BackendSpecError as exc:
+        conn.send(("not a backend", str(exc)))
+        return
     except BaseException as exc:
-        conn.send(("failed", f"{type(exc).__name__}: {exc}"))
+        missing = exc.name if isinstance(exc, ImportError) else None
+        conn.send(("failed", f"{type(exc).__name__}: {exc}", missing))
         return
     while True:
         try:

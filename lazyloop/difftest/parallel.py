@@ -10,15 +10,21 @@ same seed therefore gives the same findings whatever the number of workers.
 `workers=N` starts a LocalCluster of N single-threaded worker processes (no dashboard);
 `scheduler="tcp://host:8786"` uses a running cluster instead (each of its workers needs
 lazyloop and the backend's package installed). The backend travels to the workers as what
-names it: a built-in or registered name, or ``module:factory``.
+names it: a built-in or registered name, or ``module:factory``. LocalCluster workers are handed
+the current folder, where ``module:factory`` is looked up first (`plugins.search_first`), and
+the cluster keeps its scratch files in a temporary folder it removes; a remote scheduler's
+workers import the module as installed there.
 """
 from __future__ import annotations
 
+import contextlib
 import logging
+import os
 import time
 
-from .campaign import Tally, explore, finish
-from .checking import Checker, campaign_strategy, runner_for
+from .campaign import Tally, campaign_strategy, explore, finish, running
+from .checking import Checker
+from .plugins import search_first
 from .shrinking import INTERRUPTED
 
 SHARD_SIZE = 10
@@ -30,24 +36,15 @@ def shards(max_examples: int, size: int = SHARD_SIZE) -> list:
 
 
 def explore_shard(spec, indices, seed, formats, kinds, isolate, timeout, memory_mb,
-                  tolerance=(None, None)) -> Tally:
-    """Run on a worker: programs `indices` against a backend made there (hypothesis keeps
-    its files in a temporary folder, not in the worker's current folder)."""
-    import tempfile
-
-    from hypothesis.configuration import set_hypothesis_home_dir
-    runner, owned = runner_for(spec, isolate, timeout, memory_mb)
-    try:
-        with tempfile.TemporaryDirectory(prefix="lazyloop-hypothesis-") as home:
-            set_hypothesis_home_dir(home)
-            try:
-                _, strategy = campaign_strategy(runner, formats, kinds)
-                return explore(Checker(runner, tolerance=tolerance), strategy, seed, indices)
-            finally:
-                set_hypothesis_home_dir(None)
-    finally:
-        if owned:
-            runner.close()
+                  tolerance=(None, None), folder=None) -> Tally:
+    """Run on a worker: programs `indices` against a backend made there (`explore` keeps
+    hypothesis' files out of the worker's current folder); `folder`: where
+    ``module:factory`` is looked up first (the parent's current folder, on a LocalCluster)."""
+    if folder is not None:
+        search_first(folder)
+    with running(spec, isolate, timeout, memory_mb) as runner:
+        _, strategy = campaign_strategy(runner, formats, kinds)
+        return explore(Checker(runner, tolerance=tolerance), strategy, seed, indices)
 
 
 def check_parallel(spec, max_examples, seed, formats, kinds, shrink_it, budget,
@@ -56,33 +53,42 @@ def check_parallel(spec, max_examples, seed, formats, kinds, shrink_it, budget,
     """`check` with the exploration spread over Dask workers (see the module docstring).
     Past `deadline` (time.monotonic()) or on Ctrl-C the shards not yet in are cancelled and
     the merged tally is reported as partial."""
-    from dask.distributed import Client, LocalCluster
+    from dask.distributed import Client
     start = time.monotonic()
-    cluster = None
-    if scheduler is None:
-        cluster = LocalCluster(n_workers=max(1, workers), threads_per_worker=1,
-                               processes=True, dashboard_address=None,
-                               silence_logs=logging.ERROR)
     tally = Tally()
-    try:
+    folder = os.getcwd() if scheduler is None else None
+    with contextlib.ExitStack() as stack:
+        cluster = stack.enter_context(local_cluster(workers)) if scheduler is None else None
         with Client(scheduler or cluster) as client:
             futures = [client.submit(explore_shard, spec, shard, seed, formats, kinds, isolate,
-                                     timeout, memory_mb, tolerance, pure=False)
+                                     timeout, memory_mb, tolerance, folder, pure=False)
                        for shard in shards(max_examples)]
             tally.stopped = gather(futures, tally, deadline, progress, max_examples)
-    finally:
-        if cluster is not None:
-            cluster.close()
-    runner, owned = runner_for(spec, isolate, timeout, memory_mb)
-    try:
+    with running(spec, isolate, timeout, memory_mb) as runner:
         _, strategy = campaign_strategy(runner, formats, kinds)
         report = finish(tally, Checker(runner, tolerance=tolerance), strategy, runner.name,
                         seed, shrink_it, budget, progress)
-    finally:
-        if owned:
-            runner.close()
     report.seconds = time.monotonic() - start
     return report
+
+
+@contextlib.contextmanager
+def local_cluster(workers: int):
+    """A LocalCluster of `workers` single-threaded worker processes without a dashboard,
+    its scratch files (scheduler's and workers') in a temporary folder removed afterwards."""
+    import tempfile
+
+    import dask
+    from dask.distributed import LocalCluster
+    with tempfile.TemporaryDirectory(prefix="lazyloop-dask-") as scratch, \
+            dask.config.set({"temporary-directory": scratch}):
+        cluster = LocalCluster(n_workers=max(1, workers), threads_per_worker=1,
+                               processes=True, dashboard_address=None,
+                               silence_logs=logging.ERROR, local_directory=scratch)
+        try:
+            yield cluster
+        finally:
+            cluster.close()
 
 
 def gather(futures, tally, deadline, progress, total):

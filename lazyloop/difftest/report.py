@@ -7,8 +7,9 @@ from typing import List, Optional
 
 import attrs
 
+from .errorkey import _error_key  # noqa: F401 (re-exported)
 from .subject import Subject
-from .symptom import Symptom, refusal_key as _error_key  # noqa: F401 (re-exported)
+from .symptom import Symptom
 
 
 @attrs.define

@@ -72,10 +72,90 @@ def run(inputs):
 TRACT = {"float32": "f32", "float64": "f64", "float16": "f16", "int8": "i8", "int16": "i16",
          "int32": "i32", "int64": "i64", "uint8": "u8", "bool": "bool"}
 ''',
+    "iree": '''import subprocess
+import tempfile
+import iree.compiler.tools as ireec
+import iree.runtime as rt
+# IREE as a user runs it: iree-import-onnx, then iree-compile for llvm-cpu (float64 kept)
+FLAGS = ["--iree-llvmcpu-target-cpu=host", "--iree-input-demote-f64-to-f32=false"]
+def run(inputs):
+    path = os.path.join(HERE, "model.onnx")
+    with tempfile.TemporaryDirectory() as tmp:
+        mlir = os.path.join(tmp, "model.mlir")
+        subprocess.run([sys.executable, "-m", "iree.compiler.tools.import_onnx", path,
+                        "-o", mlir], check=True)
+        try:
+            vmfb = ireec.compile_file(mlir, target_backends=["llvm-cpu"], extra_args=FLAGS)
+        except ireec.CompilerToolError as exc:
+            raise SystemExit(f"iree: the model did not compile: {exc}")
+    context = rt.SystemContext(config=rt.Config("local-sync"))
+    context.add_vm_module(rt.VmModule.copy_buffer(context.instance, vmfb))
+    model = onnx.load(path)
+    given = {t.name for t in model.graph.initializer}
+    names = [i.name for i in model.graph.input if i.name not in given]
+    results = context.modules.module[model.graph.name](*[np.array(inputs[n]) for n in names])
+    results = results if isinstance(results, (tuple, list)) else (results,)
+    out = {}
+    for o, result in zip(model.graph.output, results):
+        value = result.to_host()
+        declared = onnx.helper.tensor_dtype_to_np_dtype(o.type.tensor_type.elem_type)
+        if value.dtype != declared and value.dtype.kind + declared.kind in ("iu", "ui"):
+            value = value.view(declared)  # IREE hands uint8 back as int8
+        out[o.name] = value
+    return out
+''',
+    "mnn": '''import MNN.expr as F
+import MNN.nn as nn
+import _tools  # MNN's converter itself; never MNN.tools (its wrapper pip-installs, uploads logs)
+# MNN keeps int64 and int8 feeds as int32 and float64 as float32 (its `const` reads only
+# float32, int32 and uint8 arrays), then casts them to the converted input's type
+CARRIERS = {"float": np.float32, "double": np.float32, "int": np.int32, "int64": np.int32,
+            "int8": np.int32, "uint8": np.uint8}
+def run(inputs):
+    path, target = os.path.join(HERE, "model.onnx"), os.path.join(HERE, "model.mnn")
+    if not _tools.mnnconvert(["mnnconvert", "-f", "ONNX", "--modelFile", path,
+                              "--MNNModel", target, "--bizCode", "repro"]):
+        raise SystemExit("mnn: the converter failed (its messages are above)")
+    module = nn.load_module_from_file(target, [], [])  # the model's own inputs and outputs
+    info = module.get_info()
+    lost = sorted(set(inputs) - set(info["inputNames"]))
+    if lost:
+        raise SystemExit(f"mnn lost the model's input(s) {lost}")
+    feeds = []
+    for name, var in zip(info["inputNames"], info["inputs"]):
+        carrier = CARRIERS[str(var.dtype).split(".")[-1]]
+        value = np.array(inputs[name], dtype=carrier)  # 0-D stays 0-D
+        kind = {np.float32: F.float, np.int32: F.int, np.uint8: F.uint8}[carrier]
+        made = F.const(value, list(value.shape), F.NCHW, kind)
+        feeds.append(made if kind == var.dtype else F.cast(made, var.dtype))
+    declared = {o.name: onnx.helper.tensor_dtype_to_np_dtype(o.type.tensor_type.elem_type)
+                for o in onnx.load(path).graph.output}
+    return {name: np.array(v.read()).astype(declared.get(name, v.read().dtype))
+            for name, v in zip(info["outputNames"], module.forward(feeds))}
+''',
 }
 
+# the graph optimisers, each in front of onnxruntime: how each optimises a ModelProto
+OPTIMISED = {"onnxslim": ("import onnxslim", "onnxslim.slim(model)"),
+             "onnxsim": ("import onnxsim", "onnxsim.simplify(model)[0]"),
+             "onnxoptimizer": ("import onnxoptimizer", "onnxoptimizer.optimize(model)")}
+RUNNERS.update({name: f'''{imports}
+import onnxruntime as ort
+def run(inputs):
+    model = onnx.load(os.path.join(HERE, "model.onnx"))
+    model = {call}
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    lost = sorted(set(inputs) - {{i.name for i in session.get_inputs()}})
+    if lost:
+        raise SystemExit(f"{name} lost the model's input(s) {{lost}}")
+    names = [o.name for o in session.get_outputs()]
+    return dict(zip(names, session.run(None, {{i.name: inputs[i.name]
+                                              for i in session.get_inputs()}})))
+''' for name, (imports, call) in OPTIMISED.items()})
+
 PACKAGES = {"onnxruntime": "onnxruntime", "onnx-reference": "onnx", "openvino": "openvino",
-            "tract": "tract"}
+            "tract": "tract", "iree": ("iree-base-compiler", "iree-base-runtime"),
+            "mnn": "mnn", **{name: (name, "onnxruntime") for name in OPTIMISED}}
 
 _TEMPLATE = '''"""Reproduces a disagreement lazyloop found between backend {backend!r} and the
 specification (see README.md). Needs numpy, onnx and the backend's package; not lazyloop.
@@ -241,7 +321,8 @@ def versions(backend: str) -> dict:
     """Versions to quote upstream: lazyloop's and the backend package's (when built in)."""
     from importlib.metadata import PackageNotFoundError, version
     found = {}
-    for package in ("lazyloop", PACKAGES.get(backend)):
+    packages = PACKAGES.get(backend) or ()
+    for package in ("lazyloop", *([packages] if isinstance(packages, str) else packages)):
         if package:
             try:
                 found[package] = version(package)

@@ -20,7 +20,9 @@ FAIL_ON = {
 }
 # the Python distribution whose version a built-in backend reports
 BACKEND_DISTRIBUTIONS = {"onnxruntime": "onnxruntime", "onnx-reference": "onnx",
-                         "openvino": "openvino", "tract": "tract"}
+                         "openvino": "openvino", "tract": "tract",
+                         "iree": "iree-base-compiler", "mnn": "mnn", "onnxslim": "onnxslim",
+                         "onnxsim": "onnxsim", "onnxoptimizer": "onnxoptimizer"}
 
 
 def lazyloop_version() -> str:

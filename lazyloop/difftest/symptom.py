@@ -78,7 +78,7 @@ def normalised_error(message: str, limit: int = 300) -> str:
     text = re.sub(r"(\w+)\.(cc|cpp|hpp|h|c|py|rs):\d+", r"\1.\2", text)  # no line numbers
     text = re.sub(r"/?(?:[\w.-]+/)+(\w+\.(?:cc|cpp|hpp|h|c|py|rs))", r"\1", text)  # no folders
     text = re.sub(r"0x[0-9a-fA-F]+", "0x#", text)
-    text = re.sub(r"'[^']*'|\"[^\"]*\"", "'…'", text)
+    text = re.sub(r"'[^']*'|\"[^\"]*\"|`[^`]*`", "'…'", text)  # `x:0` too
     text = re.sub(r"\[[^\]]*\]", "[…]", text)  # lists of types, shapes, attributes
     text = re.sub(r"\b(in (body of|graph) [^:]*?)(?=:)", "", text)
     text = re.sub(r"\b(Node|node|Parameter|Result|Constant|layer|stream|tensor|name)\s+"
@@ -204,17 +204,3 @@ def constant_offset(want, got) -> bool:
                     not np.isclose(diff[0], 0, atol=atol))
     return bool(np.all(diff == diff[0]) and diff[0] != 0)
 
-
-def refusal_key(message: str) -> str:
-    """A short, stable summary of an error message, for grouping refusals (unsupported):
-    where it happened (node names, graph nesting), numbers and quoted names are dropped."""
-    text = " ".join(message.strip().split())
-    head = text.split(":")[0]
-    if "Status Message:" in text:  # onnxruntime: the reason follows the node's name
-        text = head + ": " + text.split("Status Message:", 1)[1]
-    text = re.sub(r"'[^']*'|\"[^\"]*\"", "'…'", text)
-    text = re.sub(r"\[[^\]]*\]", "[…]", text)  # lists of types, shapes, attributes
-    text = re.sub(r"\b(in (body of|graph) [^:]*?)(?=:)", "", text)
-    text = re.sub(r"(Name|node|layer|stream|tensor)\s*:?\s*'…'", r"\1", text)
-    text = re.sub(r"\d+", "#", text)
-    return text[:120]

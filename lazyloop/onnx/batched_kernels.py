@@ -1,7 +1,7 @@
 """Batched forms of ONNX reference kernels that are not bound straight to numpy.
 
 The fast path batches a map over an iterated axis when its kernel has a batched form
-(`lazyloop.core.batch`, rule `stream/map`): applied once to the stacked elements (the batch
+(its `Kernel.batched`, rule `stream/map`): applied once to the stacked elements (the batch
 axis first), it must give, for each element, the value the kernel gives for that element
 alone. `batch.map_batch` also checks element 0 against the kernel, bit for bit, and drops
 the batch when they differ. For the ops below the batched form is the reference kernel itself
@@ -27,7 +27,7 @@ from typing import Callable, Optional
 
 import numpy as np
 
-from ..core.batch import NotBatchable, elementwise
+from ..core.kernel import Kernel, NotBatchable, elementwise
 
 ELEMENTWISE = frozenset((
     "Cast", "Erf", "Sqrt", "Log", "Reciprocal", "Softplus", "HardSigmoid", "HardSwish",
@@ -108,10 +108,7 @@ def refusing(form):
     return batched
 
 
-def with_batched(slow: Callable, form: Callable) -> Callable:
-    """The bound kernel, its one-value form `.single` (what a one-output layer calls), both
-    carrying the batched form."""
-    single = first(slow)
-    single.batched = slow.batched = form
-    slow.single = single
-    return slow
+def with_batched(slow: Callable, form: Callable) -> Kernel:
+    """The bound kernel's record: its call, its one-value form `single` (what a one-output
+    layer calls) and the batched form."""
+    return Kernel(slow, single=first(slow), batched=form)

@@ -5,6 +5,19 @@ Whatever the dialect, a CoreLoop holds carried values as recurrences whose final
 read by LAST_VALUE, per-trip outputs stacked by CONCATENATE/REVERSE, iterators over scan
 inputs, and a body graph lowered (through graph.py) with its inputs bound to streams; a
 loop built for a node inside another loop's body is nested in that loop.
+
+Every loop lowering -- ONNX Loop (loops.py), Scan 9 and Scan 8 (scan.py), OpenVINO Loop-5 and
+TensorIterator (`lazyloop.openvino.loop`) -- builds its core loop in the same phases, in this
+order, each marked in the code:
+
+1. trip limits -- COUNT, WHILE over a recurrence of the condition, and the trip counter the
+   body may read (ONNX's iteration number, OpenVINO's current iteration);
+2. carried values -- recurrences from their initial values (next values: phase 5);
+3. iterated inputs -- iterators over the scanned or sliced inputs, and what the body reads
+   per trip besides its carried values;
+4. the body -- its nodes lowered with its inputs bound to those streams;
+5. back edges -- each recurrence's next value, the condition's included;
+6. outputs -- last values and stacked per-trip values, bound to the node's outputs.
 """
 from __future__ import annotations
 
@@ -179,8 +192,10 @@ class CoreLoop:
         inference found, completed by the body's declared output type."""
         ty = to_ll(declared) if declared is not None else t.type
         if isinstance(t.type, TensorType):
-            if not isinstance(ty, TensorType) or t.type.shape is not None or not compatible(
-                    t.type, ty):
+            if not isinstance(ty, TensorType) or not compatible(t.type, ty):
+                return t
+            ty = meet(t.type, ty)  # declared static dims complete what inference left open
+            if ty == t.type:
                 return t
         elif not isinstance(ty, TensorType):
             raise ModelError(self.where, self.rule, f"the element type of {what} is unknown "

@@ -28,8 +28,8 @@ How each core construct is written in ONNX (the rule the translation keeps in pa
 Function layers (opaque Python functions) are not exportable.
 
 export_graph.py holds the graph under construction, export_layers.py the layer translations
-and export_loops.py the Loop and Scan forms; this module is the Exporter that walks the
-network and the public `export` and `loop_forms`.
+and export_loops.py the Loop and Scan forms, each a collaborator of the Exporter here, which
+walks the network; and the public `export` and `loop_forms`.
 """
 from __future__ import annotations
 
@@ -57,9 +57,10 @@ def ir_version_for(opset: int) -> int:
     return best or onnx.IR_VERSION
 
 
-class Exporter(LayerTranslation, LoopEmission):
-    """One export of a network: the ONNX names of its tensors and the walk over its scopes
-    (layers are written by LayerTranslation, loops by LoopEmission)."""
+class Exporter:
+    """One export of a network: the ONNX names of its tensors and the walk over its scopes;
+    its collaborators write the layers (`layers`, export_layers.LayerTranslation) and the
+    loops (`loops`, export_loops.LoopEmission)."""
 
     def __init__(self, net, opset: int = DEFAULT_OPSET, scan: bool = False,
                  cond: str = "omit", name: str = "lazyloop_export"):
@@ -79,6 +80,8 @@ class Exporter(LayerTranslation, LoopEmission):
         self.used = {t.name for t in net._inputs} | {t.name for t in net._outputs}
         self.counter = 0
         self.loop_forms: Dict[str, str] = {}
+        self.layers = LayerTranslation(self)
+        self.loops = LoopEmission(self)
 
     def fresh(self, base: str) -> str:
         base = "".join(c if c.isalnum() or c in "_." else "_" for c in base) or "t"
@@ -115,11 +118,11 @@ class Exporter(LayerTranslation, LoopEmission):
     def emit_scope(self, g: Graph, scope: Optional[str]) -> None:
         for kind, obj in self.s.items(scope):
             if kind == "layer":
-                self.emit_layer(g, obj)
+                self.layers.emit_layer(g, obj)
             elif self.scan and self.s.scan_fit(obj) is not None:
-                self.emit_scan(g, obj)
+                self.loops.emit_scan(g, obj)
             else:
-                self.emit_loop(g, obj)
+                self.loops.emit_loop(g, obj)
 
 
 def export(net, opset: int = DEFAULT_OPSET, scan: bool = False, cond: str = "omit",

@@ -28,20 +28,24 @@ REDUCE = {R.SUM: "ReduceSum", R.PROD: "ReduceProd", R.MAX: "ReduceMax", R.MIN: "
 
 
 class LayerTranslation:
-    """The Exporter's methods for layers (mixed into `Exporter`, export.py)."""
+    """Writes the non-loop layers of one export (`export.Exporter`, the collaborator whose
+    `name`, `names`, `fresh` and `opset` it uses)."""
+
+    def __init__(self, exporter):
+        self.exporter = exporter
 
     def emit_layer(self, g: Graph, layer, subst=None) -> None:
         """Emit one non-loop layer; `subst` maps id(tensor) -> name for the WHILE cones."""
         def arg(t):
             if subst is not None and id(t) in subst:
                 return subst[id(t)]
-            return self.name(t)
+            return self.exporter.name(t)
         out = layer._outputs[0]
         name = self.translate(g, layer, [None if t is None else arg(t) for t in layer.inputs()])
         if subst is not None:
             subst[id(out)] = name
         else:
-            self.names[id(out)] = name
+            self.exporter.names[id(out)] = name
 
     def translate(self, g: Graph, layer, a: List[str]) -> str:
         kind = layer.type
@@ -182,16 +186,16 @@ class LayerTranslation:
         axes = list(layer.axis_list(rank))
         op = REDUCE[layer.op]
         keep = int(layer.keep_dims)
-        if op == "ReduceSum" or self.opset >= 18:
+        if op == "ReduceSum" or self.exporter.opset >= 18:
             return g.op(op, [x, g.i64(axes)], base=layer.name, keepdims=keep)
         return g.op(op, [x], base=layer.name, axes=axes, keepdims=keep)
 
     def conditional(self, g, layer, a):
-        cond = self.name(layer.conditional.condition.get_input(0))
+        cond = self.exporter.name(layer.conditional.condition.get_input(0))
         out_type = layer._outputs[0].type
         branches = []
         for which, value in (("then", a[0]), ("else", a[1])):
-            b = Graph(self, self.fresh(f"{layer.name}_{which}"))
+            b = Graph(self.exporter, self.exporter.fresh(f"{layer.name}_{which}"))
             out = b.op("Identity", [value], base=which)
             b.outputs.append(value_info(out, out_type))
             branches.append(b.make())

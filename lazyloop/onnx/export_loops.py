@@ -1,7 +1,8 @@
 """How an export writes each core loop: as an ONNX Loop node (`onnx/loop`), or, for a plain
-scan when the export asks for Scan, as a Scan node (`onnx/scan9`). `LoopEmission` is that
-part of the Exporter: carried values, iterators, the WHILE input computed before the loop and
-at the end of each trip, and scan outputs reversed, padded and moved to their axis.
+scan when the export asks for Scan, as a Scan node (`onnx/scan9`). `LoopEmission`, a
+collaborator of the Exporter, writes them: carried values, iterators, the WHILE input
+computed before the loop and at the end of each trip, and scan outputs reversed, padded and
+moved to their axis.
 """
 from __future__ import annotations
 
@@ -15,13 +16,18 @@ from .export_graph import INT64_MIN, Graph, value_info
 
 
 class LoopEmission:
-    """The Exporter's methods for loops (mixed into `Exporter`, export.py)."""
+    """Writes the loops of one export (`export.Exporter`, the collaborator whose `s`
+    (the network's structure), `name`, `names`, `fresh`, `cond_mode`, `loop_forms`,
+    `emit_scope` and `layers` it uses)."""
+
+    def __init__(self, exporter):
+        self.exporter = exporter
 
     def count_input(self, g, loop) -> str:
-        count = self.s.count(loop)
+        count = self.exporter.s.count(loop)
         if count is None:
             return ""
-        name = self.name(count)
+        name = self.exporter.name(count)
         if count.type.shape == (1,):
             name = g.op("Squeeze", [name, g.i64([0])])
         if count.dtype != np.int64:
@@ -35,25 +41,25 @@ class LoopEmission:
             subst[id(rec.get_output(0))] = values[id(rec)]
         if id(x) in subst:
             return subst[id(x)]
-        for layer in self.s.while_cone(loop, x):
-            self.emit_layer(g, layer, subst)
-        return subst[id(x)] if id(x) in subst else self.name(x)
+        for layer in self.exporter.s.while_cone(loop, x):
+            self.exporter.layers.emit_layer(g, layer, subst)
+        return subst[id(x)] if id(x) in subst else self.exporter.name(x)
 
     def emit_loop(self, g: Graph, loop) -> None:
         """`onnx/loop`: the loop as an ONNX Loop node in the graph of its parent scope."""
-        self.loop_forms[loop.name] = "Loop"
-        body = Graph(self, self.fresh(f"{loop.name}_body"))
-        it = self.fresh(f"{loop.name}_i")
-        cond_in = self.fresh(f"{loop.name}_cond_in")
+        self.exporter.loop_forms[loop.name] = "Loop"
+        body = Graph(self.exporter, self.exporter.fresh(f"{loop.name}_body"))
+        it = self.exporter.fresh(f"{loop.name}_i")
+        cond_in = self.exporter.fresh(f"{loop.name}_cond_in")
         body.inputs += [helper.make_tensor_value_info(it, TensorProto.INT64, []),
                         helper.make_tensor_value_info(cond_in, TensorProto.BOOL, [])]
         carried = []  # (init name in g, body input name, type, next tensor or None)
         for rec in loop.recurrences:
             t = rec.get_output(0)
-            name = self.fresh(rec.name)
-            self.names[id(t)] = name
+            name = self.exporter.fresh(rec.name)
+            self.exporter.names[id(t)] = name
             body.inputs.append(value_info(name, t.type))
-            carried.append((self.name(rec.get_input(0)), name, t.type, rec.get_input(1)))
+            carried.append((self.exporter.name(rec.get_input(0)), name, t.type, rec.get_input(1)))
         # LAST_VALUE of a non-recurrence (relaxed profiles): a carried value with an undefined
         # start whose next value is the source, i.e. Y_{n-1}.
         extra_last = {}
@@ -68,33 +74,33 @@ class LoopEmission:
                                         "the last-trip value of a non-recurrence needs a "
                                         "static shape to carry", "")
                 init = g.const(np.zeros(ty.shape, ty.dtype), base="undefined_start")
-                name = self.fresh(f"{out.name}_carry")
+                name = self.exporter.fresh(f"{out.name}_carry")
                 body.inputs.append(value_info(name, ty))
                 carried.append((init, name, ty, src))
                 extra_last[id(out)] = len(carried) - 1
         for itl in loop.iterators:
-            self.names[id(itl.get_output(0))] = self.iterate(body, itl, it)
+            self.exporter.names[id(itl.get_output(0))] = self.iterate(body, itl, it)
         # the condition before the first trip, from the recurrences' initial values
-        x = self.s.while_input(loop)
+        x = self.exporter.s.while_input(loop)
         cond_init = ""
         if x is not None:
-            inits = {id(rec): self.name(rec.get_input(0)) for rec in loop.recurrences}
+            inits = {id(rec): self.exporter.name(rec.get_input(0)) for rec in loop.recurrences}
             cond_init = self.while_value(g, loop, x, inits)
-        elif self.cond_mode == "true":
+        elif self.exporter.cond_mode == "true":
             cond_init = g.const(np.array(True))
-        self.emit_scope(body, loop.name)
+        self.exporter.emit_scope(body, loop.name)
         # body outputs: condition, next values, scan elements
         if x is not None:
-            nexts = {id(rec): self.name(rec.get_input(1)) for rec in loop.recurrences}
+            nexts = {id(rec): self.exporter.name(rec.get_input(1)) for rec in loop.recurrences}
             cond_out = self.while_value(body, loop, x, nexts)
         else:
             cond_out = cond_in
         outs = [(cond_out, TensorType(np.bool_, ()))]
         for _, _, ty, nxt in carried:
-            outs.append((self.name(nxt), ty))
+            outs.append((self.exporter.name(nxt), ty))
         scans = [o for o in loop.outputs if o.kind is not LoopOutput.LAST_VALUE]
         for o in scans:
-            outs.append((self.name(o.get_input(0)), o.get_input(0).type))
+            outs.append((self.exporter.name(o.get_input(0)), o.get_input(0).type))
         for value, ty in outs:
             out = body.op("Identity", [value], base="body_out")
             body.outputs.append(value_info(out, ty))
@@ -110,14 +116,16 @@ class LoopEmission:
                 k = extra_last.get(id(o))
                 if k is None:
                     k = rec_index[id(o.get_input(0).producer)]
-                self.names[id(o.get_output(0))] = g.op("Identity", [finals[k]], base=o.name)
+                self.exporter.names[id(o.get_output(0))] = g.op("Identity", [finals[k]],
+                                                                base=o.name)
             else:
-                self.names[id(o.get_output(0))] = self.finish_scan_output(g, o, stacked[id(o)])
+                self.exporter.names[id(o.get_output(0))] = self.finish_scan_output(
+                    g, o, stacked[id(o)])
 
     def iterate(self, body: Graph, itl, it: str) -> str:
         """`iterator/forward` / `iterator/reverse`: element i is X[i] (or X[L-1-i]) on the
         iterator's axis, a Gather of a 0-D index (which drops the axis)."""
-        src = self.name(itl.get_input(0))
+        src = self.exporter.name(itl.get_input(0))
         index = it
         if itl.reverse:
             extent = itl.get_input(0).shape[itl.axis]
@@ -155,7 +163,7 @@ class LoopEmission:
             if y == static_n:
                 return x
             return g.op("Pad", [x, g.i64(pads)])
-        yname = self.name(length)
+        yname = self.exporter.name(length)
         if length.type.shape == (1,):
             yname = g.op("Squeeze", [yname, g.i64([0])])
         if length.dtype != np.int64:
@@ -168,32 +176,32 @@ class LoopEmission:
 
     def emit_scan(self, g: Graph, loop) -> None:
         """`onnx/scan9`: a plain scan as an ONNX Scan node."""
-        self.loop_forms[loop.name] = "Scan"
-        count = self.s.scan_fit(loop)
-        body = Graph(self, self.fresh(f"{loop.name}_body"))
+        self.exporter.loop_forms[loop.name] = "Scan"
+        count = self.exporter.s.scan_fit(loop)
+        body = Graph(self.exporter, self.exporter.fresh(f"{loop.name}_body"))
         inits = []
         for rec in loop.recurrences:
             t = rec.get_output(0)
-            name = self.fresh(rec.name)
-            self.names[id(t)] = name
+            name = self.exporter.fresh(rec.name)
+            self.exporter.names[id(t)] = name
             body.inputs.append(value_info(name, t.type))
-            inits.append(self.name(rec.get_input(0)))
+            inits.append(self.exporter.name(rec.get_input(0)))
         sources, axes, directions = [], [], []
         for itl in loop.iterators:
             t = itl.get_output(0)
-            name = self.fresh(itl.name)
-            self.names[id(t)] = name
+            name = self.exporter.fresh(itl.name)
+            self.exporter.names[id(t)] = name
             body.inputs.append(value_info(name, t.type))
-            sources.append(self.name(itl.get_input(0)))
+            sources.append(self.exporter.name(itl.get_input(0)))
             axes.append(itl.axis)
             directions.append(int(itl.reverse))
-        self.emit_scope(body, loop.name)
+        self.exporter.emit_scope(body, loop.name)
         for rec in loop.recurrences:
-            out = body.op("Identity", [self.name(rec.get_input(1))], base="body_out")
+            out = body.op("Identity", [self.exporter.name(rec.get_input(1))], base="body_out")
             body.outputs.append(value_info(out, rec.get_output(0).type))
         scans = [o for o in loop.outputs if o.kind is not LoopOutput.LAST_VALUE]
         for o in scans:
-            out = body.op("Identity", [self.name(o.get_input(0))], base="body_out")
+            out = body.op("Identity", [self.exporter.name(o.get_input(0))], base="body_out")
             body.outputs.append(value_info(out, o.get_input(0).type))
         attrs = dict(num_scan_inputs=len(sources), scan_input_axes=axes,
                      scan_input_directions=directions)
@@ -208,10 +216,11 @@ class LoopEmission:
         for o in loop.outputs:
             if o.kind is LoopOutput.LAST_VALUE:
                 k = rec_index[id(o.get_input(0).producer)]
-                self.names[id(o.get_output(0))] = g.op("Identity", [results[k]], base=o.name)
+                self.exporter.names[id(o.get_output(0))] = g.op("Identity", [results[k]],
+                                                                base=o.name)
                 continue
             x = stacked[id(o)]
             length = o.get_input(1) if o.num_inputs > 1 else None
             if length is not None:
                 x = self.pad_to(g, x, length, o.axis, o.get_output(0).type.rank, count)
-            self.names[id(o.get_output(0))] = g.op("Identity", [x], base=o.name)
+            self.exporter.names[id(o.get_output(0))] = g.op("Identity", [x], base=o.name)

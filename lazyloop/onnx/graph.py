@@ -135,7 +135,7 @@ def lower_one_node(low: Lowering, node: onnx.NodeProto, scope: Scope, where: str
     types = [scope.stream_type(o) if o else UNKNOWN for o in node.output]
     strings = [k for k, t in enumerate(types) if isinstance(t, TensorType) and t.dtype == object]
     if strings:
-        fn = kernels.strings_as_objects(fn, strings)
+        fn = kernels.strings_as_objects(fn.function, strings)
     layer = low.net.add_function(fn, inputs, types, op=node.op_type)
     low.label(layer, scope.prefix + (node.output[0] if len(node.output) == 1 else
                                      (node.name or node.op_type)),

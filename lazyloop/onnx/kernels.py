@@ -14,7 +14,7 @@ from typing import Callable, Optional
 import numpy as np
 
 from ..core.errors import EvaluationError, LazyLoopError
-from ..core.batch import elementwise
+from ..core.kernel import Kernel, elementwise, kernel_of
 from .batched_kernels import batched_form, with_batched
 from .numpy_kernels import direct, with_single
 
@@ -102,13 +102,14 @@ OWN_KERNELS = {("", "Optional"): optional_kernel, ("", "Softsign"): softsign_ker
                ("", "SequenceInsert"): sequence_insert_kernel}
 
 
-def bind(node, opsets: dict, where: str) -> Optional[Callable]:
-    """fn(*input values) -> tuple of output values for one node, or None when there is no
-    reference kernel. The kernel is instantiated here, once (rule `onnx/node`)."""
+def bind(node, opsets: dict, where: str) -> Optional[Kernel]:
+    """The node's kernel record -- its function: fn(*input values) -> tuple of output
+    values -- or None when there is no reference kernel. The kernel is instantiated here,
+    once (rule `onnx/node`)."""
     domain = node.domain or ""
     own = OWN_KERNELS.get(("" if domain == "ai.onnx" else domain, node.op_type))
     if own is not None:
-        return _bound_call(own, {}, where)
+        return kernel_of(_bound_call(own, {}, where))
     version = opsets.get(domain, opsets.get("ai.onnx" if domain == "" else domain))
     cls = kernel_class(domain, node.op_type, version)
     if cls is None:
@@ -118,14 +119,14 @@ def bind(node, opsets: dict, where: str) -> Optional[Callable]:
     kernel = cls(node, run_params)
     if getattr(kernel, "has_linked_attribute", False) or kernel.need_context():
         return None  # the caller resolves function attributes / subgraphs before binding
-    slow = _bound_reference(kernel, where)
+    slow = kernel_of(_bound_reference(kernel, where))
     if domain not in ("", "ai.onnx"):
         return slow
-    fast = direct(node.op_type, len(node.input), slow, where, kernel)
+    fast = direct(node.op_type, len(node.input), slow.function, where, kernel)
     if fast is not None:
         return fast
-    form = batched_form(node.op_type, len(node.input), kernel, slow)  # stream/map
-    return slow if form is None else with_batched(slow, form)
+    form = batched_form(node.op_type, len(node.input), kernel, slow.function)  # stream/map
+    return slow if form is None else with_batched(slow.function, form)
 
 
 def _bound_reference(kernel, where: str) -> Callable:
@@ -186,10 +187,9 @@ def _bound_binary(fct, where: str) -> Callable:
             raise _failed(where, exc) from exc
         return r if type(r) is _ndarray else asarray(r)
 
-    call = with_single(single, where, reads_only=isinstance(fct, np.ufunc))
-    if isinstance(fct, np.ufunc):  # per element it is fct(a, b), so batched it is too
-        call.batched = single.batched = elementwise(fct)
-    return call
+    ufunc = isinstance(fct, np.ufunc)  # per element it is fct(a, b), so batched it is too
+    return with_single(single, where, reads_only=ufunc,
+                       batched=elementwise(fct) if ufunc else None)
 
 
 def _bound_call(run, attributes: dict, where: str) -> Callable:

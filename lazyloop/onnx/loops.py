@@ -130,6 +130,42 @@ def scan_output(cl: CoreLoop, t, what: str, declared):
 
 
 def lower_loop(low: Lowering, node, scope: Scope, where: str) -> None:
+    """`onnx/loop`, in the phases every loop lowering follows (`coreloop.py`)."""
+    rule = "onnx/loop"
+    body, m, cond, inits, k = loop_signature(low, node, scope, where)
+    n = len(inits)
+    sample = low.readings["A7"] == "sample"
+    check_outputs(node, where, rule, n + k + (1 if sample else 0))
+    cl = CoreLoop(low, scope, node, where, rule, "")
+    # 1. trip limits: M -> COUNT; the trip counter the body reads; cond -> WHILE
+    i, cond_rec = trip_limits(cl, body, m, cond)
+    # 2. carried values -> recurrences, typed as the body declares them
+    recs = carried_values(cl, body, scope, node, inits)
+    # 3. iterated inputs: the condition as the body reads it (an omitted cond: A9)
+    cond_in = cond_rec.get_output(0) if cond is not None else omitted_condition(
+        cl, body.input[1])
+    # 4. the body
+    init_types = [scope.onnx_type(x) for x in node.input[2:]]
+    outs = cl.body(body, [(i, None), (cond_in, None)] +
+                   [(r.get_output(0), tp) for r, tp in zip(recs, init_types)])
+    # 5. back edges: the body's condition output, each carried value's next value
+    back_edges(cl, body, cond_rec, recs, outs)
+    # 6. outputs: carried values' last values, scan outputs stacked (A8), the final
+    #    condition first under A7 "sample"
+    results = [cl.last(r.get_output(0), f"final:{body.output[1 + j].name}")
+               for j, r in enumerate(recs)]
+    results += [scan_output(cl, outs[1 + n + j], f"scan:{body.output[1 + n + j].name}",
+                            body.output[1 + n + j].type) for j in range(k)]
+    if sample:
+        results.insert(0, cl.last(cond_rec.get_output(0) if cond_rec is not None else outs[0],
+                                  "final:cond"))
+    bind_results(scope, node, results)
+
+
+def loop_signature(low: Lowering, node, scope: Scope, where: str):
+    """(body, M, cond, initial carried values, number of scan outputs) of a Loop node, its
+    inputs and body checked against each other (`onnx/loop`); A17 "hint" reads the body's
+    declared dims of carried values as hints."""
     rule = "onnx/loop"
     body = graph_attribute(node, "body", where, rule)
     ins = [scope.lookup(x, where) if x else None for x in node.input]
@@ -148,50 +184,52 @@ def lower_loop(low: Lowering, node, scope: Scope, where: str) -> None:
                          "values, scan outputs)", "make the body's outputs match")
     if low.readings["A17"] == "hint":
         body = carried_dims_as_hints(body, range(2, 2 + n), range(1, 1 + n))
-    sample = low.readings["A7"] == "sample"
-    check_outputs(node, where, rule, n + k + (1 if sample else 0))
-    cl = CoreLoop(low, scope, node, where, rule, "")
+    return body, m, cond, inits, k
+
+
+def trip_limits(cl: CoreLoop, body, m, cond):
+    """M -> COUNT; the iteration number (the trip counter the body reads, made first: it is
+    the stream a loop nested in this one's body reads to run once per trip); cond -> WHILE
+    over recurrence(cond, the body's condition output), whose next value is set in phase 5 --
+    A15 "honour": an omitted cond starts true and the body's output decides. Returns (the
+    iteration number, the condition's recurrence or None)."""
+    low = cl.low
     if m is not None:
         cl.count(m)
     i = iteration_number(cl, body.input[0].type)
-    honour = cond is None and low.reading("A15") == "honour"
-    cond_rec = None
-    if cond is not None or honour:
-        # the body's condition input on trip i+1 is its condition output of trip i, shape
-        # included; A15 "honour": an omitted cond starts true and the body's output decides
-        start = cond if cond is not None else add_constant(
-            low, np.array([True] if body_declares_one(body.input[1]) else True),
-            cl.name("cond_start"))
-        back = to_ll(body.output[0].type) if body.output[0].type.WhichOneof("value") else None
-        start = condition_value(cl, start, "the initial condition",
-                                back if one_element_bool(cl, back) else None)
-        cond_rec = cl.carried(start, "cond")
-        cl.loop.add_trip_limit(cond_rec.get_output(0), TripLimit.WHILE)
-    cond_in = cond_rec.get_output(0) if cond is not None else omitted_condition(
-        cl, body.input[1])
+    if cond is None and low.reading("A15") != "honour":
+        return i, None
+    start = cond if cond is not None else add_constant(
+        low, np.array([True] if body_declares_one(body.input[1]) else True),
+        cl.name("cond_start"))
+    back = to_ll(body.output[0].type) if body.output[0].type.WhichOneof("value") else None
+    start = condition_value(cl, start, "the initial condition",
+                            back if one_element_bool(cl, back) else None)
+    cond_rec = cl.carried(start, "cond")
+    cl.loop.add_trip_limit(cond_rec.get_output(0), TripLimit.WHILE)
+    return i, cond_rec
+
+
+def carried_values(cl: CoreLoop, body, scope: Scope, node, inits):
+    """Each carried value's recurrence, from its initial value conformed to the body's
+    declared type (its next value is set in phase 5)."""
     if any(v is None for v in inits):
-        raise ModelError(where, rule, "a carried value's initial value is omitted",
+        raise ModelError(cl.where, cl.rule, "a carried value's initial value is omitted",
                          "give every carried value an initial value")
     inits = [cl.conform(v, body.input[2 + j].type, f"carried value {body.input[2 + j].name!r}",
                         carried=True) for j, v in enumerate(inits)]
-    recs = [cl.carried(v, f"carried:{body.input[2 + j].name}") for j, v in enumerate(inits)]
-    init_types = [scope.onnx_type(x) for x in node.input[2:]]
-    outs = cl.body(body, [(i, None), (cond_in, None)] +
-                   [(r.get_output(0), tp) for r, tp in zip(recs, init_types)])
+    return [cl.carried(v, f"carried:{body.input[2 + j].name}") for j, v in enumerate(inits)]
+
+
+def back_edges(cl: CoreLoop, body, cond_rec, recs, outs):
+    """The condition's next value is the body's condition output; each carried value's, its
+    body output (A11 "error": of the initial value's shape)."""
     if cond_rec is not None:
         cl.close(cond_rec, condition_value(cl, outs[0], "the body's condition output",
                                            cond_rec.get_output(0).type), "cond")
-    strict = low.reading("A11") == "error"
+    strict = cl.low.reading("A11") == "error"
     for j, r in enumerate(recs):
         nxt = outs[1 + j]
         if strict and nxt is not None:
             nxt = one_shape(cl, nxt, r, f"carried value {body.input[2 + j].name!r}")
         cl.close(r, nxt, f"carried value {j}")
-    results = [cl.last(r.get_output(0), f"final:{body.output[1 + j].name}")
-               for j, r in enumerate(recs)]
-    results += [scan_output(cl, outs[1 + n + j], f"scan:{body.output[1 + n + j].name}",
-                            body.output[1 + n + j].type) for j in range(k)]
-    if sample:  # A7 "sample": the final condition comes first
-        results.insert(0, cl.last(cond_rec.get_output(0) if cond_rec is not None else outs[0],
-                                  "final:cond"))
-    bind_results(scope, node, results)

@@ -15,16 +15,18 @@ from __future__ import annotations
 
 import os
 
+import numpy as np
 import onnx
 
 from ..core.ambiguity import REGISTER
+from ..core.lowered import NO_DEFAULT, InputBinding, Lowered, OutputBinding
 from ..core.errors import LazyLoopError, ModelError
 from ..core.types import OpaqueType, TensorType
 from .conditional import lower_if
 from .graph import graph_types, lower_initializers, lower_nodes
 from .loops import lower_loop
 from .scan import lower_scan
-from .scope import Lowering, Scope, split_readings  # noqa: F401 -- split_readings is public here
+from .scope import Lowering, Scope
 from .typecheck import check_opsets, check_types
 from .types import describe, to_ll
 
@@ -91,18 +93,7 @@ def load_model(model) -> onnx.ModelProto:
 # The model
 # ------------------------------------------------------------------------------------------
 
-class LoweredModel:
-    """A model lowered onto a network; maps user feeds and core outputs across the boundary."""
-
-    def __init__(self, low: Lowering, inputs, defaults, outputs):
-        self.network = low.net
-        self.lowering = low
-        self.inputs = inputs          # graph input name -> network input tensor
-        self.defaults = defaults      # graph input name -> initializer value
-        self.outputs = outputs        # [(graph output name, tensor)]
-
-
-def lower_model(model, readings=None) -> LoweredModel:
+def lower_model(model, readings=None) -> Lowered:
     model = load_model(model)
     try:
         return lower_graph_of(model, readings)
@@ -114,7 +105,7 @@ def lower_model(model, readings=None) -> LoweredModel:
                          "full_check=True) reports a fault") from None
 
 
-def lower_graph_of(model: onnx.ModelProto, readings) -> LoweredModel:
+def lower_graph_of(model: onnx.ModelProto, readings) -> Lowered:
     check_opsets(model)
     check_types(model)
     graph = model.graph
@@ -153,5 +144,27 @@ def lower_graph_of(model: onnx.ModelProto, readings) -> LoweredModel:
             raise ModelError(f"output {o.name!r} of {where}", "onnx/graph",
                              "is an omitted optional value", "output a computed value")
         low.net.mark_output(t)
-        outputs.append((o.name, t))
-    return LoweredModel(low, inputs, defaults, outputs)
+        outputs.append(OutputBinding(o.name, t.name))
+    bindings = tuple(InputBinding(name, t.name, t.type, default=defaults.get(name, NO_DEFAULT))
+                     for name, t in inputs.items())
+    return Lowered(low.net, bindings, tuple(outputs), low.readings_given, "onnx", "onnx/graph",
+                   as_core_value, model)
+
+
+def as_core_value(value, binding: InputBinding):
+    """A feed as the core takes it: protobuf values (TensorProto, SequenceProto,
+    OptionalProto) as numpy arrays, lists and None; unicode arrays for string inputs as
+    object arrays (`onnx/graph`)."""
+    from onnx import numpy_helper
+
+    if isinstance(value, onnx.TensorProto):
+        value = numpy_helper.to_array(value)
+    elif isinstance(value, onnx.SequenceProto):
+        value = numpy_helper.to_list(value)
+    elif isinstance(value, onnx.OptionalProto):
+        value = numpy_helper.to_optional(value)
+    ty = binding.type
+    if (isinstance(value, np.ndarray) and value.dtype.kind == "U" and isinstance(ty, TensorType)
+            and ty.dtype == object):
+        value = value.astype(object)
+    return value

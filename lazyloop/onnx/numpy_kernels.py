@@ -11,8 +11,9 @@ kernel's own bound call, so that the value or the error is exactly the reference
 Identity returns its input itself instead of the reference's copy: stream elements are
 never written to (`stream/memo`), so sharing one is safe.
 
-Each bound function returns the usual 1-tuple and carries `.single`, the same function
-returning the value alone, which the plan calls for one-output layers (one frame fewer).
+Each binding is a `Kernel` record (`lazyloop.core.kernel`): its function returns the usual
+1-tuple, its `single` the value alone, which the plan calls for one-output layers (one frame
+fewer), and its `batched` form applies to stacked elements.
 """
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from typing import Callable, Optional
 
 import numpy as np
 
-from ..core.batch import NotBatchable, elementwise
+from ..core.kernel import Kernel, NotBatchable, elementwise
 
 _ndarray = np.ndarray
 
@@ -49,17 +50,16 @@ BOOL_BINARY = {"Equal": np.equal, "Less": np.less, "Greater": np.greater,
                "And": np.logical_and, "Or": np.logical_or, "Xor": np.logical_xor}
 
 
-def with_single(single: Callable, where: str, reads_only=False, passes_input=False):
-    """The kernel as a function layer calls it (a 1-tuple), with its one-value form
-    `.single`; `reads_only`: it never writes its arguments; `passes_input`: it may return
-    one of them itself (see lazyloop.core.readonly)."""
+def with_single(single: Callable, where: str, reads_only=False, passes_input=False,
+                batched=None) -> Kernel:
+    """The kernel record of a one-output node: its function as a function layer calls it (a
+    1-tuple), its one-value form `single`, its batched form, and whether it never writes its
+    arguments (`reads_only`) or may return one of them itself (`passes_input`)."""
     def call(*args):
         return (single(*args),)
-    call.single = single
     for f in (call, single):
-        f.reads_only, f.passes_input = reads_only, passes_input
         f.__qualname__ = f"kernel[{where}]"
-    return call
+    return Kernel(call, single, batched, reads_only, passes_input)
 
 
 def same_dtype(result, first):
@@ -162,9 +162,9 @@ def cast(dtype, slow):
 
 
 def direct(op_type: str, arity: int, slow: Callable, where: str,
-           kernel=None) -> Optional[Callable]:
+           kernel=None) -> Optional[Kernel]:
     """The direct binding of a default-domain node with `arity` inputs, or None; with its
-    batched form (lazyloop.core.batch) where one gives the same values."""
+    batched form where one gives the same values (`slow`: the reference kernel's call)."""
     single = batched = None
     if op_type == "Cast" and arity == 1 and cast_dtype(kernel) is not None:
         dtype = cast_dtype(kernel)
@@ -189,6 +189,5 @@ def direct(op_type: str, arity: int, slow: Callable, where: str,
         single, batched = binary(fct, slow, False), one_dtype(elementwise(fct))
     if single is None:
         return None
-    call = with_single(single, where, reads_only=True, passes_input=op_type == "Identity")
-    call.batched = single.batched = batched
-    return call
+    return with_single(single, where, reads_only=True, passes_input=op_type == "Identity",
+                       batched=batched)

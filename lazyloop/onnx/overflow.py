@@ -9,10 +9,11 @@ attributes) keep the reference kernel under both readings.
 """
 from __future__ import annotations
 
-from typing import Callable, Optional
+from typing import Optional
 
 import numpy as np
 
+from ..core.kernel import Kernel
 from ..core.overflow import SATURATE, saturating_twin
 from .kernels import _failed
 from .numpy_kernels import with_single
@@ -22,7 +23,7 @@ ARITHMETIC = {("Add", 2): np.add, ("Sub", 2): np.subtract, ("Mul", 2): np.multip
               ("Neg", 1): np.negative, ("Abs", 1): np.absolute}
 
 
-def saturating_kernel(node, opsets: dict, where: str, reading: str) -> Optional[Callable]:
+def saturating_kernel(node, opsets: dict, where: str, reading: str) -> Optional[Kernel]:
     """The node's kernel under A30 reading `reading`: a saturating one for a default-domain
     Add/Sub/Mul/Neg/Abs of opset 7 or later when the reading is `saturate`; else None (the
     node is bound by `kernels.bind`, as under `wrap`)."""
@@ -31,13 +32,12 @@ def saturating_kernel(node, opsets: dict, where: str, reading: str) -> Optional[
             or node.attribute or opsets.get("", opsets.get("ai.onnx", 0)) < 7):
         return None
     saturating = saturating_twin(fct)
+    clamp = saturating.function
 
     def single(*args):
         try:
-            return saturating(*args)
+            return clamp(*args)
         except Exception as exc:  # noqa: BLE001 -- reported as a typed error naming the node
             raise _failed(where, exc) from exc
 
-    call = with_single(single, where, reads_only=True)
-    call.batched = single.batched = saturating.batched
-    return call
+    return with_single(single, where, reads_only=True, batched=saturating.batched)

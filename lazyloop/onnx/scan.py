@@ -16,32 +16,57 @@ from .scope import Lowering, Scope
 from .types import to_ll
 
 
-def scan_trips(cl: CoreLoop, body, inits, init_types, sources, out_axes, out_reverse,
-               length=None):
-    """What Scan 9 and Scan 8's inner loop share: states as recurrences, scan inputs as
-    iterators (`sources` = [(tensor, axis, reverse)]), outputs stacked on `out_axes`."""
-    n = len(inits)
+# -- the phases a Scan's loop shares (Scan 9, and Scan 8's loop over one batch item) --------
+
+def state_hints(cl: CoreLoop, body, n):
+    """A17 "hint": the body's declared dims of its states read as hints."""
     if cl.low.readings["A17"] == "hint":
-        body = carried_dims_as_hints(body, range(n), range(n))
+        return carried_dims_as_hints(body, range(n), range(n))
+    return body
+
+
+def scan_states(cl: CoreLoop, body, inits):
+    """2. carried values: each state's recurrence, from its initial value conformed to the
+    body's declared type (its next value: `close_states`)."""
     inits = [cl.conform(v, body.input[j].type, f"state {body.input[j].name!r}", carried=True)
              for j, v in enumerate(inits)]
-    recs = [cl.carried(v, f"state:{body.input[j].name}") for j, v in enumerate(inits)]
-    its = [cl.conform(cl.iterate(x, axis, rev, f"element:{body.input[n + j].name}"),
-                      body.input[n + j].type, f"scan input element {body.input[n + j].name!r}")
-           for j, (x, axis, rev) in enumerate(sources)]
+    return [cl.carried(v, f"state:{body.input[j].name}") for j, v in enumerate(inits)]
+
+
+def scan_elements(cl: CoreLoop, body, n, sources):
+    """3. iterated inputs: an iterator over each scan input, `sources` = [(tensor, axis,
+    reverse)], its elements conformed to the body's declared element type."""
+    return [cl.conform(cl.iterate(x, axis, rev, f"element:{body.input[n + j].name}"),
+                       body.input[n + j].type, f"scan input element {body.input[n + j].name!r}")
+            for j, (x, axis, rev) in enumerate(sources)]
+
+
+def scan_body(cl: CoreLoop, body, recs, init_types, elements):
+    """4. the body, its inputs bound to the states' and the elements' streams."""
     outs = cl.body(body, [(r.get_output(0), tp) for r, tp in zip(recs, init_types)] +
-                   [(t, None) for t in its])
-    k = len(body.output) - n
-    if k < 0:
+                   [(t, None) for t in elements])
+    if len(body.output) < len(recs):
         raise ModelError(cl.where, cl.rule, f"its body gives {len(body.output)} outputs; with "
-                         f"{n} states it must give at least {n}", "make the body's outputs match")
+                         f"{len(recs)} states it must give at least {len(recs)}",
+                         "make the body's outputs match")
+    return outs
+
+
+def close_states(cl: CoreLoop, recs, outs):
+    """5. back edges: each state's next value is its body output."""
     for j, r in enumerate(recs):
         cl.close(r, outs[j], f"state {j}")
+
+
+def scan_outputs(cl: CoreLoop, body, recs, outs, out_axes, out_reverse, length=None):
+    """6. outputs: each state's last value, and the scan outputs stacked on `out_axes` in
+    their directions (to `length`, padded: Scan 8)."""
+    n = len(recs)
     finals = [cl.last(r.get_output(0), f"final:{body.output[j].name}")
               for j, r in enumerate(recs)]
     scans = [cl.stacked(outs[n + j], f"scan:{body.output[n + j].name}",
                         axis=out_axes[j], reverse=out_reverse[j], length=length,
-                        declared=body.output[n + j].type) for j in range(k)]
+                        declared=body.output[n + j].type) for j in range(len(body.output) - n)]
     return finals, scans
 
 
@@ -128,6 +153,7 @@ def scan_input_count(node, where: str, rule: str, inputs: int) -> int:
 
 
 def lower_scan9(low: Lowering, node, scope: Scope, where: str) -> None:
+    """`onnx/scan9`, in the phases every loop lowering follows (`coreloop.py`)."""
     rule = "onnx/scan9"
     body = graph_attribute(node, "body", where, rule)
     m = scan_input_count(node, where, rule, len(node.input))
@@ -148,12 +174,22 @@ def lower_scan9(low: Lowering, node, scope: Scope, where: str) -> None:
     out_axes = ints("scan_output_axes", max(k, 0))
     out_dirs = directions(ints, "scan_output_directions", max(k, 0), where, rule)
     cl = CoreLoop(low, scope, node, where, rule, "")
+    body = state_hints(cl, body, n)
+    # 1. trip limits: COUNT = the scan inputs' common length, each scan axis moved first
     xs = [scan_axis_first(cl, scan_input_typed(cl, x, body.input[n + i], f"input:{x.name}"),
                           in_axes[i], f"scan input {x.name!r}")
           for i, x in enumerate(ins[n:])]
     cl.nested_count(sequence_length(cl, xs, in_axes))
-    finals, scans = scan_trips(cl, body, ins[:n], [scope.onnx_type(x) for x in node.input[:n]],
-                               [(x, 0, d) for x, d in zip(xs, in_dirs)], out_axes, out_dirs)
+    # 2. carried values: the states
+    recs = scan_states(cl, body, ins[:n])
+    # 3. iterated inputs: the scan inputs, each in its direction
+    elements = scan_elements(cl, body, n, [(x, 0, d) for x, d in zip(xs, in_dirs)])
+    # 4. the body
+    outs = scan_body(cl, body, recs, [scope.onnx_type(x) for x in node.input[:n]], elements)
+    # 5. back edges: the states' next values
+    close_states(cl, recs, outs)
+    # 6. outputs: the final states, the scan outputs on their axes in their directions
+    finals, scans = scan_outputs(cl, body, recs, outs, out_axes, out_dirs)
     bind_results(scope, node, finals + scans)
 
 
@@ -174,6 +210,8 @@ def scan_input_typed(cl, x, element_info, what):
 
 
 def lower_scan8(low: Lowering, node, scope: Scope, where: str) -> None:
+    """`onnx/scan8`: a loop over the batch items holding, per item, a loop over its
+    sequence; each lowered in the phases every loop lowering follows (`coreloop.py`)."""
     rule = "onnx/scan8"
     body = graph_attribute(node, "body", where, rule)
     m = scan_input_count(node, where, rule, max(len(node.input) - 1, 0))
@@ -192,10 +230,15 @@ def lower_scan8(low: Lowering, node, scope: Scope, where: str) -> None:
     states, xs = ins[:n], ins[n:]
     xs = [batched(low, x, body.input[n + j], where, rule) for j, x in enumerate(xs)]
 
+    # The loop over the batch items.
     batch = CoreLoop(low, scope, node, where, rule, ":batch")
+    # 1. trip limits: COUNT = the batch size (axis 0), which every scan input shares
     sizes = batch_and_length(batch, xs)
     batch.nested_count(sizes[0])
     max_len = sizes[1]
+    # 2. carried values: none -- each item starts from its own initial states
+    # 3. iterated inputs: item b of each scan input, of each initial state, and its length
+    #    sequence_lens[b]; a backward scan input's valid prefix reversed (A13)
     xs_b = [batch.iterate(x, 0, False, f"sequence:{body.input[n + j].name}")
             for j, x in enumerate(xs)]
     states_b = [batch.iterate(s, 0, False, f"state0:{body.input[j].name}")
@@ -205,14 +248,28 @@ def lower_scan8(low: Lowering, node, scope: Scope, where: str) -> None:
     xs_b = [reverse(batch, x, len_b, body.input[n + j].name) if d else x
             for j, (x, d) in enumerate(zip(xs_b, dirs))]
 
+    # 4. the body: a loop over item b's sequence, nested in the loop over the items.
     inner = CoreLoop(low, scope, node, where, rule, ":sequence")
     inner.prefix = batch.prefix + "sequence/"
     inner.loop.name = inner.prefix.rstrip("/")
     inner.enclosing = batch
+    inner_body = state_hints(inner, body, n)
+    #    1. trip limits: COUNT = sequence_lens[b]
     inner.count(len_b)
-    finals_b, scans_b = scan_trips(inner, body, states_b, [None] * n,
-                                   [(x, 0, False) for x in xs_b], [0] * k, [False] * k,
-                                   length=max_len)
+    #    2. carried values: the states, from item b's initial states
+    recs = scan_states(inner, inner_body, states_b)
+    #    3. iterated inputs: the elements of item b's sequences, forward
+    elements = scan_elements(inner, inner_body, n, [(x, 0, False) for x in xs_b])
+    #    4. the body
+    outs = scan_body(inner, inner_body, recs, [None] * n, elements)
+    #    5. back edges: the states' next values
+    close_states(inner, recs, outs)
+    #    6. outputs: the final states, the scan outputs padded to the longest sequence
+    finals_b, scans_b = scan_outputs(inner, inner_body, recs, outs, [0] * k, [False] * k,
+                                     length=max_len)
+
+    # 5. back edges: none
+    # 6. outputs: each item's final states and scan outputs, stacked over the batch
     finals = [batch.stacked(f, f"final:{body.output[j].name}") for j, f in enumerate(finals_b)]
     scans = [batch.stacked(s, f"scan:{body.output[n + j].name}") for j, s in enumerate(scans_b)]
     bind_results(scope, node, finals + scans)

@@ -16,12 +16,6 @@ from ..core.network import Network
 from .types import from_ll, to_ll
 
 
-def split_readings(readings):
-    """(the caller's readings, for the core; every reading resolved)."""
-    readings = dict(readings or {})
-    return readings, resolve(readings)
-
-
 def node_tag(node) -> str:
     """A short name for a node in tensor names: its name, else op type and first output."""
     if node.name:
@@ -48,8 +42,8 @@ class Lowering:
         self.net = Network(profile="onnx")
         self.opsets = opsets_of(model.opset_import)
         self.functions = {(f.domain, f.name): f for f in model.functions}
-        self.readings_given = dict(readings or {})
-        self.core_readings, self.readings = split_readings(readings)
+        self.readings_given = dict(readings or {})  # as the caller gave them
+        self.readings = resolve(readings)
         self.ir_version = model.ir_version or 10
         self.control_flow = dict(control_flow or {})
         self._names = set()

@@ -17,22 +17,23 @@ from __future__ import annotations
 import os
 from typing import Mapping, Optional
 
-import attrs
-
 from ..core.errors import ModelError, UnsupportedError
-
 from ..core.fuel import DEFAULT_MAX_TRIPS
+from ..core.lowered import Lowered, LoweredRun
+
+#: `run`'s answer (outputs, defined masks, the core's Evaluation): one shape for every frontend
+Run = LoweredRun
 
 
-def _frontend():
+def _lowering():
     try:
         import openvino  # noqa: F401
     except ImportError as exc:  # pragma: no cover -- exercised only without OpenVINO
         raise UnsupportedError("lazyloop.openvino", "openvino/model",
                                f"OpenVINO is not installed ({exc})",
-                               "pip install openvino") from None
-    from . import lowering, register
-    return lowering, register
+                               "install lazyloop[openvino]") from None
+    from . import lowering
+    return lowering
 
 
 def read_model(model):
@@ -52,48 +53,31 @@ def read_model(model):
                      "is neither an openvino.Model nor a path", "pass an openvino.Model or a path")
 
 
-def lower(model, readings: Optional[Mapping[str, str]] = None):
-    """Lower a model onto an `ll.Network` (profile "openvino"). Returns a `Lowered` with
-    `.network`, `.core_feeds(user_feeds)` and `.user_outputs(core_outputs)`."""
-    lowering, register = _frontend()
-    _, frontend = register.split_readings(readings)
-    return lowering.lower_model(read_model(model).clone(), frontend)
-
-
-@attrs.frozen
-class Run:
-    """`run`'s answer: outputs and defined masks keyed by the model's output names, and the
-    core's `Evaluation` (trace, trip counts) behind them."""
-    outputs: dict
-    defined: dict
-    evaluation: object
+def lower(model, readings: Optional[Mapping[str, str]] = None) -> Lowered:
+    """Lower a model onto an `ll.Network` (profile "openvino"): a `Lowered`
+    (`lazyloop.core.lowered`) with `.network`, `.core_feeds(user_feeds)`,
+    `.user_outputs(core_outputs)`, and `evaluate`/`run` of its own."""
+    if isinstance(model, Lowered):
+        return model
+    return _lowering().lower_model(read_model(model).clone(), readings)
 
 
 def evaluate(model, feeds: Mapping, max_trips: int = DEFAULT_MAX_TRIPS,
-             readings: Optional[Mapping[str, str]] = None, max_seconds=None) -> dict:
+             readings: Optional[Mapping[str, str]] = None, max_seconds=None,
+             mode: str = "fast") -> dict:
     """{output tensor name: numpy array}, one entry per model output in model output order.
-    Undefined positions (A3) hold their fill value; `run` says where they are."""
-    from ..core.evaluate import evaluate as core_evaluate
-    _, register = _frontend()
-    core_readings, _ = register.split_readings(readings)
-    lowered = lower(model, readings)
-    out = core_evaluate(lowered.network, lowered.core_feeds(feeds), max_trips=max_trips,
-                        readings=core_readings, max_seconds=max_seconds)
-    return lowered.user_outputs(out)
+    Undefined positions (A3) hold their fill value; `run` says where they are. `model`: an
+    `openvino.Model`, an IR path, or a `Lowered`; `mode` the evaluator ("fast";
+    `lazyloop.core.evaluate.MODES`)."""
+    return lower(model, readings).evaluate(feeds, max_trips, readings, max_seconds, mode)
 
 
 def run(model, feeds: Mapping, max_trips: int = DEFAULT_MAX_TRIPS,
-        readings: Optional[Mapping[str, str]] = None, trace: bool = False,
-        max_seconds=None) -> Run:
+        readings: Optional[Mapping[str, str]] = None, trace=False, max_seconds=None,
+        mode: Optional[str] = None) -> LoweredRun:
     """As `evaluate`, also with the `defined` masks and the core's evaluation (its forcing
-    trace when `trace`), as `lazyloop.onnx.run` does."""
-    from ..core.evaluate import run as core_run
-    _, register = _frontend()
-    core_readings, _ = register.split_readings(readings)
-    lowered = lower(model, readings)
-    ev = core_run(lowered.network, lowered.core_feeds(feeds), max_trips=max_trips,
-                  readings=core_readings, trace=trace, max_seconds=max_seconds)
-    return Run(lowered.user_outputs(ev.outputs), lowered.user_outputs(ev.defined), ev)
+    trace when `trace`: mode "reference"), as `lazyloop.onnx.run` does."""
+    return lower(model, readings).run(feeds, max_trips, readings, trace, max_seconds, mode)
 
 
-__all__ = ["evaluate", "run", "lower", "read_model", "Run", "DEFAULT_MAX_TRIPS"]
+__all__ = ["evaluate", "run", "lower", "read_model", "Lowered", "Run", "DEFAULT_MAX_TRIPS"]

@@ -94,7 +94,10 @@ class Body:
         return self.local[key]
 
 
-class Exporter(LayerTranslation):
+class Exporter:
+    """One export of a network: the walk over its scopes, its loops as Loop-5 nodes; the
+    layers are translated by its collaborator `layers` (export_layers.LayerTranslation)."""
+
     def __init__(self, net, iterator: str = "slice", conditional: str = "select"):
         if iterator not in ("slice", "gather"):
             raise NotExportable("export", "openvino/loop5", f"unknown iterator mode {iterator!r}",
@@ -107,6 +110,7 @@ class Exporter(LayerTranslation):
         self.s = Structure(net)
         self.iterator_mode = iterator
         self.conditional_mode = conditional
+        self.layers = LayerTranslation(conditional)
         self.counter = 0
 
     def fresh(self, base: str) -> str:
@@ -153,7 +157,7 @@ class Exporter(LayerTranslation):
                 return subst[id(t)]
             return body.value(t)
         ins = [None if t is None else arg(t) for t in layer.inputs()]
-        out = self.translate(body, layer, ins)
+        out = self.layers.translate(body, layer, ins)
         out = out.output(0) if hasattr(out, "output") else out
         if subst is not None:
             subst[id(layer._outputs[0])] = out

@@ -20,8 +20,12 @@ def _ops():
 
 
 class LayerTranslation:
-    """One core layer -> an OpenVINO node (a mixin of `export.Exporter`; `body` is the
-    `export.Body` being built, `a` the layer's inputs as OpenVINO outputs)."""
+    """One core layer -> an OpenVINO node, for an export whose if-conditionals are written
+    as `conditional_mode` ("select" or "if"); `body` is the `export.Body` being built, `a`
+    the layer's inputs as OpenVINO outputs."""
+
+    def __init__(self, conditional_mode: str):
+        self.conditional_mode = conditional_mode
 
     def translate(self, body, layer, a):
         ops = _ops()

@@ -110,7 +110,7 @@ def saturates(node) -> bool:
 
 def _saturating(node):
     """A30 `saturate`: the exact result clamped to the output type's range."""
-    fct = saturating_twin(SATURATING_OPS[node.get_type_name()])
+    fct = saturating_twin(SATURATING_OPS[node.get_type_name()]).function
 
     def saturating(*values):
         return (fct(*values),)

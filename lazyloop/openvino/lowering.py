@@ -10,8 +10,10 @@ Rules (spec/40-openvino-lowering.md spells each out):
 - `openvino/concat` concatenated outputs -> CONCATENATE on a new axis, merged into the
                     existing one
 
-The model-level rules and ordinary ops are here; Loop-5 and TensorIterator-1 are in `loop`,
-their sliced and concatenated ports in `ports`, If-8 in `conditional`.
+The model-level rules and ordinary ops are here (`Lowerer`, which holds the network, the
+readings and every value lowered so far); Loop-5 and TensorIterator-1 are lowered by its
+`loops` (`loop.LoopLowerer`, their sliced and concatenated ports by `ports.Ports`), If-8 by its
+`ifs` (`conditional.IfLowerer`): collaborators that lower through it.
 """
 from __future__ import annotations
 
@@ -19,28 +21,32 @@ from typing import Dict
 
 import numpy as np
 
+from ..core.ambiguity import resolve
 from ..core.errors import ModelError, UnsupportedError
+from ..core.lowered import InputBinding, Lowered, OutputBinding
 from ..core.network import Network
 from ..core.types import TensorType
-from .conditional import IfLowering
+from .conditional import IfLowerer
 from .kernels import kernel_for
-from .loop import LoopLowering
-from .lowered import InputBinding, Lowered, OutputBinding
-from .ports import PortLowering
+from .loop import LoopLowerer
+from .lowered import as_core_value
 from .types import (compatible, describe, numpy_dtype, other_rank, output_type, relaxed,
                     tensor_type)
 from .values import _key, _scalar_value
 
 
-class Lowerer(LoopLowering, PortLowering, IfLowering):
+class Lowerer:
     """Lowers one model: `env` maps each OpenVINO output to the core tensor that holds it;
-    the loop, port and If rules come from the mixins."""
+    loops and If nodes are lowered by its collaborators `loops` and `ifs`."""
 
-    def __init__(self, readings: dict):
+    def __init__(self, readings=None):
         self.net = Network(profile="openvino")
-        self.readings = readings
+        self.given = dict(readings or {})  # as the caller gave them
+        self.readings = resolve(readings)
         self.env: Dict[tuple, object] = {}
         self.unsure: set = set()  # outputs whose shape OpenVINO may have inferred otherwise
+        self.loops = LoopLowerer(self)
+        self.ifs = IfLowerer(self)
 
     # -- values ------------------------------------------------------------------------------
     def value(self, output, user: str):
@@ -85,8 +91,8 @@ class Lowerer(LoopLowering, PortLowering, IfLowering):
             ty = tensor_type(p.get_element_type(), p.get_partial_shape(), where)
             t = self.net.add_input(core, ty.dtype, ty.shape)
             self.env[_key(p.output(0))] = t
-            names = (friendly,) + tuple(sorted(n for n in p.output(0).get_names() if n != friendly))
-            inputs.append(InputBinding(core, names, t.type))
+            aliases = tuple(sorted(n for n in p.output(0).get_names() if n != friendly))
+            inputs.append(InputBinding(friendly, core, t.type, aliases))
         self.lower_ops(model.get_ordered_ops())
         outputs, used = [], set()
         for k, (out, result) in enumerate(zip(model.outputs, model.get_results())):
@@ -102,7 +108,8 @@ class Lowerer(LoopLowering, PortLowering, IfLowering):
             ident.get_output(0).name = core
             self.net.mark_output(ident.get_output(0))
             outputs.append(OutputBinding(user, core))
-        return Lowered(self.net, model, tuple(inputs), tuple(outputs), dict(self.readings))
+        return Lowered(self.net, tuple(inputs), tuple(outputs), self.given, "openvino",
+                       "openvino/model", as_core_value, model)
 
     def lower_ops(self, ops):
         for node in ops:
@@ -117,11 +124,11 @@ class Lowerer(LoopLowering, PortLowering, IfLowering):
             elif kind == "Constant":
                 self.lower_constant(node)
             elif kind == "Loop":
-                self.lower_loop(node)
+                self.loops.lower(node)
             elif kind == "TensorIterator":
-                self.lower_loop(node, tensor_iterator=True)
+                self.loops.lower(node, tensor_iterator=True)
             elif kind == "If":
-                self.lower_if(node)
+                self.ifs.lower(node)
             else:
                 self.lower_node(node)
 
@@ -158,8 +165,8 @@ class Lowerer(LoopLowering, PortLowering, IfLowering):
             self.env[_key(node.output(k))] = layer.get_output(k)
 
 
-def lower_model(model, readings: dict) -> Lowered:
+def lower_model(model, readings=None) -> Lowered:
     return Lowerer(readings).lower_model(model)
 
 
-__all__ = ["Lowerer", "lower_model", "Lowered", "InputBinding", "OutputBinding"]
+__all__ = ["Lowerer", "lower_model"]

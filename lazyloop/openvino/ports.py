@@ -2,7 +2,7 @@
 sliced inputs cut into chunks for an iterator (`openvino/slice`), concatenated outputs
 (`openvino/concat`), and outputs by last iteration or by a given iteration.
 
-`PortLowering` holds these methods of `lowering.Lowerer`; `SliceRule`, `_merge_axes` and
+`Ports` lowers them through the model's `lowering.Lowerer`; `SliceRule`, `_merge_axes` and
 `_hold_last` are the numpy kernels the lowered network runs for them.
 """
 from __future__ import annotations
@@ -125,9 +125,14 @@ def _hold_last(axis):
 
 
 
-class PortLowering:
-    """Lowering of the sliced inputs and of the outputs of a loop node (a mixin of
-    `lowering.Lowerer`: it uses the lowerer's `net`, `readings`, `value` and `function`)."""
+class Ports:
+    """Lowers the sliced inputs and the outputs of loop nodes through `graph` (the model's
+    `lowering.Lowerer`: its `net`, `readings`, `value` and `function`)."""
+
+    def __init__(self, graph):
+        self.graph = graph
+        self.net = graph.net
+        self.readings = graph.readings
 
     # -- `openvino/slice` ------------------------------------------------------------------------
     def chunks(self, node, d, src, where):
@@ -152,7 +157,7 @@ class PortLowering:
         shape = src.shape
         count = rule.count(shape[axis])
         wtype = TensorType(src.dtype, shape[:axis] + (count, d.part_size) + shape[axis + 1:])
-        w = self.function(rule, [src], [wtype], "openvino/slice",
+        w = self.graph.function(rule, [src], [wtype], "openvino/slice",
                           f"{node.get_friendly_name()}:chunks{d.input_index}").get_output(0)
         return w, axis, count
 
@@ -170,7 +175,7 @@ class PortLowering:
             (w,) = SliceRule(where, a, d.start, d.stride, d.part_size, d.end, reading)(x)
             return (np.moveaxis(w, a, 0),)
 
-        w = self.function(cut, [src], [TensorType(src.dtype, None)], "openvino/slice",
+        w = self.graph.function(cut, [src], [TensorType(src.dtype, None)], "openvino/slice",
                           f"{node.get_friendly_name()}:chunks{d.input_index}").get_output(0)
         return w, 0, None
 
@@ -179,7 +184,7 @@ class PortLowering:
         """`openvino/concat`: every trip's value concatenated along an EXISTING axis (negative:
         from the end); stride < 0 puts the trips in reverse order. A scalar result stacks
         into [n]."""
-        value = self.value(results[d.body_value_index].input_value(0), where)
+        value = self.graph.value(results[d.body_value_index].input_value(0), where)
         ty = value.type
         if not isinstance(ty, TensorType):
             raise UnsupportedError(where, "openvino/concat", f"result {d.body_value_index} is "
@@ -192,7 +197,7 @@ class PortLowering:
         kind = LoopOutput.REVERSE if d.stride < 0 else LoopOutput.CONCATENATE
         if ty.rank is None:   # the axis is found when the values arrive
             stacked = loop.add_loop_output(value, kind, axis=0).get_output(0)
-            return self.function(_join_on(d.axis, where), [stacked], [ty],
+            return self.graph.function(_join_on(d.axis, where), [stacked], [ty],
                                  "openvino/concat").get_output(0)
         if ty.rank == 0:
             if d.axis not in (0, -1):
@@ -205,7 +210,7 @@ class PortLowering:
                              f"rank {ty.rank} result", "concatenate along an existing axis")
         stacked = loop.add_loop_output(value, kind, axis=axis).get_output(0)
         merged = TensorType(ty.dtype, ty.shape[:axis] + (None,) + ty.shape[axis + 1:])
-        return self.function(_merge_axes(axis), [stacked], [merged], "openvino/concat").get_output(0)
+        return self.graph.function(_merge_axes(axis), [stacked], [merged], "openvino/concat").get_output(0)
 
     @staticmethod
     def check_stride_cut(ty, d, where):
@@ -236,7 +241,7 @@ class PortLowering:
         if rec is not None:
             source = rec.get_output(0)
         else:
-            source = self.value(results[d.body_value_index].input_value(0), where)
+            source = self.graph.value(results[d.body_value_index].input_value(0), where)
             producer = source.producer
             if producer is not None and getattr(producer, "loop", None) is loop and \
                     producer.type.name == "RECURRENCE":
@@ -249,7 +254,7 @@ class PortLowering:
         """Output by iteration k >= 0: the result's value on trip k, undefined when trip k did
         not run. Held lazily: H = <undefined, Z_0, Z_1, ...> with Z_j = (j == k ? Y_j : H_j),
         so Y is forced on trip k only, and the output is H_n."""
-        y = self.value(results[d.body_value_index].input_value(0), where)
+        y = self.graph.value(results[d.body_value_index].input_value(0), where)
         k = self.net.add_constant((), np.array(d.iteration, np.int64)).get_output(0)
         one = self.net.add_constant((), np.array(1, np.int64)).get_output(0)
         trip = loop.add_recurrence(self.net.add_constant((), np.array(0, np.int64)).get_output(0))

@@ -5,15 +5,8 @@ entry: ``readings={"A20": "exclusive"}``. spec/ambiguities.md describes each wit
 """
 from __future__ import annotations
 
-from typing import Mapping, Optional, Tuple
-
-from ..core.ambiguity import REGISTER, resolve
+from ..core.ambiguity import REGISTER
 
 OPENVINO_IDS = ("A20", "A21", "A22", "A23", "A24")
 OPENVINO_REGISTER = {k: REGISTER[k] for k in OPENVINO_IDS}
 
-
-def split_readings(readings: Optional[Mapping[str, str]]) -> Tuple[dict, dict]:
-    """(the caller's readings, for the core; every reading resolved)."""
-    readings = dict(readings or {})
-    return readings, resolve(readings)

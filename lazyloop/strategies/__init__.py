@@ -25,14 +25,19 @@ constant bound, so every loop terminates; iterators long enough for every trip t
 Where things are: `programs` (programs as data, `replay`), `writer` (small strategies and the
 call writer), `loop_parts` and `valid` (valid programs, `networks`), `invalid` (one family of
 broken programs per rule), and the dialect recipes in `onnx_loop`, `onnx_scan`, `onnx_wide`,
-`onnx_sequences`, `onnx_carried`, `openvino_loop` and `recipes`, gathered by `dialects`. Every name is re-exported here.
+`onnx_sequences`, `onnx_carried`, `onnx_corners`, `onnx_edges`, `openvino_loop` and
+`recipes`, gathered by `dialects`; bodies of any ONNX op in `onnx_schema` and
+`onnx_schema_draw`, whose calls `onnx_ops` records and `onnx_op_search` finds (with the hand
+ranges of `op_ranges`). Every name is re-exported here.
 """
 from __future__ import annotations
 
 # the dialect-level programs (ONNX Loop in every mode, Scan 8 and 9+, OpenVINO Loop-5 with
 # every port kind) are part of this public module too
-from .dialects import (DialectProgram, dialect_programs, onnx_grow_loops,  # noqa: F401
-                       onnx_loops, onnx_one_loops, onnx_scan8s, onnx_scans, onnx_seq_loops,
+from .dialects import (DialectProgram, dialect_programs, onnx_const_loops,  # noqa: F401
+                       onnx_count_loops, onnx_grow_loops, onnx_half_chains, onnx_loops,
+                       onnx_one_loops, onnx_scan8s, onnx_scans, onnx_schema_loops,
+                       onnx_schema_scans, onnx_seq_loops, onnx_short_scans, onnx_wide_loops,
                        openvino_loops)
 from .invalid import (FAMILIES, STRUCTURE_RULES, Broken, Handles, acyclic_breaks,  # noqa: F401
                       bounds_breaks, concat_length_breaks, count_breaks, dtype_breaks,
@@ -54,4 +59,5 @@ __all__ = ["Ref", "Member", "Array", "Call", "SetAttr", "replay", "source", "Pro
            "STRUCTURE_RULES", "KNOWN_CORE_BUGS", "LoopPlan", "loop_plans", "activations",
            "float_arrays", "DialectProgram", "dialect_programs", "onnx_loops", "onnx_scans",
            "onnx_scan8s", "openvino_loops", "onnx_seq_loops", "onnx_grow_loops",
-           "onnx_one_loops"]
+           "onnx_one_loops", "onnx_schema_loops", "onnx_schema_scans", "onnx_count_loops",
+           "onnx_wide_loops", "onnx_half_chains", "onnx_short_scans", "onnx_const_loops"]

@@ -1,7 +1,7 @@
-"""The first half of the valid-program generator: `LoopState` (what is known about the loop
-being written) and `LoopParts`, the methods that place a loop, give it trip limits and
-counters, and add its iterators and recurrences. `ProgramBuilder` (in `valid`) adds the body,
-the outputs and the program around them."""
+"""The loops' boundaries in the valid-program generator: `LoopState` (what is known about the
+loop being written) and `LoopParts`, which places a loop, gives it trip limits and counters,
+and adds its iterators and recurrences. `ProgramBuilder` (in `valid`), whose collaborator it
+is, writes the body, the outputs and the program around them."""
 from __future__ import annotations
 
 from typing import Optional, Tuple

@@ -8,7 +8,8 @@ import attrs
 import numpy as np
 from hypothesis import strategies as st
 
-from .recipes import DialectProgram, _const, _model, _onnx, newest_opset, values
+from .recipes import (NAME_STYLES, DialectProgram, _const, _model, _onnx, newest_opset,
+                      renamed, values)
 
 LOOP_OPSETS = (16, 11, 13, 19, 21, 9, 10)  # and the installed onnx's newest (newest_opset)
 # (M, cond) as the operator's table writes them; ("", "") is left out: nothing ends it.
@@ -23,7 +24,8 @@ class OnnxLoopRecipe:
     """One ONNX Loop node. `mode` is the (M, cond) row of the operator's table; `count` the
     value of M, `cond_init` the value of cond; the body's condition output is its condition
     input passed through ("pass"), a constant true ("true") or iteration+1 < `stop` ("iter");
-    `m_source`/`cond_source` say whether M and cond are graph inputs or constants."""
+    `m_source`/`cond_source` say whether M and cond are graph inputs or constants; `names`
+    renames every value as an exporter would (`recipes.renamed`)."""
 
     opset: int = 16
     mode: str = "M,cond"
@@ -36,6 +38,7 @@ class OnnxLoopRecipe:
     carried: Tuple[Tuple[Tuple[int, ...], str], ...] = ()
     scans: Tuple[Tuple[str, int], ...] = ()
     seed: int = 0
+    names: str = "plain"
     format = "onnx"
     kind = "onnx-loop"
 
@@ -54,6 +57,8 @@ class OnnxLoopRecipe:
             f.add("omitted-cond-passed-through")
         if self.count < 0 and self.mode.startswith("M"):
             f.add("negative-M")
+        if self.names != "plain":
+            f.add(f"names-{self.names}")
         return f
 
     def trips(self) -> int:
@@ -161,13 +166,16 @@ class OnnxLoopRecipe:
         g_out = [helper.make_tensor_value_info(o, TP.FLOAT, [None] * r)
                  for o, r in zip(outs, ranks)]
         graph = helper.make_graph(nodes, "onnx_loop_program", inputs, g_out)
-        return _model(graph, self.opset), feeds
+        return renamed(_model(graph, self.opset), feeds, self.names)
 
 
 @st.composite
-def onnx_loop_recipes(draw):
-    mode = draw(st.sampled_from(LOOP_MODES))
-    opset = draw(st.sampled_from(LOOP_OPSETS + (newest_opset(),)))
+def onnx_loop_recipes(draw, modes=LOOP_MODES, max_scans: int = 3, opsets=LOOP_OPSETS):
+    """Loop recipes over `modes` (rows of the operator's table), with at most `max_scans`
+    scan outputs, in `opsets` (and the installed onnx's newest); the defaults draw every
+    program of the default mix."""
+    mode = draw(st.sampled_from(modes))
+    opset = draw(st.sampled_from(opsets + (newest_opset(),)))
     count = draw(st.sampled_from((2, 1, 0, 3, 4, -1))) if mode.startswith("M") else 0
     body_cond = draw(st.sampled_from(("pass", "true", "iter")))
     if mode in (",cond", ",1"):
@@ -175,9 +183,12 @@ def onnx_loop_recipes(draw):
     carried = tuple(draw(st.lists(st.tuples(st.sampled_from(CARRIED_SHAPES),
                                             st.sampled_from(CARRIED_UPDATES)), max_size=3)))
     scans = tuple(draw(st.lists(st.tuples(st.sampled_from(SCAN_SOURCES), st.integers(0, 2)),
-                                max_size=3)))
-    if not carried and not scans:
-        scans = (("iter", 0),)
+                                max_size=max_scans)))
+    if not carried and not scans:  # the Loop needs an output
+        if max_scans:
+            scans = (("iter", 0),)
+        else:
+            carried = (((), "half"),)
     if opset < 11 and not carried:  # Loop-1 takes at least one carried value
         carried = (((), "half"),)
     return OnnxLoopRecipe(
@@ -186,9 +197,22 @@ def onnx_loop_recipes(draw):
         body_cond=body_cond, stop=draw(st.integers(0, 4)),
         m_source=draw(st.sampled_from(("const", "input"))),
         cond_source=draw(st.sampled_from(("const", "input"))),
-        carried=carried, scans=scans, seed=draw(st.integers(0, 3)))
+        carried=carried, scans=scans, seed=draw(st.integers(0, 3)),
+        names=draw(st.sampled_from(NAME_STYLES)))
 
 
 def onnx_loops():
     """ONNX Loop programs in every mode of the operator's table (`onnx/loop`)."""
     return onnx_loop_recipes().map(DialectProgram)
+
+
+# what a counted-loop engine compiles (IREE's ONNX import lowers a Loop to a counted loop
+# only from opset 13, with both M and cond, and without scan outputs)
+COUNTED_OPSETS = (16, 13, 19, 21)
+
+
+def onnx_counted_loops():
+    """ONNX Loops with both M and cond given and no scan output, opset 13 on (`onnx/loop`):
+    the Loops a counted-loop engine runs (kind `onnx-loop-m-cond`)."""
+    return onnx_loop_recipes(modes=("M,cond",), max_scans=0,
+                             opsets=COUNTED_OPSETS).map(DialectProgram)

@@ -98,3 +98,56 @@ def axes(low: int, high: int):
     """An axis in [low, high], shrinking towards 0 (then 1, -1, 2, -2, ...)."""
     options = sorted(range(low, high + 1), key=lambda a: (abs(a), a < 0))
     return st.sampled_from(options)
+
+
+# ------------------------------------------------------------------------------------------
+# Names an engine may rename
+# ------------------------------------------------------------------------------------------
+
+# "plain": as written; "tf": TensorFlow's tensor names ("x:0"); "torch": TorchScript's
+# numbered inputs ("input.1") and dynamo's paths ("/Loop_output_0"); "digits": values named
+# by numbers, as older exporters did ("7")
+NAME_STYLES = ("plain", "tf", "torch", "digits")
+
+
+def _style(style: str):
+    counter = iter(range(1, 1 << 30))
+    if style == "tf":
+        return lambda name, is_input: f"{name}:0"
+    if style == "torch":
+        return lambda name, is_input: (f"input.{next(counter)}" if is_input
+                                       else f"/{name}/{name}_output_0")
+    return lambda name, is_input: str(next(counter))
+
+
+def renamed(model, feeds: dict, style: str):
+    """(model, feeds) with every value name -- graph inputs and outputs, node inputs and
+    outputs, initializers, at every depth -- renamed in one `style` (NAME_STYLES),
+    consistently (a name read from an enclosing graph keeps meaning the same value)."""
+    if style == "plain":
+        return model, feeds
+    inputs = {vi.name for vi in model.graph.input}
+    make, table = _style(style), {}
+
+    def new(name):
+        if name and name not in table:
+            table[name] = make(name, name in inputs)
+        return table.get(name, name)
+
+    def walk(graph):
+        for group in (graph.input, graph.output, graph.value_info, graph.initializer):
+            for v in group:
+                v.name = new(v.name)
+        for node in graph.node:
+            node.input[:] = [new(n) for n in node.input]
+            node.output[:] = [new(n) for n in node.output]
+            for a in node.attribute:
+                if a.HasField("g"):
+                    walk(a.g)
+                for g in a.graphs:
+                    walk(g)
+
+    for vi in model.graph.input:  # graph inputs first: "input.1", "input.2", ...
+        new(vi.name)
+    walk(model.graph)
+    return model, {new(k): v for k, v in feeds.items()}

@@ -1,6 +1,6 @@
 """Valid TensorRT-profile programs: `ProgramBuilder` writes loop bodies, conditionals, loop
-outputs, nested and sequential loops on top of `LoopParts`, and `networks()` is the hypothesis
-strategy that draws them."""
+outputs, nested and sequential loops, with `LoopParts` as its collaborator for each loop's
+boundary, and `networks()` is the hypothesis strategy that draws them."""
 from __future__ import annotations
 
 from typing import Optional, Tuple
@@ -15,8 +15,18 @@ from .writer import (FLOAT, Value, activations, binary_ops, body_op_kinds, deepe
                      loop_plans, output_kinds, paddings, unary_ops)
 
 
-class ProgramBuilder(LoopParts):
-    """Draws one valid TensorRT-profile program, loop by loop."""
+class ProgramBuilder:
+    """Draws one valid TensorRT-profile program, loop by loop: the loop's bodies,
+    conditionals and outputs here; where each loop sits, its limits, iterators and
+    recurrences by its collaborator `parts` (`loop_parts.LoopParts`), which shares its
+    writer `w`."""
+
+    def __init__(self, draw, max_depth: int, avoid: frozenset):
+        self.parts = LoopParts(draw, max_depth, avoid)
+        self.w = self.parts.w
+        self.draw = draw
+        self.max_depth = max_depth
+        self.avoid = avoid
 
     # -- body -------------------------------------------------------------------------------
     def uses(self, loop: LoopState, *operands: Value):
@@ -34,14 +44,14 @@ class ProgramBuilder(LoopParts):
     def operand(self, loop: LoopState) -> Value:
         """A float32 value of shape E: a stream of the loop, or an invariant (a value from
         outside it, a new constant, a new input)."""
-        outside = [v for v in self.visible(loop.scope[:-1]) if v.dtype == FLOAT
+        outside = [v for v in self.parts.visible(loop.scope[:-1]) if v.dtype == FLOAT
                    and v.shape == loop.shape and self.may_read(loop, v)]
         where = self.draw(st.sampled_from(["loop", "outside", "constant", "input"]))
         if where == "loop" and loop.pool:
-            return self.pick(loop.pool)
+            return self.parts.pick(loop.pool)
         if where == "outside" and outside:
-            v = self.pick(outside)
-            self.read(loop, v)
+            v = self.parts.pick(outside)
+            self.parts.read(loop, v)
             return v
         if where == "input":
             return self.w.input(loop.shape)
@@ -68,7 +78,7 @@ class ProgramBuilder(LoopParts):
             w.features.add("select")
         elif kind == "counter" and loop.counter is not None:
             c = w.reshape_to_rank(w.cast(loop.counter, FLOAT), len(loop.shape))
-            out = w.elementwise(a, c, self.pick(["SUM", "PROD"]))
+            out = w.elementwise(a, c, self.parts.pick(["SUM", "PROD"]))
             w.features.add("counter-as-data")
         else:
             b = self.operand(loop)
@@ -86,7 +96,7 @@ class ProgramBuilder(LoopParts):
             k = self.draw(st.integers(0, max(loop.n_max, 1)))
             return w.elementwise(loop.counter, w.int_constant(k), "LESS")
         streams = [v for v in loop.pool if v.scope == loop.scope]
-        x = self.pick(streams) if streams else self.operand(loop)
+        x = self.parts.pick(streams) if streams else self.operand(loop)
         s = w.reduce_all(x)
         return w.elementwise(s, w.constant(np.zeros((), np.float32)), "GREATER")
 
@@ -101,7 +111,7 @@ class ProgramBuilder(LoopParts):
                 streams = [v for v in loop.pool if v.scope == loop.scope]
                 if not streams:
                     return None
-                b = self.pick(streams)
+                b = self.parts.pick(streams)
             else:
                 w.features.add("invariant-branches")
         ifc = w.call("network", "add_if_conditional", result="if")
@@ -128,7 +138,7 @@ class ProgramBuilder(LoopParts):
         if src is not None:
             kind = "CONCATENATE" if kind == "LAST_VALUE" else kind
         elif kind == "LAST_VALUE" and recs:
-            src = self.pick(recs)
+            src = self.parts.pick(recs)
             out = w.layer("add_loop_output", Ref(src.ref), Member(("LoopOutput", kind)),
                           target=loop.ref, dtype=src.dtype, shape=src.shape,
                           scope=loop.reads, kind="loop-output")
@@ -137,7 +147,7 @@ class ProgramBuilder(LoopParts):
         kind = "CONCATENATE" if kind == "LAST_VALUE" else kind
         sources = loop.pool + loop.terminal + recs
         if src is None:
-            src = self.pick(sources) if sources else self.operand(loop)
+            src = self.parts.pick(sources) if sources else self.operand(loop)
         axis = self.draw(st.integers(0, len(src.shape)))
         pad = self.draw(paddings)
         length = loop.n_max + pad
@@ -160,39 +170,39 @@ class ProgramBuilder(LoopParts):
     def loop(self, scope: Tuple[str, ...], outer: Optional[LoopState]) -> list:
         """Write one loop (and the loops nested in it); returns its output values."""
         w = self.w
-        how = self.anchor(outer) if outer is not None else None
+        how = self.parts.anchor(outer) if outer is not None else None
         if outer is not None and how is None:
             return []
         plan = self.draw(loop_plans(len(scope), self.max_depth))
         ref = w.call("network", "add_loop", result="loop")
-        shape, n, source, carried = self.element_shape(scope, plan, how, outer)
+        shape, n, source, carried = self.parts.element_shape(scope, plan, how, outer)
         loop = LoopState(ref, scope + (ref,), shape, 0)
-        loop.n_max = self.trip_limits(loop, plan, n, outer if how == "count" else None)
+        loop.n_max = self.parts.trip_limits(loop, plan, n, outer if how == "count" else None)
         if loop.varying:
             w.features.add("varying-trips")
         if n == 0 or loop.varying and loop.n_max == 0:
             w.features.add("zero-trips")
         if loop.counter is None and plan.trips and self.draw(st.booleans()):
-            loop.counter = attrs.evolve(self.counter(loop, "up", w.int_constant(0)),
+            loop.counter = attrs.evolve(self.parts.counter(loop, "up", w.int_constant(0)),
                                         top=max(loop.n_max - 1, 0))
         if source is not None:
-            self.iterator(loop, source)
-        for _ in self.repeat(2 - (source is not None)):
-            self.iterator(loop)
+            self.parts.iterator(loop, source)
+        for _ in self.parts.repeat(2 - (source is not None)):
+            self.parts.iterator(loop)
         if how == "carry":
-            self.recurrence(loop, carried)
+            self.parts.recurrence(loop, carried)
         elif how == "body":  # only a body layer mixing an outer stream with one of this
             # loop's, which this loop outputs (so it is this loop that reads the outer one)
-            own = [v for v in loop.pool if v.scope == loop.scope] or [self.recurrence(loop)]
-            mixed = w.elementwise(carried, self.pick(own), self.draw(binary_ops))
-            self.read(loop, carried)
+            own = [v for v in loop.pool if v.scope == loop.scope] or [self.parts.recurrence(loop)]
+            mixed = w.elementwise(carried, self.parts.pick(own), self.draw(binary_ops))
+            self.parts.read(loop, carried)
             self.uses(loop, carried)
             loop.pool.append(mixed)
             w.features.add("body-only-nesting")
-        for _ in self.repeat(2 - len(loop.recurrences)):
-            self.recurrence(loop)
+        for _ in self.parts.repeat(2 - len(loop.recurrences)):
+            self.parts.recurrence(loop)
         recs = loop.recurrences
-        for _ in self.repeat(3):
+        for _ in self.parts.repeat(3):
             self.body_op(loop)
         if plan.nested:
             for out in self.loop(loop.scope, loop):
@@ -200,13 +210,13 @@ class ProgramBuilder(LoopParts):
                 (loop.pool if fits else loop.terminal).append(out)
         if plan.conditional:
             self.conditional(loop)
-        self.close_recurrences(loop, recs)
+        self.parts.close_recurrences(loop, recs)
         streams = [v for v in loop.pool if v.scope == loop.scope]
         if plan.dead and streams:
-            w.unary(self.pick(streams), "NEG")  # a layer of the loop that nothing reads
+            w.unary(self.parts.pick(streams), "NEG")  # a layer of the loop that nothing reads
             w.rules.add("laziness/dead")
         outputs = [self.loop_output(loop, mixed)] if how == "body" else []
-        outputs += [self.loop_output(loop) for _ in self.repeat(3, at_least=1 - len(outputs))]
+        outputs += [self.loop_output(loop) for _ in self.parts.repeat(3, at_least=1 - len(outputs))]
         if loop.reads:  # data flow nests it in the loop it reads from
             w.rules.add("structure/nesting")
             w.features.add("nested")
@@ -216,7 +226,7 @@ class ProgramBuilder(LoopParts):
     def program(self) -> Program:
         w = self.w
         marked, unmarked = [], []
-        for k in self.repeat(2, at_least=1):
+        for k in self.parts.repeat(2, at_least=1):
             if k:
                 w.features.add("sequential-loops")
             outs = self.loop((), None)
@@ -233,7 +243,7 @@ class ProgramBuilder(LoopParts):
             w.features.add("dead-loop")
         defined = [v for v in marked if v.defined and v.dtype == FLOAT]
         if defined and self.draw(st.booleans()):
-            marked.append(w.unary(self.pick(defined), self.draw(unary_ops)))
+            marked.append(w.unary(self.parts.pick(defined), self.draw(unary_ops)))
             w.features.add("after-loop")
         for v in marked:
             w.mark(v)

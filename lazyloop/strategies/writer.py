@@ -97,6 +97,12 @@ class Value:
     top: int = 0
 
 
+def broadcast(a, b) -> Tuple[int, ...]:
+    """The shape of an elementwise layer on shapes `a` and `b` of one rank: a dimension of 1
+    takes the other's extent, 0 included ((0,) with (1,) is (0,), not (1,))."""
+    return tuple(y if x == 1 else x for x, y in zip(a, b))
+
+
 def deepest(*scopes):
     return max(scopes, key=len)
 
@@ -162,7 +168,7 @@ class Writer:
 
     # -- layers, with the scope data flow gives them --------------------------------------
     def elementwise(self, a: Value, b: Value, op: str, dtype=None) -> Value:
-        shape = tuple(max(x, y) for x, y in zip(a.shape, b.shape))
+        shape = broadcast(a.shape, b.shape)
         if dtype is None:
             dtype = BOOL if op in ("LESS", "GREATER", "EQUAL") else a.dtype
         return self.layer("add_elementwise", Ref(a.ref), Ref(b.ref), Member((EW, op)),

@@ -19,6 +19,7 @@ import attrs
 import numpy as np
 
 from ..core.errors import InputError
+from .plots import hatch_undefined, undefined_legend
 
 SCHEMA_VERSIONS = (1, 2)  # 2 keys root causes by symptom and minimal case (spec/52)
 WHERE = "lazyloop.teach.campaign"
@@ -222,8 +223,17 @@ def _grid(value) -> np.ndarray:
     return a.reshape(-1, a.shape[-1]) if a.ndim > 1 else a.reshape(1, -1)
 
 
-def _heatmap(ax, value, defined, title, limits=(0.0, 1.0)):
-    from matplotlib.patches import Rectangle
+def _axis_labels(shape, xlabel=None, ylabel=None):
+    """The labels of a value drawn as a grid (`_grid`): its last axis across, the others down
+    (flattened), unless the caller names them (the trip axis of a stacked output, say)."""
+    rank = len(shape)
+    if rank <= 1:
+        return xlabel or "axis 0", None
+    down = "axis 0" if rank == 2 else f"axes 0-{rank - 2}, flattened"
+    return xlabel or f"axis {rank - 1}", ylabel or down
+
+
+def _heatmap(ax, value, defined, title, limits=(0.0, 1.0), xlabel=None, ylabel=None):
     grid = _grid(value)
     if grid.size == 0:
         ax.set_axis_off()
@@ -243,19 +253,24 @@ def _heatmap(ax, value, defined, title, limits=(0.0, 1.0)):
             ax.text(c, r, f"{v:.3g}", ha="center", va="center", fontsize=8,
                     color="white" if dark else "black")
         else:
-            ax.add_patch(Rectangle((c - 0.5, r - 0.5), 1, 1, fc="#eeeeee", ec="#999999",
-                                   hatch="//", lw=0.5))
-            ax.text(c, r, "?", ha="center", va="center", fontsize=9, color="#666666")
+            hatch_undefined(ax, r, c)
     ax.set_title(title, fontsize=9, loc="left")
     ax.set_xticks(range(grid.shape[1]))
     ax.set_yticks(range(grid.shape[0]))
+    across, down = _axis_labels(np.shape(value), xlabel, ylabel)
+    ax.set_xlabel(across, fontsize=8)
+    if down:
+        ax.set_ylabel(down, fontsize=8)
 
 
 def plot_expected_actual(finding, actual: Optional[Mapping] = None,
-                         title: Optional[str] = None):
-    """Each output of a finding: lazyloop's expected value (undefined positions hatched, `?`)
+                         title: Optional[str] = None, xlabel: Optional[str] = None,
+                         ylabel: Optional[str] = None):
+    """Each output of a finding: lazyloop's expected value (undefined positions hatched, `?`,
+    as in every plot of values: `teach.plots.hatch_undefined`, with one legend)
     beside the backend's value (`actual`, from `actual(finding, backend)`), or, without
-    one, the backend's error as the report saved it."""
+    one, the backend's error as the report saved it. The grids' axes are labelled by the
+    value's axes, or by `xlabel` (the last axis) and `ylabel` (the others) when given."""
     import matplotlib.pyplot as plt
     expected, defined, actual = finding.expected, finding.defined, actual or {}
     names = list(expected)
@@ -269,7 +284,7 @@ def plot_expected_actual(finding, actual: Optional[Mapping] = None,
     for row, name in zip(axes, names):
         want = expected[name]
         _heatmap(row[0], want, defined.get(name),
-                 f"{name}: expected (lazyloop), shape {list(want.shape)}", limits)
+                 f"{name}: expected (lazyloop), shape {list(want.shape)}", limits, xlabel, ylabel)
         got = actual.get(name)
         if got is None:
             row[1].set_axis_off()
@@ -277,9 +292,12 @@ def plot_expected_actual(finding, actual: Optional[Mapping] = None,
                         fontsize=8, va="center", transform=row[1].transAxes, wrap=True)
         else:
             _heatmap(row[1], got, None,
-                     f"{name}: actual (backend), shape {list(np.shape(got))}", limits)
+                     f"{name}: actual (backend), shape {list(np.shape(got))}", limits, xlabel,
+                     ylabel)
     fig.suptitle(title or finding["root_cause"][:90], fontsize=10, x=0.01, ha="left")
     fig.tight_layout()
+    if any(not np.all(defined.get(k, True)) for k in names):
+        undefined_legend(fig, loc="upper left", bbox_to_anchor=(0.01, 0.0))
     return axes
 
 

@@ -9,8 +9,12 @@ from typing import Mapping
 from ..core.plan import Plan, compile_network
 from .graph import BACK_EDGE, BOUNDARY, COLOURS, LEGEND, LOOP_COLOURS, _Graph, _network_graph, \
     _plan_graph
-from .layout import layout, problems
+from .diagram_check import MAX_WIDTH, problems
+from .layout import FONT, layout
 from .text import _wrap
+
+LEGEND_WIDTH = 2.3   # inches: the legend beside a diagram (below one that is too wide)
+
 
 def _draw(g: _Graph, ax=None, title=None, legend=True):
     import matplotlib.pyplot as plt
@@ -28,16 +32,19 @@ def _draw(g: _Graph, ax=None, title=None, legend=True):
         [v for bx, _, _ in geo.scopes.values() for v in (bx[1], bx[3])]
     xlim = (min(xs, default=0) - 0.3, max(xs, default=1) + 0.3)
     ylim = (min(ys, default=-1) - 0.2, max(ys, default=0) + 0.2)
-    if ax is None:   # drawn 1:1 at the design scale, so every label fits its box
-        _, ax = plt.subplots(figsize=(xlim[1] - xlim[0] + (2.2 if legend else 0.2),
-                                      ylim[1] - ylim[0] + 0.6))
+    legend_right = legend and xlim[1] - xlim[0] + LEGEND_WIDTH <= MAX_WIDTH
+    if ax is None:   # 1:1 at the design scale (every label fits its box), at most MAX_WIDTH
+        wide, high = xlim[1] - xlim[0], ylim[1] - ylim[0]
+        shrink = min(1.0, MAX_WIDTH / wide)
+        fig = plt.figure(figsize=(wide * shrink, high * shrink))
+        ax = fig.add_axes((0, 0, 1, 1))
     ax.set_xlim(*xlim)
     ax.set_ylim(*ylim)
     ax.set_aspect("equal")
     fig = ax.figure
     bbox = ax.get_window_extent().transformed(fig.dpi_scale_trans.inverted())
     scale = min(1.0, bbox.width / (xlim[1] - xlim[0]), bbox.height / (ylim[1] - ylim[0]))
-    font = 7 * scale
+    font = FONT * scale
     loop_names = list(g.parents)
     for name, ((x0, y0, x1, y1), level, kind) in geo.scopes.items():
         colour = LOOP_COLOURS[loop_names.index(name) % len(LOOP_COLOURS)] if kind == "loop" \
@@ -78,8 +85,13 @@ def _draw(g: _Graph, ax=None, title=None, legend=True):
                               label="back edge: a recurrence's next value"))
         handles.append(Rectangle((0, 0), 1, 1, fc="#bf9000", alpha=0.2, ec="#bf9000", ls="--",
                                  label="if branch (true / false)"))
-        ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=7,
-                  frameon=False)
+        if legend_right:
+            ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.0, 1.0),
+                      fontsize=7, frameon=False)
+        else:   # below, in as many columns as the diagram's width holds
+            columns = max(1, min(len(handles), int(bbox.width // LEGEND_WIDTH)))
+            ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(0.0, 0.0),
+                      fontsize=7, frameon=False, ncol=columns)
     text = title or ""
     if g.note:
         text += ("\n" if text else "") + "rejected: " + _wrap(g.note, 100)

@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import os
 import runpy
-from typing import Callable, Dict
+from typing import Callable, Dict, Tuple
 
 import attrs
 import numpy as np
+
+from .notebook import _matches
 
 
 @attrs.frozen
@@ -23,14 +25,15 @@ class Exercise:
     rule: str        # the rule ID (or ambiguity) that decides the answer
     hint: str        # what to re-read, said without giving the answer away
     expected: Callable[[], object]
+    parts: Tuple[str, ...] = ()   # the names of a tuple answer's parts (a dict names its own)
 
 
 EXERCISES: Dict[str, Exercise] = {}
 
 
-def _exercise(key: str, rule: str, hint: str):
+def _exercise(key: str, rule: str, hint: str, parts: Tuple[str, ...] = ()):
     def register(fn):
-        EXERCISES[key] = Exercise(key, rule, hint, fn)
+        EXERCISES[key] = Exercise(key, rule, hint, fn, parts)
         return fn
     return register
 
@@ -78,19 +81,21 @@ def _():
 # ---- 02 trip limits -----------------------------------------------------------------------
 
 @_exercise("02.1", "trip/while", "n is the least index whose condition is false; the "
-           "condition is read once per trip and once more.")
+           "condition is read once per trip and once more.",
+           parts=("n", "LAST_VALUE(x)", "condition elements forced"))
 def _():
     n, last, checks = _while_trips(1, lambda x: 3 * x, lambda x: x < 100)
     return (n, last, len(checks))
 
 
 @_exercise("02.2", "trip/both", "with both limits, the count is looked at before the "
-           "condition at every index.")
+           "condition at every index (A40's default reading).")
 def _():
-    forced, j, count, first_false = [], 0, 2, 3
-    while j != count:
-        forced.append(j)
-        if j >= first_false:
+    count, limit = 4, 6                    # counter(count=4, limit=6): keep_going = i < 6
+    forced, j = [], 0
+    while j != count:                      # the count first ...
+        forced.append(j)                   # ... then the condition's element j
+        if not j < limit:
             break
         j += 1
     return forced
@@ -125,7 +130,8 @@ def _():
 
 
 @_exercise("03.3", "structure/last-value", "in the relaxed profiles the last value of a "
-           "body result is the one from the last trip that ran; trip n never runs.")
+           "body result is the one from the last trip that ran; trip n never runs.",
+           parts=("the value lazyloop gives", "v_n"))
 def _():
     n = 2
     return (X3[n - 1], X3[n])
@@ -136,7 +142,7 @@ def _():
 @_exercise("04.1", "structure/nesting", "the inner loop runs once per row, in its own "
            "activation; count per activation with `output/last`, then add up.")
 def _():
-    rows, cols = 3, 4
+    rows, cols = 4, 2                      # row_sums(rows=4, cols=2)
     return rows * (cols + 1)
 
 
@@ -160,10 +166,12 @@ def _():
 TEXT = "lazy streams, forced in order"
 
 
-@_exercise("05.1", "output/last", "the loop runs once per character; LAST_VALUE reads the "
+@_exercise("05.1", "output/concat", "which elements of h does each marked output read? "
+           "CONCATENATE stacks the next values of trips 0 .. n-1; only LAST_VALUE reads the "
            "state after the last trip.")
 def _():
-    return len(TEXT) + 1
+    seq = 7                                # char_model(seq=7, outputs=("states",))
+    return seq                             # states needs h_next_0 .. h_next_6: h_0 .. h_6
 
 
 @_exercise("05.2", "output/concat", "one element per trip, each of the state's shape, stacked "
@@ -203,7 +211,7 @@ def _():
 @_exercise("07.1", "onnx/scan9", "no rows, no trips: what is the last value of a recurrence "
            "after zero trips?")
 def _():
-    return [1.25, 2.0]
+    return [-0.5, 3.0]                     # the state s fed to the Scan, unchanged
 
 
 @_exercise("07.2", "trip/both", "run the body, c <- tanh(c + i), by hand from v0 and compare "
@@ -219,7 +227,7 @@ def _():
 
 
 @_exercise("07.3", "output/concat", "the comparison looks only at positions lazyloop defines; "
-           "padding is undefined.")
+           "padding is undefined.", parts=("agree for [1, 2, 7]", "agree for [1, 3, 7]"))
 def _():
     defined = np.array([True, True, False])
     expected = np.array([1, 2, 0], np.float32)
@@ -237,21 +245,42 @@ def _solution(key):
     return runpy.run_path(path)["SOLUTIONS"].get(key, Ellipsis)
 
 
+def parts_feedback(ex: Exercise, answer, expected) -> str:
+    """For an answer in parts (a dict, or a tuple whose parts the exercise names): which
+    parts are right and which are not yet, never what the wrong ones should be."""
+    if isinstance(expected, dict):
+        if not isinstance(answer, dict):
+            return f"Answer with a dict with the keys {list(expected)}."
+        said = [f"{k!r}: " + ("missing" if k not in answer else
+                              "right" if _matches(answer[k], v, 1e-5, 1e-6) else "not yet")
+                for k, v in expected.items()]
+        said += [f"{k!r}: not asked" for k in answer if k not in expected]
+        return "; ".join(said) + "."
+    if ex.parts:
+        if not isinstance(answer, (tuple, list)) or len(answer) != len(expected):
+            return f"Answer with {len(expected)} parts: ({', '.join(ex.parts)})."
+        return "; ".join(f"{name}: " + ("right" if _matches(a, e, 1e-5, 1e-6) else "not yet")
+                         for name, a, e in zip(ex.parts, answer, expected)) + "."
+    return ""
+
+
 def exercise(key: str, answer) -> bool:
     """Check the answer to exercise `key`. Unanswered (``...``): say so and return False.
-    Wrong: raise an AssertionError with a hint naming the rule, never the expected value.
+    Wrong: raise an AssertionError with a hint naming the rule, never the expected value;
+    for an answer in parts, say which parts are right (`parts_feedback`).
     Right: say so and return True (the notebook then shows what lazyloop computes)."""
-    from .notebook import _matches
     ex = EXERCISES[key]
     if answer is Ellipsis:
         answer = _solution(key)
     if answer is Ellipsis:
         print(f"✎ exercise {key}: not answered yet: replace the ... in the cell above")
         return False
-    if not _matches(answer, ex.expected(), 1e-5, 1e-6):
+    expected = ex.expected()
+    if not _matches(answer, expected, 1e-5, 1e-6):
         where = (f"teach.rule_text({ex.rule!r})" if "/" in ex.rule
                  else f"teach.show_ambiguity({ex.rule!r})")
-        raise AssertionError(f"exercise {key}: not yet. Hint (`{ex.rule}`): {ex.hint} "
-                             f"{where} shows the rule.")
+        parts = parts_feedback(ex, answer, expected)
+        raise AssertionError(f"exercise {key}: not yet. {parts + ' ' if parts else ''}"
+                             f"Hint (`{ex.rule}`): {ex.hint} {where} shows the rule.")
     print(f"correct: exercise {key} (`{ex.rule}`)")
     return True

@@ -283,3 +283,14 @@ def _plan_graph(plan: Plan) -> _Graph:
         g.node(("out", out_name), "output\n" + name(out_name), "output", None)
         g.edge(at(nid), ("out", out_name))
     return g
+
+
+def within(scope, loop, parents) -> bool:
+    """True when `scope` is `loop` or a loop nested in it."""
+    seen = set()
+    while scope is not None and scope not in seen:
+        if scope == loop:
+            return True
+        seen.add(scope)
+        scope = parents.get(scope)
+    return False

@@ -2,25 +2,32 @@
 
 A layered layout: columns (layers) by data-flow depth; one band of rows per loop, nested
 loops and the branches of an if-conditional inside their parent's band, so that their boxes
-nest and never cover a node of another scope. Node boxes are sized to their labels. Edges are
-routed orthogonally through the free space: out of a node's side into the vertical channel
-between two columns, along a horizontal lane (a row that is free, or the gap between two
-rows), down the channel before the target's column and into its side. A back edge (a
-recurrence's next value) leaves its real source, runs along its own lane at the bottom of the
-loop's band and enters the recurrence: it is labelled ``next``.
+nest and never cover a node of another scope. Node boxes are sized to their labels, and tall
+enough for one input port per input. Edges are routed orthogonally by `teach.routing`: out of
+a node's side into the vertical channel after its column, along a free horizontal lane, down
+the channel before the target's column and into one of the target's ports; each value has its
+own track in a channel, so wires of two values never run along each other. A back edge (a
+recurrence's next value) leaves its real source at a port of its own, runs along its own lane
+at the bottom of the loop's band and enters the recurrence: it is labelled ``next``. Channels
+are as wide as their tracks need.
 
 Sizes are in inches at the design scale (a 7 pt font), so a figure drawn 1:1 fits every label.
 """
 from __future__ import annotations
 
+import functools
 from typing import Dict, List, Optional, Tuple
 
 import attrs
 
-from .graph import _Graph, branch_regions
+from .graph import _Graph, branch_regions, within
+from .routing import TRACK, Router
 
-CHAR, LINE, PAD = 0.068, 0.15, 0.14      # a character's width, a line's height, box padding
-CHANNEL, ROW_GAP = 0.55, 0.42            # room between columns, between rows
+FONT = 7.0                               # the labels' size in points, at the design scale
+CHAR, LINE = 0.068, 0.15                 # a character's width (without matplotlib), a line
+PAD_X, PAD_Y = 0.1, 0.14                 # a box's padding around its label
+PORT = 0.12                              # room per input port on a box's left side
+CHANNEL, ROW_GAP = 0.22, 0.42            # least room between columns, between rows
 TITLE, LANE = 0.3, 0.16                  # a loop's title, one back-edge lane
 
 Box = Tuple[float, float, float, float]   # x0, y0, x1, y1 (y grows upwards)
@@ -44,9 +51,24 @@ class Geometry:
     height: float
 
 
-def _size(label: str) -> Tuple[float, float]:
+@functools.lru_cache(maxsize=None)
+def _text_width(line: str) -> float:
+    """How wide one line of a label is drawn, in inches: measured with matplotlib's font
+    (DejaVu Sans at FONT points), or estimated from its length without matplotlib."""
+    try:
+        from matplotlib.font_manager import FontProperties
+        from matplotlib.textpath import TextToPath
+    except ImportError:
+        return len(line) * CHAR
+    width, _, _ = TextToPath().get_text_width_height_descent(
+        line, FontProperties(size=FONT), ismath=False)
+    return width / 72
+
+
+def _size(label: str, inputs: int = 0) -> Tuple[float, float]:
     lines = str(label).split("\n")
-    return max(len(s) for s in lines) * CHAR + 2 * PAD, len(lines) * LINE + PAD
+    return (max(_text_width(s) for s in lines) + 2 * PAD_X,
+            max(len(lines) * LINE + PAD_Y, (inputs + 1) * PORT))
 
 
 def _columns(g: _Graph):
@@ -71,7 +93,7 @@ def _columns(g: _Graph):
         for nid, (_, kind, box) in g.nodes.items():
             if kind == "loop_output" and box is not None:
                 inside = [column[m] for m, (_, k, b) in g.nodes.items()
-                          if k != "loop_output" and _within(b, box, g.parents)]
+                          if k != "loop_output" and within(b, box, g.parents)]
                 want = 1 + max(inside, default=-1)
                 if want > lower.get(nid, 0):
                     lower[nid] = want
@@ -85,18 +107,21 @@ def _columns(g: _Graph):
     return column
 
 
-def layout(g: _Graph) -> Geometry:
-    """The geometry of the diagram of `g` (see the module docstring)."""
-    branches = branch_regions(g)
-    column = _columns(g)
-    size = {n: _size(label) for n, (label, _, _) in g.nodes.items()}
-    ncols = 1 + max(column.values(), default=0)
-    col_w = [max([size[n][0] for n in g.nodes if column[n] == c] or [0.5]) for c in range(ncols)]
-    left = [0.0] * ncols
-    for c in range(1, ncols):
-        left[c] = left[c - 1] + col_w[c - 1] + CHANNEL
-    pitch = max([h for _, h in size.values()] or [LINE]) + ROW_GAP
+@attrs.frozen
+class _Rows:
+    """The vertical half of a layout: each node's centre y, each scope's band (first and last
+    column, top and bottom y, depth, kind), each back edge's lane, the total height."""
+    cy: Dict[object, float]
+    bands: Dict[str, Tuple[int, int, float, float, int, int, str]]
+    lanes: Dict[int, float]
+    height: float
 
+
+def _rows(g: _Graph, column, size, branches) -> _Rows:
+    """Bands of rows, one per scope, nested scopes inside their parent's; in each band the
+    nodes of a column stacked in rows, ordered by the barycentre heuristic (fewer crossings,
+    shorter edges); below each band, one lane per back edge into it."""
+    pitch = max([h for _, h in size.values()] or [LINE]) + ROW_GAP
     children: Dict[Optional[str], List[str]] = {None: []}
     for scope in g.parents:
         children.setdefault(scope, [])
@@ -105,44 +130,39 @@ def layout(g: _Graph) -> Geometry:
     members: Dict[Optional[str], list] = {}
     for nid, (_, _, box) in g.nodes.items():
         members.setdefault(box if box in children else None, []).append(nid)
-    back_into = {}
-    for a, b, back in g.edges:
-        if back:
-            back_into.setdefault(g.nodes[b][2], []).append((a, b))
-
-    centre, scopes, lanes = {}, {}, {}
-    y = [0.0]   # how far down the next row starts (positive downwards)
+    back_into: Dict[Optional[str], List[int]] = {}
+    for k, (a, b, back) in enumerate(g.edges):
+        if back and column[b] <= column[a]:   # a lane back to the recurrence
+            back_into.setdefault(g.nodes[b][2], []).append(k)
 
     def depth_below(scope):
         return 1 + max((depth_below(c) for c in children.get(scope, [])), default=0)
 
-    def place(scope, level):
-        top = y[0]
+    def place(scope, level, y, order, cy, bands, lanes):
+        top = y
         if scope is not None:
-            y[0] += TITLE
+            y += TITLE
         by_column: Dict[int, list] = {}
         for nid in sorted(members.get(scope, []), key=lambda n: (column[n], order[n], str(n))):
             by_column.setdefault(column[nid], []).append(nid)
-        for col, nids in by_column.items():
+        for nids in by_column.values():
             for k, nid in enumerate(nids):
-                centre[nid] = (left[col] + col_w[col] / 2, -(y[0] + pitch * (k + 0.5)))
-        y[0] += pitch * max((len(v) for v in by_column.values()), default=0)
+                cy[nid] = -(y + pitch * (k + 0.5))
+        y += pitch * max((len(v) for v in by_column.values()), default=0)
         for child in children.get(scope, []):
-            y[0] += 0.12
-            place(child, level + 1)
-            y[0] += 0.12
-        for edge in back_into.get(scope, []):
-            y[0] += LANE
-            lanes[edge] = -y[0]
+            y = place(child, level + 1, y + 0.12, order, cy, bands, lanes) + 0.12
+        for k in back_into.get(scope, []):
+            y += LANE
+            lanes[k] = -y
         if back_into.get(scope):
-            y[0] += LANE / 2
+            y += LANE / 2
         if scope is not None:
             cols = [column[n] for n in _subtree(scope, children, members)] or [0]
-            pad = 0.1 + 0.1 * (depth_below(scope) - 1)
-            x0, x1 = left[min(cols)] - pad, left[max(cols)] + col_w[max(cols)] + pad
             kind = "branch" if scope in branches else "loop"
-            scopes[scope] = ((x0, -y[0] - 0.04, x1, -top + 0.02), level, kind)
-            y[0] += 0.1
+            bands[scope] = (min(cols), max(cols), -top + 0.02, -y - 0.04, level,
+                            depth_below(scope), kind)
+            y += 0.1
+        return y
 
     neighbours = {n: [] for n in g.nodes}
     for a, b, back in g.edges:
@@ -150,146 +170,93 @@ def layout(g: _Graph) -> Geometry:
             neighbours[a].append(b)
             neighbours[b].append(a)
     order = {n: 0.0 for n in g.nodes}
-    for _ in range(4):   # the barycentre heuristic: fewer crossings, shorter edges
-        centre.clear(), scopes.clear(), lanes.clear()
-        y[0] = 0.0
-        place(None, 0)
-        order = {n: -sum(centre[m][1] for m in neighbours[n]) / len(neighbours[n])
-                 if neighbours[n] else -centre[n][1] for n in g.nodes}
-    boxes = {n: (cx - size[n][0] / 2, cy - size[n][1] / 2, cx + size[n][0] / 2,
-                 cy + size[n][1] / 2) for n, (cx, cy) in centre.items()}
-    router = _Router(boxes, column, left, col_w, pitch)
+    for _ in range(4):
+        cy, bands, lanes = {}, {}, {}
+        height = place(None, 0, 0.0, order, cy, bands, lanes)
+        order = {n: -sum(cy[m] for m in neighbours[n]) / len(neighbours[n])
+                 if neighbours[n] else -cy[n] for n in g.nodes}
+    return _Rows(cy, bands, lanes, height)
+
+
+def _pad(depth_below: int) -> float:
+    """How far a scope's box reaches past its columns: more for boxes with boxes inside."""
+    return 0.1 + 0.1 * (depth_below - 1)
+
+
+def layout(g: _Graph) -> Geometry:
+    """The geometry of the diagram of `g` (see the module docstring)."""
+    branches = branch_regions(g)
+    column = _columns(g)
+    inputs = {n: 0 for n in g.nodes}
+    for _, b, _ in g.edges:
+        inputs[b] += 1
+    size = {n: _size(label, inputs[n]) for n, (label, _, _) in g.nodes.items()}
+    rows = _rows(g, column, size, branches)
+    scopes = {name: band[:4] for name, band in rows.bands.items()}
+    router = Router(column, rows.cy, size, g.edges, scopes, rows.lanes)
+    routes = router.route()
+    tracks = router.tracks()
+
+    ncols = 1 + max(column.values(), default=0)
+    col_w = [max([size[n][0] for n in g.nodes if column[n] == c] or [0.5]) for c in range(ncols)]
+    track_x, left, x = {}, [0.0] * (ncols + 1), 0.0
+    for channel in range(ncols + 1):   # channel c runs just left of column c
+        inner = [_pad(b[5]) + 0.05 for b in rows.bands.values() if b[1] == channel - 1]
+        outer = [_pad(b[5]) + 0.05 for b in rows.bands.values() if b[0] == channel]
+        zone_l, zone_r = max(inner, default=0.0), max(outer, default=0.0)
+        used = tracks.get(channel, {})
+        n = 1 + max(used.values(), default=-1)
+        width = max(CHANNEL, zone_l + zone_r + (n + 1) * TRACK)
+        spare = width - zone_l - zone_r - (n + 1) * TRACK
+        for value, j in used.items():
+            track_x[channel, value] = x + zone_l + spare / 2 + (j + 1) * TRACK
+        x += width
+        left[channel] = x
+        if channel < ncols:
+            x += col_w[channel]
+    boxes = {}
+    for n, (w, h) in size.items():
+        cx = left[column[n]] + col_w[column[n]] / 2
+        boxes[n] = (cx - w / 2, rows.cy[n] - h / 2, cx + w / 2, rows.cy[n] + h / 2)
+
+    def where(ref):
+        if ref[0] == "right":
+            return boxes[ref[1]][2]
+        if ref[0] == "left":
+            return boxes[ref[1]][0]
+        return track_x[ref[1], ref[2]]
+
     edges = []
-    for a, b, back in g.edges:
-        if back:
-            edges.append(Edge(a, b, True, router.back(a, b, lanes[(a, b)]), "next"))
-        else:
-            edges.append(Edge(a, b, False, router.forward(a, b), g.roles.get((a, b))))
-    xs = [v for bx in list(boxes.values()) + [s[0] for s in scopes.values()]
+    for (a, b, back), route in zip(g.edges, routes):
+        points = _simplify([(where(ref), y) for ref, y in route])
+        edges.append(Edge(a, b, back, points, "next" if back else g.roles.get((a, b))))
+    geo_scopes = {}
+    for name, (first, last, top, bottom, level, depth, kind) in rows.bands.items():
+        pad = _pad(depth)
+        geo_scopes[name] = ((left[first] - pad, bottom, left[last] + col_w[last] + pad, top),
+                            level, kind)
+    xs = [v for bx in list(boxes.values()) + [s[0] for s in geo_scopes.values()]
           for v in (bx[0], bx[2])]
-    return Geometry(boxes, edges, scopes, width=max(xs, default=1) - min(xs, default=0),
-                    height=y[0])
-
-
-class _Router:
-    """Orthogonal routes through channels and lanes. Edges from one source share their
-    tracks (a fan-out reads as one wire that branches); edges from different sources never
-    run along each other."""
-
-    def __init__(self, boxes, column, left, col_w, pitch):
-        self.boxes, self.column, self.left, self.col_w, self.pitch = \
-            boxes, column, left, col_w, pitch
-        self.vsegs: List[tuple] = []    # (x, y0, y1, source)
-        self.hsegs: List[tuple] = []    # (y, x0, x1, source)
-
-    @staticmethod
-    def _overlaps(segs, at, lo, hi, src, near=0.035):
-        lo, hi = min(lo, hi), max(lo, hi)
-        return any(abs(s[0] - at) < near and s[3] != src and min(s[2], hi) - max(s[1], lo) > -near
-                   for s in segs)
-
-    def _channel(self, c, y0, y1, src):
-        """An x in the channel before column `c` for a vertical run from y0 to y1."""
-        centre = (self.left[c] if c < len(self.left) else
-                  self.left[-1] + self.col_w[-1] + CHANNEL) - CHANNEL / 2
-        for x, _, _, s in self.vsegs:
-            if s == src and abs(x - centre) < CHANNEL / 2 and \
-                    not self._overlaps(self.vsegs, x, y0, y1, src):
-                return x
-        for k in (0, 1, -1, 2, -2, 3, -3, 4, -4):
-            x = centre + k * CHANNEL * 0.1
-            if not self._overlaps(self.vsegs, x, y0, y1, src):
-                return x
-        return centre
-
-    def _free(self, p, q, skip) -> bool:
-        return not any(segment_hits_box(p, q, bx) for n, bx in self.boxes.items() if n not in skip)
-
-    def _lane(self, xa, xb, ya, yb, skip, src):
-        """A horizontal line from x = xa to xb that crosses no node and runs along no other
-        source's wire: the source's or target's row if free, else near a gap between rows."""
-        candidates = [yb, ya]
-        for k in range(1, 40):
-            for y0 in (yb, ya):
-                for gap in (y0 - k * self.pitch / 2, y0 + k * self.pitch / 2):
-                    candidates += [gap, gap + 0.07, gap - 0.07]
-        for y in candidates:
-            if self._free((xa, y), (xb, y), skip) and \
-                    not self._overlaps(self.hsegs, y, xa, xb, src):
-                return y
-        return candidates[-1]
-
-    def _record(self, points, src):
-        for (x0, y0), (x1, y1) in zip(points, points[1:]):
-            if abs(x0 - x1) < 1e-9:
-                self.vsegs.append((x0, min(y0, y1), max(y0, y1), src))
-            else:
-                self.hsegs.append((y0, min(x0, x1), max(x0, x1), src))
-        return points
-
-    def forward(self, a, b):
-        (ax0, ay0, ax1, ay1), (bx0, by0, bx1, by1) = self.boxes[a], self.boxes[b]
-        ya, yb = (ay0 + ay1) / 2, (by0 + by1) / 2
-        start, end = (ax1, ya), (bx0, yb)
-        if abs(ya - yb) < 1e-9 and ax1 <= bx0 and self._free(start, end, {a, b}) and \
-                not self._overlaps(self.hsegs, ya, ax1, bx0, a):
-            return self._record((start, end), a)
-        ca, cb = self.column[a] + 1, self.column[b]
-        guess_a = self.left[ca] - CHANNEL / 2 if ca < len(self.left) else ax1 + CHANNEL / 2
-        guess_b = self.left[cb] - CHANNEL / 2
-        lane = self._lane(min(guess_a, guess_b) - 0.15, max(guess_a, guess_b) + 0.15, ya, yb,
-                          {a, b}, a)
-        xa = self._channel(ca, ya, lane, a)
-        xb = self._channel(cb, lane, yb, a)
-        return self._record(_simplify([start, (xa, ya), (xa, lane), (xb, lane), (xb, yb), end]),
-                            a)
-
-    def back(self, a, b, lane):
-        """From the next value's source `a` to the recurrence `b`, along its own lane."""
-        (ax0, ay0, ax1, ay1), (bx0, by0, bx1, by1) = self.boxes[a], self.boxes[b]
-        ya, yb = (ay0 + ay1) / 2, by0 + (by1 - by0) * 0.3
-        xa = self._channel(self.column[a] + 1, ya, lane, ("back", a))
-        xb = self._channel(self.column[b], lane, yb, ("back", a))
-        return self._record(_simplify([(ax1, ya), (xa, ya), (xa, lane), (xb, lane), (xb, yb),
-                                       (bx0, yb)]), ("back", a))
+    return Geometry(boxes, edges, geo_scopes, width=max(xs, default=1) - min(xs, default=0),
+                    height=rows.height)
 
 
 def _simplify(points):
+    """Drop repeated points and the middle of three on one line running one way."""
     out = [points[0]]
     for p in points[1:]:
-        if abs(p[0] - out[-1][0]) > 1e-9 or abs(p[1] - out[-1][1]) > 1e-9:
-            out.append(p)
-    return tuple(out)
-
-
-def segment_hits_box(p, q, box, margin: float = 0.02) -> bool:
-    """True when the segment p-q passes through the inside of `box` (shrunk by `margin`)."""
-    x0, y0, x1, y1 = box[0] + margin, box[1] + margin, box[2] - margin, box[3] - margin
-    if x0 >= x1 or y0 >= y1:
-        return False
-    t0, t1 = 0.0, 1.0
-    dx, dy = q[0] - p[0], q[1] - p[1]
-    for d, lo, hi, s in ((dx, x0, x1, p[0]), (dy, y0, y1, p[1])):
-        if abs(d) < 1e-12:
-            if not lo < s < hi:
-                return False
+        if abs(p[0] - out[-1][0]) < 1e-9 and abs(p[1] - out[-1][1]) < 1e-9:
             continue
-        a, b = (lo - s) / d, (hi - s) / d
-        t0, t1 = max(t0, min(a, b)), min(t1, max(a, b))
-        if t0 >= t1:
-            return False
-    return True
-
-
-def _within(scope, loop, parents) -> bool:
-    """True when `scope` is `loop` or a loop nested in it."""
-    seen = set()
-    while scope is not None and scope not in seen:
-        if scope == loop:
-            return True
-        seen.add(scope)
-        scope = parents.get(scope)
-    return False
+        if len(out) >= 2:
+            (x0, y0), (x1, y1) = out[-2], out[-1]
+            same_line = (abs(x0 - x1) < 1e-9 and abs(x1 - p[0]) < 1e-9) or \
+                (abs(y0 - y1) < 1e-9 and abs(y1 - p[1]) < 1e-9)
+            onward = (x1 - x0) * (p[0] - x1) + (y1 - y0) * (p[1] - y1) > 0
+            if same_line and onward:
+                out[-1] = p
+                continue
+        out.append(p)
+    return tuple(out)
 
 
 def _subtree(scope, children, members):
@@ -297,43 +264,3 @@ def _subtree(scope, children, members):
     for c in children.get(scope, []):
         out += _subtree(c, children, members)
     return out
-
-
-def problems(g: _Graph, geo: Geometry) -> List[str]:
-    """What is wrong with a diagram's geometry, in words (empty when nothing is): an edge that
-    passes through a node's box, an edge that does not start on its source's box or end on
-    its target's, a back edge without its `next` label, node boxes that overlap or touch, a
-    node inside the box of a loop or branch it does not belong to."""
-    found = []
-
-    def on(point, box, tol=1e-6):
-        x, y = point
-        inside = box[0] - tol <= x <= box[2] + tol and box[1] - tol <= y <= box[3] + tol
-        border = min(abs(x - box[0]), abs(x - box[2]), abs(y - box[1]), abs(y - box[3])) < tol
-        return inside and border
-
-    for e in geo.edges:
-        if not on(e.points[0], geo.nodes[e.source]):
-            found.append(f"edge {e.source} -> {e.target} does not start on its source")
-        if not on(e.points[-1], geo.nodes[e.target]):
-            found.append(f"edge {e.source} -> {e.target} does not end on its target")
-        if e.back and e.label != "next":
-            found.append(f"back edge {e.source} -> {e.target} is not labelled next")
-        for p, q in zip(e.points, e.points[1:]):
-            for n, box in geo.nodes.items():
-                if segment_hits_box(p, q, box):
-                    found.append(f"edge {e.source} -> {e.target} passes through {n}")
-    items = list(geo.nodes.items())
-    for k, (n, a) in enumerate(items):
-        for m, b in items[k + 1:]:
-            gap = 0.1   # boxes never touch: boundary layers stand apart
-            if min(a[2], b[2]) - max(a[0], b[0]) > -gap and \
-                    min(a[3], b[3]) - max(a[1], b[1]) > -gap:
-                found.append(f"boxes of {n} and {m} overlap or touch")
-    for scope, (box, _, _) in geo.scopes.items():
-        for n, (x0, y0, x1, y1) in geo.nodes.items():
-            centre = ((x0 + x1) / 2, (y0 + y1) / 2)
-            inside = box[0] < centre[0] < box[2] and box[1] < centre[1] < box[3]
-            if inside != _within(g.nodes[n][2], scope, g.parents):
-                found.append(f"{n} is {'inside' if inside else 'outside'} the box of {scope}")
-    return found

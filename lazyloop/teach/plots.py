@@ -1,5 +1,6 @@
 """Plots of evaluations and values: the forcing trace (`forced`, `plot_trace`), values with
-undefined positions (`plot_masked`) and sequences over time (`plot_sequence`)."""
+undefined positions (`plot_masked`, drawn the same way wherever they appear:
+`hatch_undefined`, `undefined_legend`) and sequences over time (`plot_sequence`)."""
 from __future__ import annotations
 
 from typing import Dict, Iterable, Optional
@@ -8,6 +9,7 @@ import numpy as np
 
 from ..core.plan import Undefined
 from .graph import LOOP_COLOURS
+from .text import trace_of
 
 # ------------------------------------------------------------------------------------------
 # The forcing trace
@@ -18,7 +20,7 @@ def forced(evaluation, stream, activation=()):
     top level, ``(1,)`` for an inner loop's run during trip 1 of its outer loop). With
     ``activation=None``: a dict {activation: indices} over every activation."""
     seen: Dict[tuple, set] = {}
-    for e in evaluation.trace:
+    for e in trace_of(evaluation):
         if e.stream == stream:
             seen.setdefault(tuple(e.activation), set()).add(e.index)
     if activation is None:
@@ -48,7 +50,7 @@ def plot_trace(evaluation, loops: Optional[Iterable[str]] = None, ax=None, order
     names = list(loops) if loops is not None else list(plan.loops)
     wanted = set(streams) if streams is not None else None
     step = {}
-    for k, e in enumerate(evaluation.trace):
+    for k, e in enumerate(trace_of(evaluation)):
         if upto is not None and k >= upto:
             break
         step.setdefault((e.stream, tuple(e.activation), e.index), k)
@@ -118,10 +120,34 @@ def plot_trace(evaluation, loops: Optional[Iterable[str]] = None, ax=None, order
     return ax
 
 
-def plot_masked(value, defined, ax=None, title=None, annotate=True):
-    """A 1-D or 2-D value as a grid; undefined positions hatched and marked `?`."""
-    import matplotlib.pyplot as plt
+# The look of an undefined position in every plot of values: grey, hatched, marked `?`.
+UNDEFINED = {"fc": "#eeeeee", "ec": "#8c8c8c", "hatch": "///", "lw": 0.5}
+UNDEFINED_LABEL = "? undefined (padding, or a value no trip wrote): any value there is right"
+
+
+def hatch_undefined(ax, row, col):
+    """Mark the cell (row, col) of a grid as an undefined position."""
     from matplotlib.patches import Rectangle
+    ax.add_patch(Rectangle((col - 0.5, row - 0.5), 1, 1, **UNDEFINED))
+    ax.text(col, row, "?", ha="center", va="center", fontsize=9, color="#555555")
+
+
+def undefined_legend(where, **kwargs):
+    """One legend entry saying what the hatched cells are, on an Axes or a Figure (pass a
+    Figure for a grid of plots: one legend for all of them)."""
+    from matplotlib.patches import Patch
+    options = {"loc": "upper left", "bbox_to_anchor": (0.0, 0.0), "frameon": False,
+               "fontsize": 8}
+    options.update(kwargs)
+    return where.legend(handles=[Patch(label=UNDEFINED_LABEL, **UNDEFINED)], **options)
+
+
+def plot_masked(value, defined, ax=None, title=None, annotate=True, xlabel="position",
+                ylabel="position", legend=False):
+    """A 1-D or 2-D value as a grid, its axes labelled `xlabel` and `ylabel` (say which of
+    them is the trip axis); undefined positions hatched and marked `?` (with `legend`, a
+    legend says so; for a grid of plots call `undefined_legend(fig)` once instead)."""
+    import matplotlib.pyplot as plt
 
     value = np.asarray(value)
     grid = value.reshape(1, -1) if value.ndim <= 1 else value.reshape(value.shape[0], -1)
@@ -134,15 +160,17 @@ def plot_masked(value, defined, ax=None, title=None, annotate=True):
               vmax=np.nanmax(shown) + 1 if mask.any() else 1, aspect="auto")
     for (r, c), ok in np.ndenumerate(mask):
         if not ok:
-            ax.add_patch(Rectangle((c - 0.5, r - 0.5), 1, 1, fc="#f4cccc", ec="#cc0000",
-                                   hatch="///", lw=0.5))
-        if annotate:
-            text = f"{grid[r, c]:g}" if ok else "?"
-            ax.text(c, r, text, ha="center", va="center", fontsize=8)
+            hatch_undefined(ax, r, c)
+        elif annotate:
+            ax.text(c, r, f"{grid[r, c]:g}", ha="center", va="center", fontsize=8)
     ax.set_xticks(range(grid.shape[1]))
     ax.set_yticks(range(grid.shape[0]))
+    ax.set_xlabel(xlabel, fontsize=8)
+    ax.set_ylabel(ylabel if value.ndim > 1 else "", fontsize=8)
     if title:
         ax.set_title(title, fontsize=9, loc="left")
+    if legend and not mask.all():
+        undefined_legend(ax, bbox_to_anchor=(0.0, -0.25))
     return ax
 
 

@@ -8,6 +8,17 @@ import numpy as np
 
 from ..core.plan import (Const, IfOutput, Input, Iterator, LoopOut, Map, Plan, Project, Recurrence,
                          Undefined, compile_network)
+from ..core.errors import InputError
+
+
+def trace_of(evaluation):
+    """The evaluation's forcing trace; an evaluation that kept none (only the reference
+    evaluator records one) is refused rather than read as one that forced nothing."""
+    if evaluation.trace is None:
+        raise InputError("evaluation", "laziness/modes",
+                         f"kept no forcing trace (it ran in mode {evaluation.mode!r})",
+                         "evaluate with trace=True (mode \"reference\") to draw what was forced")
+    return evaluation.trace
 
 def print_trace(evaluation, limit: Optional[int] = 60, streams: Optional[Iterable[str]] = None):
     """The forcing trace as a numbered table, in completion order (an element is listed once
@@ -21,7 +32,7 @@ def print_trace(evaluation, limit: Optional[int] = 60, streams: Optional[Iterabl
         node = nodes.get(stream)
         return str(stream) if node is not None and node.scope is None else f"{stream}[{index}]"
 
-    events = [(k, e) for k, e in enumerate(evaluation.trace, 1)
+    events = [(k, e) for k, e in enumerate(trace_of(evaluation), 1)
               if wanted is None or e.stream in wanted]
     shown = events[:limit] if limit else events
     rows = [(str(k), str(e.loop or "-"), str(e.activation or "-"), element(e.stream, e.index),

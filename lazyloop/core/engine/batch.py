@@ -1,0 +1,230 @@
+"""Batched map streams on the fast path: all demanded elements of a stream in one kernel call.
+
+A stream that reads only iterators and invariants -- no recurrence upstream -- is a map over
+the iterated axis (`stream/map`, `iterator/forward`): element k needs nothing but index k of
+the iterated tensors. When the trip count n is known before the first trip (a COUNT and no
+WHILE) and the stream is needed at every index below n + p whatever happens (the schedule's
+`certain` demand), the elements the reference evaluator forces are exactly indices
+0 .. n + p - 1, known in advance. Then the schedule computes them at once: an iterator's
+elements are a view of its tensor with the iterated axis first, and a map whose kernel has a
+batched form applies it once to the stacked elements of its inputs.
+
+The values must be the per-element kernel's, bit for bit, and the errors the reference
+evaluator's. So a stream is batched only when
+
+* its kernel has a batched form (`Kernel.batched(args, flags)`, flags: which arguments are
+  stacked; a numpy ufunc's is itself, each output element computed alone by the same loop
+  whatever the array's length), which raises `NotBatchable` where it cannot promise equal
+  values (MatMul batches a vector times a matrix as a stack of vector
+  products, not as one matrix product, which sums in another order);
+* the iterated extent covers every demanded index (else the per-element path reports
+  `iterator/bounds` at the element the reference reports it);
+* n is within the fuel, and the batched result's first and last elements equal, in dtype,
+  shape and bytes, the per-element kernel applied to the inputs' first and last elements
+  (a batched form is the kernel's promise for every element; these two catch a form that
+  breaks it at the edges, or sums in another order where memory alignment differs).
+
+Anything else -- a kernel raising -- abandons batching for that run of the loop, and the
+per-element schedule runs as before, reporting what the reference reports. The batched
+elements are recorded as forced once, in full, when the batches are made.
+
+Undefined values batch too (on a masked schedule, masked_steps.py): an iterator over a
+tensor undefined somewhere batches its mask beside its values (`iterator/forward`); a map
+batches its values as above and its mask by the rule its elements follow
+(`undefined.mapped`, `stream/map`: a position-wise kernel's masks aligned as its values
+are, any other kernel's result wholly undefined), and element 0's mask must equal the
+element rule's too. Each element read from such a batch is a `Partial` where its row of the
+mask is not all True (`undefined.join`), as the reference's element is.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..reference.rules import iterator_elements, map_element
+from ..kernel import NotBatchable, aligned
+from ..plan import Iterator, Map
+from ..types import TensorType
+from ..undefined import Partial, full_mask, join, mapped, split
+
+# A batch larger than this many bytes per stream is not made: memory stays bounded.
+MAX_BATCH_BYTES = 1 << 27
+
+
+def candidates(demand):
+    """Streams that may be batched, in an order where inputs come first (derived once)."""
+    key = ("batchable", demand.loop.name)
+    derived = demand.plan.derived
+    if key not in derived:
+        found = []
+        chosen = set()
+        for nid, node in demand.members.items():
+            if demand.certain[nid] is None:
+                continue
+            if isinstance(node, Iterator):
+                ok = True
+            elif isinstance(node, Map) and not node.multi and node.kernel.batched:
+                ok = all(a is not None and (a in chosen or a not in demand.members)
+                         for a in node.args) and any(a in chosen for a in node.args)
+            else:
+                ok = False
+            if ok:
+                found.append(nid)
+                chosen.add(nid)
+        derived[key] = tuple(found)
+    return derived[key]
+
+
+def batch_maps(schedule, n, max_bytes=MAX_BATCH_BYTES) -> int:
+    """Make the batches of one run of n trips and let the schedule read its elements from
+    them. Returns the trip the schedule starts at: n when the batches hold all the work of
+    every trip (what each trip forces, and what CONCATENATE/REVERSE collect, which then take
+    the batch itself), else 0; nothing changes where batching does not apply."""
+    d = schedule.d
+    streams = candidates(d)
+    if not streams or n > schedule.m.max_trips:
+        return 0
+    try:
+        batches = make_batches(schedule, streams, n, max_bytes)
+    except Exception:  # noqa: BLE001 -- any failure: the per-element path reports it
+        return 0
+    if not batches:
+        return 0
+    install(schedule, batches)
+    per_trip = [k for k in d.members if d.certain[k] is not None]
+    if not all(k in batches and extent(batches[k]) == n + d.certain[k] for k in per_trip):
+        return 0
+    if not all(src in batches for src in schedule.collected):
+        return 0
+    for src in schedule.collected:
+        schedule.collected[src] = head(batches[src], n)
+    return n
+
+
+# A batch is an array of stacked elements, or, where some are undefined somewhere, a
+# `Partial` of that array and a bool array of the same shape: the elements' masks stacked.
+
+def extent(batch) -> int:
+    return len(split(batch)[0])
+
+
+def head(batch, length):
+    """The first `length` stacked elements of a batch, with their masks."""
+    if type(batch) is Partial:
+        return Partial(batch.value[:length], batch.mask[:length])
+    return batch[:length]
+
+
+def make_batches(schedule, streams, n, max_bytes=MAX_BATCH_BYTES):
+    d, batches = schedule.d, {}
+    for nid in streams:
+        length = n + d.certain[nid]
+        if length <= 0:
+            continue
+        node = d.members[nid]
+        if isinstance(node, Iterator):
+            # iterator/forward, iterator/reverse (A2 "guide"): the first `length` elements
+            batch = iterator_elements(node, schedule.invariant(node.source), length)
+        else:
+            if not all(a in batches or a not in d.members for a in node.args):
+                continue
+            try:
+                batch = map_batch(schedule, node, batches, length, max_bytes)
+            except NotBatchable:  # this stream (and what reads it) runs element by element
+                continue
+        if batch is None:
+            continue
+        values = split(batch)[0]
+        values.flags.writeable = False
+        ty = node.type
+        if schedule.check and isinstance(ty, TensorType):
+            schedule.check_element(node, values[0, ...])  # one element's type is all of theirs
+        batches[nid] = batch
+    return batches
+
+
+def map_batch(schedule, node, batches, length, max_bytes=MAX_BATCH_BYTES):
+    """`stream/map` over stacked elements, checked against the element rule on elements 0;
+    the masks of undefined arguments make the batch's mask by the rule elements follow
+    (`undefined.mapped`, a position-wise kernel's masks aligned as its values are)."""
+    args, flags, firsts, masks = [], [], [], []
+    for a in node.args:
+        if a in batches:
+            value, mask = split(head(batches[a], length))
+            first = value[0, ...] if mask is None else join(value[0, ...], mask[0, ...])
+            flags.append(True)
+        else:
+            first = schedule.invariant(a)
+            value, mask = split(first)
+            if not isinstance(value, np.ndarray):
+                return None
+            mask = None if mask is None else full_mask(value, mask)
+            flags.append(False)
+        args.append(value)
+        firsts.append(first)
+        masks.append(mask)
+    one, one_mask = split(map_element(node, firsts))
+    one = np.asarray(one)
+    if length * one.nbytes > max_bytes:  # decided before the batch is made
+        raise NotBatchable(f"{node.id}: {length} elements of {one.nbytes} bytes")
+    result = np.asarray(node.kernel.batched(args, tuple(flags)))
+    if (result.shape[:1] != (length,) or result.dtype != one.dtype
+            or result.shape[1:] != one.shape or result[0, ...].tobytes() != one.tobytes()
+            or not same_last(node, args, flags, result)):
+        raise NotBatchable(f"{node.id}: the batched form differs from the kernel")
+    batch = result
+    if any(m is not None for m in masks):
+        stand_ins = aligned([v if m is None else m for v, m in zip(args, masks)], flags)
+        batch = mapped(result, [s for s, m in zip(stand_ins, masks) if m is not None],
+                       node.positionwise, False)
+    mask = split(batch)[1]
+    if not np.array_equal(full_mask(one, one_mask),
+                          full_mask(one, None if mask is None else mask[0, ...])):
+        raise NotBatchable(f"{node.id}: the batched mask differs from the element rule's")
+    return batch
+
+
+def same_last(node, args, flags, result) -> bool:
+    """The last element too equals the kernel's own (its bytes sit elsewhere in memory than
+    element 0's, which a reduction's order of summing could notice); a kernel that refuses
+    it leaves the stream to the per-element path, which reports that element's error."""
+    if len(result) < 2:
+        return True
+    try:
+        last = np.asarray(node.fn(*[v[-1, ...] if f else v for v, f in zip(args, flags)]))
+    except Exception:  # noqa: BLE001 -- reported by the per-element path
+        return False
+    return last.dtype == result.dtype and last.tobytes() == result[-1, ...].tobytes()
+
+
+def install(schedule, batches):
+    """Elements below each batch's length are views of it; others are computed as before."""
+    schedule.batched = frozenset(batches)
+    schedule.masked_batches = frozenset(k for k, b in batches.items() if type(b) is Partial)
+    record = schedule.record
+    if record is not None:
+        for nid, batch in batches.items():
+            record.extend((nid, k) for k in range(extent(batch)))
+    for nid, batch in batches.items():
+        schedule.steps[nid] = batched_step(schedule.memo[nid], batch, schedule.steps[nid])
+
+
+def batched_step(memo, batch, per_element):
+    length = extent(batch)
+    if type(batch) is Partial:  # each element with its row of the mask, as `undefined.join`
+        values, masks = batch.value, batch.mask  # makes it: Partial where not all defined
+        whole = masks.reshape(length, -1).all(axis=1) if length else ()
+
+        def masked_step(k):
+            if k >= length:
+                return per_element(k)
+            value = values[k, ...] if whole[k] else Partial(values[k, ...], masks[k, ...])
+            memo[k] = value
+            return value
+        return masked_step
+
+    def step(k):
+        if k >= length:
+            return per_element(k)
+        value = memo[k] = batch[k, ...]
+        return value
+    return step

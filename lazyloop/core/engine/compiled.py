@@ -1,0 +1,224 @@
+"""The schedule's ordinary trips as one generated Python function per loop.
+
+`Schedule.run` is the per-trip loop, written step by step: each stream's element is a closure
+that reads its inputs' elements through other closures and stores what it computes. Most
+trips of a long loop are *ordinary*: phase A's elements, the WHILE test passing, phase B's
+elements, the collected elements, the window sliding by one -- no error, no clock reading,
+no fixed-point comparison, no stop. For those trips the schedule calls a function generated
+once per loop (and per kind of run) from the same demand analysis: the same elements, in the
+same order, read and stored in the same memo dictionaries, with the closures' bodies written
+out in line. It is the schedule's loop with the calls taken out, not another semantics.
+
+The generated function runs trips from `i` while they are ordinary and returns the first trip
+it did not finish: the caller runs that trip step by step. So anything out of the ordinary --
+a kernel raising, an element failing its stream's type, the WHILE input false, a trip after
+which the fuel clock or the fixed-point watch is due -- is left to `Schedule.run`, which does
+and reports what it did before. Elements a trip stored before it handed back are memoised and
+not computed twice (`stream/memo`). A stream whose elements come from a batch
+(`lazyloop.core.engine.batch`) is read through its step, which takes them from the batch.
+
+Compiling costs about a millisecond, so a loop is compiled only once it has run
+`HOT_TRIPS` trips in some run; the function is kept with the plan's derived data.
+`source(schedule)` returns the generated text, for reading.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..plan import Recurrence
+from ..reference.rules import iterator_element
+from ..reference.steps import entry
+from ..types import TensorType
+from .readonly import unmarked_streams
+
+HOT_TRIPS = 64  # by default a loop is compiled once a run of it reaches this trip
+
+_MISSING = object()  # an invariant not fetched yet (`stream/invariant`: fetched when read)
+
+
+class Emitter:
+    """Writes the source of one loop's trip function."""
+
+    def __init__(self, schedule, batched, recording):
+        d = schedule.d
+        self.d, self.batched, self.recording = d, batched, recording
+        self.ids = {k: c for c, k in enumerate(d.members)}
+        self.unmarked = unmarked_streams(d)
+        self.check = schedule.check
+        self.scheduled = set(d.phases[0]) | set(d.phases[1])
+        self.shapes = set()  # members whose admitted shape the function updates
+        self.invariants = {}  # ref -> local name
+        self.lines = []
+
+    # -- names ----------------------------------------------------------------------------
+    def invariant(self, ref):
+        if ref not in self.invariants:
+            self.invariants[ref] = f"x{len(self.invariants)}"
+        return self.invariants[ref]
+
+    def emit(self, depth, text):
+        self.lines.append("    " * depth + text)
+
+    # -- reading ----------------------------------------------------------------------------
+    def read(self, depth, ref, at, target, level=0):
+        """`target` = element `at` of `ref`: memoised, forced now, or the invariant. A stream
+        no phase schedules (what the WHILE input reads a trip back) is forced in line, as
+        its step would force it; deeper than one such stream, through its step."""
+        if ref is None:
+            self.emit(depth, f"{target} = None")
+        elif ref in self.ids and (ref in self.scheduled or level >= 1):
+            c = self.ids[ref]  # usually memoised already
+            self.emit(depth, "try:")
+            self.emit(depth + 1, f"{target} = m{c}[{at}]")
+            self.emit(depth, "except KeyError:")
+            self.emit(depth + 1, f"{target} = s{c}({at})")
+        elif ref in self.ids:
+            c = self.ids[ref]  # usually not computed yet
+            self.emit(depth, f"j{level + 1} = {at}")
+            self.emit(depth, f"if j{level + 1} in m{c}:")
+            self.emit(depth + 1, f"{target} = m{c}[j{level + 1}]")
+            self.emit(depth, "else:")
+            self.compute(depth + 1, ref, level + 1)
+            self.emit(depth + 1, f"{target} = v{level + 1}")
+        else:
+            name = self.invariant(ref)
+            self.emit(depth, f"if {name} is _M:")
+            self.emit(depth + 1, f"{name} = INV({ref!r})")
+            self.emit(depth, f"{target} = {name}")
+
+    # -- one element ------------------------------------------------------------------------
+    def element(self, depth, k, index, low):
+        """Element `index` of member k, unless memoised; `low`: the least value of index."""
+        c = self.ids[k]
+        self.emit(depth, f"j0 = {index}  # {k!r}")
+        guard = f"j0 not in m{c}" if low >= 0 else f"j0 >= 0 and j0 not in m{c}"
+        self.emit(depth, f"if {guard}:")
+        if k in self.batched:  # its step takes the element from the batch
+            self.emit(depth + 1, f"s{c}(j0)")
+        else:
+            self.compute(depth + 1, k, 0, low)
+
+    def compute(self, depth, k, level, low=0):
+        """v<level> = element j<level> of member k -- its kind's step, written in line by
+        its entry of the step table -- then checked, memoised, recorded."""
+        c, node = self.ids[k], self.d.members[k]
+        entry(node).emit(self, depth, c, node, level, low)
+        self.finish(depth, k, c, node, f"j{level}", f"v{level}")
+
+    def finish(self, depth, k, c, node, j, v):
+        """What `Schedule.finisher` does: check, mark read-only, memoise, record. An array or
+        numpy scalar of the dtype and the shape last admitted passes `structure/shapes`."""
+        check = self.check and isinstance(node.type, TensorType)
+        same = f"{v}.dtype == d{c} and {v}.shape == t{c}"
+        if isinstance(node, Recurrence) and not self.recording:
+            if check:  # a carried element is another stream's or an invariant: not marked
+                self.emit(depth, f"if not (({v}.__class__ is ND or isinstance({v}, GENERIC)) "
+                                 f"and {same}):")
+                self.admit(depth + 1, c, v)
+        else:
+            mark = k not in self.unmarked
+            if check or mark:
+                self.emit(depth, f"if {v}.__class__ is ND:")
+                if check:
+                    self.emit(depth + 1, f"if not ({same}):")
+                    self.admit(depth + 2, c, v)
+                if mark:
+                    self.emit(depth + 1, f"{v}.flags.writeable = False")
+                elif not check:
+                    self.emit(depth + 1, "pass")
+                if check:
+                    self.emit(depth, f"elif not (isinstance({v}, GENERIC) and {same}):")
+                    self.admit(depth + 1, c, v)
+        self.emit(depth, f"m{c}[{j}] = {v}")
+        if self.recording:
+            self.emit(depth, f"RECORD(({k!r}, {j}))")
+
+    def admit(self, depth, c, v):
+        """`structure/shapes` on an element whose shape is not the one last admitted: the
+        full check, then its shape is the one to compare with (as `Schedule.check_element`)."""
+        self.emit(depth, f"CHECK(N[{c}], {v})")
+        self.emit(depth, f"if {v}.__class__ is ND or isinstance({v}, GENERIC):")
+        self.emit(depth + 1, f"t{c} = {v}.shape")
+        self.shapes.add(c)
+
+    # -- the function -----------------------------------------------------------------------
+    def trips(self, collected):
+        """The source of `bind(...)`, which returns `trips(i, until)`: the loop body of
+        `Schedule.run` for trips i .. until - 1, returning the first trip it did not finish
+        (`collected`: the streams CONCATENATE/REVERSE outputs collect, in order)."""
+        d = self.d
+        self.emit(2, "try:")
+        cond = d.loop.while_
+        for k in d.phases[0] if cond is not None else ():  # phase A: the WHILE input's cone
+            self.element(3, k, "i", 0)  # (without a WHILE, phase B forces the same elements)
+        if cond is not None:
+            if cond in self.ids:
+                self.emit(3, f"if not m{self.ids[cond]}[i]:")
+            else:
+                self.read(3, cond, "i", "w")
+                self.emit(3, "if not w:")
+            self.emit(4, "return i  # the WHILE input is false: the caller stops the loop")
+        for k in d.phases[1]:  # phase B: what the outputs need, at i + certain
+            offset = d.certain[k]
+            self.element(3, k, f"i + {offset}" if offset else "i", offset)
+        for t, src in enumerate(collected):
+            self.read(3, src, "i", f"e{t}") if src in self.ids else self.emit(
+                3, f"e{t} = GET({src!r}, i)")
+        for t, _ in enumerate(collected):
+            self.emit(3, f"C[{t}].append(e{t})")
+        if self.lines[-1] == "        try:":
+            self.emit(3, "pass  # nothing is forced on a trip of this loop")
+        self.emit(2, "except Exception:  # noqa: BLE001 -- the caller does this trip again")
+        self.emit(3, "return i")
+        self.emit(2, "i += 1")
+        self.emit(2, f"g = i - {d.window + 1}  # no scheduled reader asks for it any more")
+        for k, c in self.ids.items():
+            if d.prefix[k] is not None:
+                self.emit(2, f"m{c}.pop(g, None)")
+        body, self.lines = self.lines, []
+        self.emit(0, "def bind(M, STEPS, F, N, D, S, INV, INVS, GET, ITERATE, INNER, CHECK, RECORD, "
+                     "C):")
+        for group, names in (("M", "m"), ("STEPS", "s"), ("F", "f"), ("D", "d"), ("S", "t")):
+            self.emit(1, f"[{', '.join(names + str(c) for c in self.ids.values())}] = {group}")
+        self.emit(1, "def trips(i, until):")
+        if self.shapes:
+            self.emit(2, f"nonlocal {', '.join(f't{c}' for c in sorted(self.shapes))}")
+        for ref, name in self.invariants.items():
+            self.emit(2, f"{name} = INVS.get({ref!r}, _M)")
+        self.emit(2, "while i < until:")
+        self.lines.extend("    " + line for line in body)
+        self.emit(2, "return i")
+        self.emit(1, "return trips")
+        return "\n".join(self.lines) + "\n"
+
+
+def source(schedule, batched=frozenset(), recording=False) -> str:
+    """The generated trip function of `schedule`'s loop, as text."""
+    return Emitter(schedule, batched, recording).trips(list(schedule.collected))
+
+
+def trip_function(schedule, trip, hot=HOT_TRIPS):
+    """The compiled ordinary trips of `schedule`'s loop, bound to this run's memos and steps;
+    None while the loop is not hot (this run is at `trip`, below `hot`, and no earlier run
+    compiled it)."""
+    d = schedule.d
+    recording = schedule.record is not None
+    key = ("compiled", d.loop.name, recording, schedule.batched)
+    derived = d.plan.derived
+    if key not in derived:
+        if trip < hot:
+            return None
+        text = source(schedule, schedule.batched, recording)
+        scope = {"_M": _MISSING, "ND": np.ndarray, "GENERIC": np.generic}
+        exec(compile(text, f"<trips of {d.loop.name}>", "exec"), scope)  # noqa: S102
+        derived[key] = scope["bind"]
+    members = list(d.members.values())
+    return derived[key](
+        [schedule.memo[n.id] for n in members], [schedule.steps[n.id] for n in members],
+        [getattr(n, "fn", None) for n in members], members,
+        [getattr(n.type, "dtype", None) for n in members],
+        [schedule.admitted.get(n.id, getattr(n.type, "shape", None)) for n in members],
+        schedule.invariant, schedule.invariants, schedule.get, iterator_element,
+        schedule.inner_element, schedule.check_element,
+        None if schedule.record is None else schedule.record.append,
+        list(schedule.collected.values()))

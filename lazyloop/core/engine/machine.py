@@ -1,0 +1,242 @@
+"""The engine's machine: the reference machine, with loop outputs made on a per-trip schedule.
+
+`EngineMachine` is the reference `Machine` (the same driver, memo and element steps) with
+its one extension point, `loop_output`, overridden: a loop whose demand is static
+(`demand.py`) runs on its schedule (`schedule.py`) -- with compiled trips, batches, fixed
+points and masked steps as its `Options` allow -- and every output of it is stored at once;
+any other loop is left to the reference's reading. A loop nested in another with one output
+gets a schedule per outer element. The engine keeps no forcing trace (the reference does);
+`record`, for the tests, collects the (stream, index) pairs the schedules force, and `log`
+what each run of a schedule did.
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+import attrs
+
+from ..enums import LoopOutput
+from ..errors import LazyLoopError
+from ..fuel import DEFAULT_MAX_TRIPS
+from ..plan import LoopOut, Recurrence
+from ..reference.machine import Machine
+from .batch import MAX_BATCH_BYTES
+from .compiled import HOT_TRIPS
+from .demand import demand_of
+from .masked_steps import MasksNeeded
+from .schedule import Schedule
+
+
+@attrs.frozen
+class Options:
+    """How the engine runs a scheduled loop: its ordinary trips compiled once a run reaches
+    trip `compile_after` (None: never), map streams `batch`ed (at most `max_batch_bytes`
+    per stream)."""
+    compile_after: Optional[int] = HOT_TRIPS
+    batch: bool = True
+    max_batch_bytes: int = MAX_BATCH_BYTES
+
+
+class EngineMachine(Machine):
+    """The reference machine whose loop outputs come from schedules where they can."""
+
+    def __init__(self, plan, feeds, max_trips=DEFAULT_MAX_TRIPS, readings=None,
+                 options: Options = Options(), max_seconds=None, keep_trips=True, record=None,
+                 log=None):
+        super().__init__(plan, feeds, max_trips, readings, None, max_seconds, keep_trips)
+        self.options = options
+        self.record = record  # tests: a list to collect (stream, index) the schedule forces
+        self.log = log  # tests: a list given a `ScheduleRun` for every run that ended
+        self._demands = {}
+        self.masked_loops = set()  # loops whose schedule met an undefined value (masked_steps.py)
+        self._needed = None
+
+    def loop_output(self, node, act, i):
+        """A loop's run on its schedule where it can (a loop nested in another gets a
+        schedule per outer element), else the reference's reading."""
+        done = yield from self.scheduled(node, act, i)
+        if done is not None:
+            return done
+        return (yield from super().loop_output(node, act, i))
+
+    def static_demand(self, loop):
+        """The loop's demand analysis when the schedule can run it exactly, else None."""
+        if loop not in self._demands:
+            demand = None
+            if self.readings["A10"] == "lazy" and self.readings["A2"] == "guide" and \
+                    self.readings["A40"] == "count-first" and self.all_outputs_needed(loop):
+                demand = demand_of(self.plan, loop)
+            self._demands[loop] = demand
+        return self._demands[loop]
+
+    def all_outputs_needed(self, loop):
+        """The schedule computes all of a loop's outputs at once: that is exact when every
+        evaluation needs them all -- a loop outside loops whose outputs the network's
+        outputs need whatever the values, or a nested loop with one output, whose run for
+        an outer element is made only when that output's element is needed."""
+        outputs = self.plan.loops[loop].outputs
+        if self.plan.loops[loop].parent is not None:
+            return len(outputs) == 1
+        return all(o in self.statically_needed() for o in outputs)
+
+    def statically_needed(self):
+        """Root nodes every evaluation of the outputs forces, whatever the values."""
+        if self._needed is None:
+            needed, stack = set(), [nid for _, nid in self.plan.outputs]
+            while stack:
+                nid = stack.pop()
+                node = self.plan.nodes[nid]
+                if nid in needed or node.scope is not None:
+                    continue
+                needed.add(nid)
+                stack.extend(r for r in node.inputs() if r is not None)
+                if isinstance(node, LoopOut) and self.plan.loops[node.loop].count:
+                    stack.append(self.plan.loops[node.loop].count)
+            self._needed = needed
+        return self._needed
+
+    def fetch(self, nid, act, i):
+        """A value outside a schedule's loop. A loop outside loops reads it through `demand`;
+        a nested loop's schedule runs inside one step of the driver, so it only reads values
+        already computed and asks the driver for the others (`NeedsValue`): a chain of outer
+        elements each needing the last never becomes a chain of Python calls (`stream/order`)."""
+        if act.loop is None:
+            return self.demand(nid, act, i)
+        where, k = self.locate(nid, act, i)
+        memo = where.memo.get(nid)
+        if memo is None or k not in memo:
+            raise NeedsValue(nid)
+        return memo[k]
+
+    def scheduled(self, node, act, i):
+        """`run_schedule` as a step of the driver: the values a nested schedule needs are
+        yielded to the driver, then the schedule runs again (None: not scheduled). What
+        every run forces from outside -- the COUNT, the initial values of the recurrences
+        needed from index 0 whatever n is -- is asked for first, which spares most reruns."""
+        demand = self.static_demand(node.loop) if act.loop is not None else None
+        if demand is not None:
+            loop = self.plan.loops[node.loop]
+            for ref in ([loop.count] if loop.count else []) + [
+                    n.init for k, n in demand.members.items()
+                    if isinstance(n, Recurrence) and (demand.certain[k] or 0) >= 1]:
+                yield (ref, act, i)
+        while True:
+            try:
+                return self.run_schedule(node, act, i)
+            except NeedsValue as need:
+                yield (need.ref, act, i)
+
+    def run_schedule(self, node, act, i):
+        """Run the whole loop with its per-trip schedule and store every output of it."""
+        demand = self.static_demand(node.loop)
+        if demand is None:
+            return None
+        n, values = self.schedule_values(demand, node, act, i)
+        self.ran(node.loop, act.path, n)
+        result = None
+        for out_id, value in values.items():
+            out = self.plan.nodes[out_id]
+            value = self.output_value(out, value, n, lambda: self.demand(out.length, act, i))
+            if out_id == node.id:
+                result = value
+            else:
+                self.store(out_id, act, i, value)
+        return result
+
+    def inner_output(self, outer, node, k):
+        """Element k of `node`, the one output of a loop nested in the loop `outer` runs:
+        that element's run of the inner loop, on a schedule of its own that reads the
+        enclosing loop's elements at k (`structure/nesting`)."""
+        path = outer.path + ((outer.d.loop.name, k),)
+        demand = self.static_demand(node.loop)
+        n, values = self.schedule_values(demand, node, None, k, outer, path)
+        self.ran(node.loop, path, n)
+        return self.output_value(node, values[node.id], n, lambda: outer.get(node.length, k))
+
+    def output_value(self, out, value, n, length):
+        """A loop output after n trips: LAST_VALUE as it is; the elements stacked, to the
+        length `length()` reads (`output/concat`, `output/reverse`), as the reference does."""
+        if out.kind is LoopOutput.LAST_VALUE:
+            return value
+        return self.stacked(out, value, n, length)
+
+    def schedule_values(self, demand, node, act, i, outer=None, path=None):
+        """(n, the loop's outputs) from its schedule. A plain schedule that meets an undefined
+        value stops (`MasksNeeded`) and the loop runs again on a masked one, which carries the
+        masks as the element rules do (masked_steps.py); later runs of the loop start masked."""
+        sink = self.record if outer is None or outer.record is None else outer.record.entries
+        while True:
+            record = self.record
+            if record is not None:  # tests: what it forced; for a nested loop, for which element
+                nested = path if outer is not None else (
+                    self.activation(node.loop, act, i).path if act.loop is not None else None)
+                record = NestedRecord(nested)
+            schedule = Schedule(demand, self, act, i, record=record,
+                                masked=node.loop in self.masked_loops, outer=outer, path=path)
+            try:
+                n = schedule.run()
+                values = schedule.outputs(n)
+            except MasksNeeded as need:
+                if need.loop != node.loop:  # an enclosing loop's: it runs again
+                    raise
+                self.masked_loops.add(node.loop)
+                continue  # what the plain schedule recorded is dropped
+            except LazyLoopError:
+                if record is not None and (outer is not None or act.loop is None):
+                    sink.extend(record.entries)  # what it forced until the error
+                self.note(schedule)
+                raise
+            finally:
+                schedule.release()
+            self.note(schedule)
+            if record is not None:  # kept only from the run that completed
+                sink.extend(record.entries)
+            return n, values
+
+
+    def note(self, schedule):
+        """Add a run that ended (an answer or an error) to `log`, when one is kept."""
+        if self.log is not None:
+            self.log.append(ScheduleRun(schedule.d.loop.name, schedule.masked,
+                                        schedule.batched, schedule.masked_batches,
+                                        schedule.compiled, schedule.settled))
+
+
+@attrs.frozen
+class ScheduleRun:
+    """What one run of a loop's schedule did (`EngineMachine.log`, for the tests): whether it
+    carried masks, which streams came from batches (and which of those carry masks), whether
+    compiled trips ran, whether a fixed point ended it early (`laziness/fixed-point`)."""
+    loop: str
+    masked: bool
+    batched: frozenset
+    masked_batches: frozenset
+    compiled: bool
+    settled: bool = False
+
+
+class NeedsValue(BaseException):
+    """A nested loop's schedule reads a value not computed yet: the driver computes it
+    (iteratively, `stream/order`) and runs the schedule again. Internal control flow, caught
+    by `Machine.scheduled`; a BaseException so that no kernel guard converts it."""
+
+    def __init__(self, ref):
+        super().__init__(ref)
+        self.ref = ref
+
+
+class NestedRecord:
+    """`EngineMachine.record` for one run of a schedule, held until the run completes (a run
+    interrupted by `NeedsValue` or `MasksNeeded` is run again): (stream, index) pairs, and
+    for a nested loop (`path` given) (stream, index, outer indices), the outer indices as a
+    reference trace's `activation` holds them."""
+
+    def __init__(self, path):
+        self.entries = []
+        self.outer = None if path is None else (tuple(ix for _, ix in path),)
+
+    def append(self, pair):
+        self.entries.append(pair if self.outer is None else pair + self.outer)
+
+    def extend(self, pairs):
+        self.entries.extend(pairs if self.outer is None else (p + self.outer for p in pairs))

@@ -1,0 +1,319 @@
+"""The fast path: a per-trip schedule derived once from a static demand analysis.
+
+The reference evaluator (`lazyloop.evaluate`) forces elements on demand and keeps them all.
+For a loop whose demand does not depend on values (no conditional, no nested loop inside it),
+which elements are needed is known before it runs, as a function of the trip count n:
+
+* a *prefix* demand ``p``: every index below ``n + p`` (the WHILE input and what it reads have
+  p = 1, a CONCATENATE input p = 0, the next value of a recurrence one less than the
+  recurrence);
+* *point* demands ``q``: the index ``n + q`` (LAST_VALUE reads its input at n, q = 0).
+
+A recurrence that feeds itself turns a point demand into a prefix one. The schedule then runs
+trip by trip: at step i it computes the prefix-demanded elements that step i proves needed,
+and when the loop stops it forces the point-demanded ones on demand. It keeps a constant
+window of elements per stream, so memory does not grow with the trip count, and it forces
+exactly the elements the reference evaluator forces (`stream/memo`, `laziness/dead`); the
+tests check both claims against the reference.
+
+Each stream's element is made by its kind's step in the step table
+(`lazyloop.core.reference.steps`), bound once per run: the same rule functions the reference
+calls. Undefined values (spec/13-outputs.md) take the same path: a schedule starts plain, and
+the first undefined invariant it fetches (a `Partial`) makes the machine run the loop again on
+a masked schedule (`self.masked`), whose steps carry the masks (masked_steps.py); the WHILE
+test refuses an undefined element as `trip/while` does.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..enums import LoopOutput
+from ..errors import LazyLoopError
+from ..fuel import CLOCK_EVERY
+from ..plan import Recurrence
+from ..reference.rules import count_limit, while_holds
+from ..reference.steps import entry
+from ..types import TensorType
+from ..undefined import Partial, split
+from .batch import batch_maps
+from .compiled import trip_function
+from .demand import Demand, NotStatic  # noqa: F401 -- Demand re-exported
+from .fixpoint import first_check, settle, watch_for
+from .masked_steps import MasksNeeded
+from .readonly import unmarked_streams
+
+
+_MISSING = object()
+
+
+class Schedule:
+    """Runs one activation of a static loop. `machine` supplies invariants and readings."""
+
+    def __init__(self, demand: Demand, machine, act, index, record=None, masked=False,
+                 outer=None, path=None):
+        self.d = demand
+        self.masked = masked  # carries undefined masks (masked_steps.py)
+        self.m = machine
+        self.act = act
+        self.index = index
+        self.outer = outer  # the enclosing loop's schedule, when that loop is scheduled too
+        self.given_path = path
+        self.failures = {}  # (inner loop output, index) -> the error its run raised
+        self.memo = {k: {} for k in demand.members}
+        self.invariants = {}
+        self.record = record
+        self.check = machine.relaxed
+        self.first_shape = {}
+        self.admitted = {}  # stream -> the shape its last checked element had
+        self.batched = frozenset()  # streams whose elements come from a batch (batch.py)
+        self.masked_batches = frozenset()  # those of them whose batch carries a mask
+        self.compiled = False  # whether compiled trips ran (compiled.py)
+        self.settled = False  # whether a fixed point ended it early (fixpoint.py)
+        self.collected = {machine.plan.nodes[o].source: [] for o in demand.loop.outputs
+                          if machine.plan.nodes[o].kind is not LoopOutput.LAST_VALUE}
+        self.build_steps()
+        self.phase_a, self.phase_b = demand.phases  # see Demand.phases
+
+    # -- values ---------------------------------------------------------------------------
+    def invariant(self, ref):
+        if ref not in self.invariants:
+            value = self.fetch(ref) if ref is not None else None
+            if type(value) is Partial and not self.masked:
+                raise MasksNeeded(ref, self.d.loop.name)  # run the loop again, masked
+            self.invariants[ref] = value
+        return self.invariants[ref]
+
+    def fetch(self, ref):
+        """A value from outside the loop (`stream/invariant`): in a run for an element of an
+        enclosing scheduled loop, that loop's element at this index or its invariant; else
+        what the machine holds."""
+        outer = self.outer
+        if outer is None:
+            return self.m.fetch(ref, self.act, self.index)
+        if ref in outer.memo:
+            return outer.get(ref, self.index)
+        return outer.invariant(ref)
+
+    def inner_element(self, node, k):
+        """Element k of an inner loop's output: its run for this loop's element k. A run that
+        failed is not made twice (the compiled trips hand a failed trip back to `run`)."""
+        failed = self.failures.get((node.id, k))
+        if failed is not None:
+            raise failed
+        try:
+            return self.m.inner_output(self, node, k)
+        except LazyLoopError as error:
+            self.failures[(node.id, k)] = error
+            raise
+
+    @property
+    def path(self):
+        """(loop, index) of each enclosing loop's element this run belongs to, outermost
+        first (as the reference's activations say it)."""
+        if self.given_path is None:  # as `Activation` makes it, without making one
+            act = self.act
+            self.given_path = act.path + (((act.loop, self.index),) if act.loop else ())
+        return self.given_path
+
+    def get(self, ref, k):
+        """Element k of `ref`: a memoised element, an invariant, or forced now."""
+        if ref is None:
+            return None
+        memo = self.memo.get(ref)
+        if memo is None:
+            return self.invariant(ref)
+        if k in memo:
+            return memo[k]
+        return self.steps[ref](k)
+
+    def compute(self, nid, k):
+        return self.steps[nid](k)
+
+    def build_steps(self):
+        """One closure per stream, bound once: element k from its inputs' elements."""
+        self.steps = {}
+        for nid, node in self.d.members.items():
+            self.steps[nid] = self.step_for(nid, node)
+
+    def reader(self, ref):
+        """A function k -> element k of `ref` (memo hit, forced now, or the invariant)."""
+        if ref is None:
+            return lambda k: None
+        memo = self.memo.get(ref)
+        if memo is None:
+            return self.invariant_reader(ref)
+        steps, get, missing = self.steps, memo.get, _MISSING
+
+        def read(k):
+            value = get(k, missing)  # a miss is common (what the WHILE input reads a trip
+            return steps[ref](k) if value is missing else value  # back): no exception
+        return read
+
+    def invariant_reader(self, ref):
+        """The invariant is fetched when first read (`stream/invariant`), then kept."""
+        cell = []
+
+        def read(k):
+            if not cell:
+                cell.append(self.invariant(ref))
+            return cell[0]
+        return read
+
+    def step_for(self, nid, node):
+        """Element k of a member: its kind's step in the step table, bound to this run."""
+        step = entry(node).step
+        if step is None:  # pragma: no cover -- Demand refuses every other kind
+            raise NotStatic(repr(node))
+        return step(self, node, self.finisher(nid, node))
+
+    def finisher(self, nid, node):
+        """Store an element: read-only, memoised, checked in relaxed profiles, recorded."""
+        memo = self.memo[nid]
+        check = self.check and isinstance(node.type, TensorType)
+        record = self.record
+        ndarray = np.ndarray
+        dtype, shape = (node.type.dtype, node.type.shape) if check else (None, None)
+        mark = nid not in unmarked_streams(self.d)  # stream/memo: only what a kernel could write
+        if isinstance(node, Recurrence) and record is None:
+            def carry(k, value):  # an element of another stream or an invariant: read-only
+                if check and (value.__class__ is not ndarray or value.dtype != dtype
+                              or value.shape != shape):
+                    self.check_element(node, value)
+                memo[k] = value
+                return value
+            return carry
+
+        def finish(k, value):
+            if value.__class__ is ndarray:
+                if check and (value.dtype != dtype or value.shape != shape):
+                    self.check_element(node, value)
+                if mark:
+                    value.flags.writeable = False
+            elif check:
+                self.check_element(node, value)
+            memo[k] = value
+            if record is not None:
+                record.append((nid, k))
+            return value
+        return finish
+
+    def check_element(self, node, value):
+        """`structure/shapes`, cheaply when the element has the static type or the shape of
+        the stream's last checked element (the check depends on dtype and shape alone)."""
+        ty = node.type
+        plain = isinstance(value, (np.ndarray, np.generic)) and value.dtype == ty.dtype
+        if plain and value.shape == self.admitted.get(node.id, ty.shape):
+            return
+        shape = np.shape(split(value)[0])
+        first = self.first_shape.setdefault(node.id, shape) if node.id in self.m.one_shape else None
+        self.m.check_element(node, value, first)
+        if plain:
+            self.admitted[node.id] = shape
+
+    # -- the run ------------------------------------------------------------------------------
+    def run(self):
+        loop = self.d.loop
+        count = None
+        if loop.count is not None:
+            count = count_limit(loop, self.invariant(loop.count), self.m.readings["A4"],
+                                self.m.plan.profile)
+        fuel = self.m.fuel
+        watch = watch_for(self.d)  # laziness/fixed-point: may end the loop early
+        fuel.before_first_trip(loop, count, may_settle=watch is not None and not watch.stacked)
+        start = 0
+        options = self.m.options
+        if count is not None and loop.while_ is None and options.batch:  # n known before trip 0
+            start = batch_maps(self, count, options.max_batch_bytes)  # stream/map (batch.py)
+        cond = loop.while_
+        cond_local = cond is not None and cond in self.memo
+        cond_memo = self.memo.get(cond)
+        window = self.d.window
+        max_trips = self.m.max_trips
+        phase_a = [(self.memo[k], self.steps[k]) for k in self.phase_a]
+        phase_b = [(self.memo[k], self.steps[k], self.d.certain[k]) for k in self.phase_b]
+        memos = list(self.memo.values())
+        collected = list(self.collected.items())
+        deferred = None
+        stop = count  # laziness/fixed-point may lower it
+        check_at = first_check(watch, count)
+        i = start  # n when every trip's work was batched
+        ordinary = None  # the loop's ordinary trips, compiled once it is hot (compiled.py)
+        while True:
+            if deferred is None and not self.masked and options.compile_after is not None:
+                ordinary = ordinary or trip_function(self, i, options.compile_after)
+                if ordinary is not None:
+                    self.compiled = True
+                    i = ordinary(i, self.ordinary_until(i, stop, check_at))
+            if stop is not None and i >= stop:
+                break
+            for memo, step in phase_a:
+                if i not in memo:
+                    step(i)
+            if cond is not None:
+                c = cond_memo[i] if cond_local else self.invariant(cond)
+                if c.__class__ is Partial:  # masked: trip/while refuses an undefined element
+                    c = while_holds(loop, i, c)
+                if not c:  # a 0-D or one-element bool
+                    break
+            if i >= max_trips:
+                raise fuel.exhausted(loop, count)
+            if deferred is None:
+                try:
+                    for memo, step, offset in phase_b:
+                        j = i + offset
+                        if j >= 0 and j not in memo:
+                            step(j)
+                    for src, elements in collected:
+                        elements.append(self.get(src, i))
+                except LazyLoopError as error:
+                    # The reference evaluator forces these elements only once n is known:
+                    # a loop that never stops reports fuel first, one that stops this error.
+                    deferred = error
+            i += 1
+            if i == check_at:
+                stop, watch, check_at = settle(watch, self.memo, i, stop)
+            gone = i - window - 1  # no scheduled reader asks for this index any more: free it
+            for memo in memos:
+                memo.pop(gone, None)
+            if not i % CLOCK_EVERY:
+                for memo in memos:  # an element forced out of order, below the window
+                    for old in [k for k in memo if k < gone]:
+                        del memo[old]
+                fuel.check_clock(loop, count, i)
+        if deferred is not None:
+            raise deferred
+        self.stopped = i  # the outputs are read here; past a fixed point, equal to trip n's
+        self.settled = stop != count and i == stop  # laziness/fixed-point cut it short
+        return count if self.settled else i
+
+    def ordinary_until(self, i, stop, check_at):
+        """The first trip from i on after which something is due: the stop, the fuel, the
+        fixed-point watch (`check_at`) or the clock. The trips before it are ordinary."""
+        until = min(self.m.max_trips, (i // CLOCK_EVERY + 1) * CLOCK_EVERY - 1)
+        if stop is not None:
+            until = min(until, stop)
+        if check_at > i:
+            until = min(until, check_at - 1)
+        return until
+
+    def release(self):
+        """Drop the elements still held, and the steps: their closures refer to the schedule,
+        a reference cycle that would keep it (and what it holds) until Python's cycle
+        collector runs -- one per run of an inner loop adds up."""
+        for memo in self.memo.values():
+            memo.clear()
+        self.invariants.clear()
+        self.steps.clear()
+        self.failures.clear()
+
+    def outputs(self, n):
+        """Every output of the loop after it stopped at n trips: last values forced now,
+        concatenations from the elements collected trip by trip."""
+        result = {}
+        for out_id in self.d.loop.outputs:
+            out = self.m.plan.nodes[out_id]
+            if out.kind is LoopOutput.LAST_VALUE:
+                result[out_id] = self.get(out.source, min(n, self.stopped))
+            else:
+                result[out_id] = self.collected[out.source]
+        return result

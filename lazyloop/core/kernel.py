@@ -1,0 +1,91 @@
+"""The kernel of a map (`stream/map`): the function a layer applies to one element of each
+input, and what it says of itself, as one immutable record.
+
+A dialect (an ONNX or OpenVINO node, a core layer) builds one `Kernel` per node, when the node
+is lowered or the plan compiled; the plan's `Map` node carries it. The reference machine calls
+`function` and reads nothing else; the engine reads the other facts:
+
+* `batched(args, flags)` -- the same function over stacked elements (`flags` say which
+  arguments are stacked along a new first axis), or None. It must give, for each stacked
+  element, the value `function` gives for that element alone, and raises `NotBatchable`
+  where it cannot promise that; the engine also checks the first and last elements;
+* `reads_only` -- the function never writes to its arguments (the engine then need not mark
+  what it reads read-only, `stream/memo`);
+* `passes_input` -- the function may return one of its arguments itself, not a copy (what
+  it returns is then marked as its argument would be).
+
+`single` is the one-value form of a function that returns a tuple (a kernel of an op with
+several outputs, used by a layer that has one): calling it skips building the tuple.
+"""
+from __future__ import annotations
+
+from typing import Callable, Optional
+
+import attrs
+import numpy as np
+
+
+class NotBatchable(Exception):
+    """This kernel, on these arguments, has no batched form that equals its elements."""
+
+
+@attrs.frozen(repr=False)
+class Kernel:
+    function: Callable = attrs.field(eq=False)
+    single: Optional[Callable] = attrs.field(default=None, eq=False)
+    batched: Optional[Callable] = attrs.field(default=None, eq=False)
+    reads_only: bool = False
+    passes_input: bool = False
+
+    def __call__(self, *args):
+        return self.function(*args)
+
+    def __repr__(self):
+        facts = [name for name in ("batched", "single") if getattr(self, name) is not None]
+        facts += [name for name in ("reads_only", "passes_input") if getattr(self, name)]
+        name = getattr(self.function, "__qualname__", type(self.function).__name__)
+        return f"Kernel({name}{', ' if facts else ''}{', '.join(facts)})"
+
+    def first_value(self, arity: int) -> "Kernel":
+        """The kernel of a one-output layer whose function returns a 1-tuple: its value
+        alone -- `single` where the kernel has one (one frame fewer per element)."""
+        if self.single is not None:
+            return attrs.evolve(self, function=self.single, single=None)
+        fn = self.function
+        if arity == 1:
+            first = lambda a: fn(a)[0]  # noqa: E731
+        elif arity == 2:
+            first = lambda a, b: fn(a, b)[0]  # noqa: E731
+        else:
+            first = lambda *args: fn(*args)[0]  # noqa: E731
+        return attrs.evolve(self, function=first)
+
+
+def kernel_of(fn) -> Kernel:
+    """A `Kernel` as it is; a numpy ufunc with one output, which never writes to its
+    arguments and is its own batched form (each output element is computed alone); any
+    other callable, with no facts stated."""
+    if isinstance(fn, Kernel):
+        return fn
+    if isinstance(fn, np.ufunc):
+        return Kernel(fn, batched=elementwise(fn) if fn.nout == 1 else None, reads_only=True)
+    return Kernel(fn)
+
+
+def elementwise(fct, finish=None):
+    """The batched form of an elementwise kernel: stacked arguments get singleton axes after
+    the batch axis, so that their elements broadcast against the invariants as they do one
+    by one; `finish(result, first_arg)` adjusts the result as the kernel does."""
+    def batched(args, flags):
+        result = np.asarray(fct(*aligned(args, flags)))
+        return result if finish is None else finish(result, args[0])
+    return batched
+
+
+def aligned(args, flags):
+    """Stacked arguments (flags) with singleton axes after the batch axis, up to the rank of
+    the highest-ranked element: they then broadcast as their elements do one by one."""
+    ranks = [a.ndim - 1 if f else a.ndim for a, f in zip(args, flags)]
+    top = max(ranks)
+    return [a.reshape((a.shape[0],) + (1,) * (top - r) + a.shape[1:]) if f else a
+            for a, f, r in zip(args, flags, ranks)]

@@ -1,0 +1,137 @@
+"""A model lowered onto the core (`Lowered`): one shape for every frontend (ONNX, OpenVINO).
+
+A frontend lowers a model onto a core `Network` and says how its names meet the network's:
+each model input is an `InputBinding` (the name a caller feeds it by, other names it answers
+to, the core input, its type, and -- ONNX inputs with an initializer -- a default value),
+each model output an `OutputBinding`. Its `convert` turns what a caller feeds (a protobuf, an
+`openvino.Tensor`, a list) into the value the core takes. Everything after that is shared:
+the caller's feeds matched to the bindings (`core_feeds`), the core's outputs named as the
+model names them (`user_outputs`), and `evaluate` and `run` -- which resolve the readings
+once for the whole evaluation and choose the evaluator by `mode` (`lazyloop.core.evaluate`).
+The command line, the differential tester, the notebooks and the bench all evaluate a
+lowered model through this one path.
+"""
+from __future__ import annotations
+
+from typing import Callable, Mapping, Optional, Tuple
+
+import attrs
+
+from .ambiguity import resolve
+from .errors import InputError
+from .evaluate import evaluate as core_evaluate, run as core_run
+from .feeds import feed_dict
+from .fuel import DEFAULT_MAX_TRIPS
+
+NO_DEFAULT = object()
+
+
+@attrs.frozen
+class InputBinding:
+    name: str                    # the name a caller feeds it by
+    core_name: str               # the core network's input
+    type: object                 # its declared type (a TensorType or an OpaqueType)
+    aliases: Tuple[str, ...] = ()  # other names it answers to (OpenVINO's tensor names)
+    default: object = attrs.field(default=NO_DEFAULT, eq=False, repr=False)
+
+    @property
+    def required(self) -> bool:
+        return self.default is NO_DEFAULT
+
+
+@attrs.frozen
+class OutputBinding:
+    name: str       # the model output's name
+    core_name: str  # the core network's output
+
+
+@attrs.frozen
+class LoweredRun:
+    """`run`'s answer: outputs and `defined` masks (True where a value is defined) keyed by
+    the model's output names, and the core's `Evaluation` behind them (its trace, trip
+    counts, mode)."""
+    outputs: dict
+    defined: dict
+    evaluation: object
+
+
+def _as_is(value, binding):
+    return value
+
+
+@attrs.frozen(repr=False)
+class Lowered:
+    """A model lowered onto `network`, with the bindings across its boundary, the readings
+    it was lowered with (`readings`, as the caller gave them), its frontend (`format`,
+    whose rule `rule` input errors cite) and the frontend's `convert(value, binding)`."""
+    network: object
+    inputs: Tuple[InputBinding, ...]
+    outputs: Tuple[OutputBinding, ...]
+    readings: Mapping[str, str] = attrs.field(factory=dict, converter=dict)
+    format: str = "onnx"
+    rule: str = "onnx/graph"
+    convert: Callable = attrs.field(default=_as_is, eq=False)
+    model: object = attrs.field(default=None, eq=False)
+
+    def __repr__(self):
+        return (f"Lowered({self.format}, inputs={[b.name for b in self.inputs]}, "
+                f"outputs={[b.name for b in self.outputs]})")
+
+    @property
+    def model_inputs(self) -> tuple:
+        return tuple(b.name for b in self.inputs)
+
+    @property
+    def model_outputs(self) -> tuple:
+        return tuple(b.name for b in self.outputs)
+
+    def core_feeds(self, user_feeds) -> dict:
+        """The caller's feeds, keyed by input name (or an alias), as the network's feeds;
+        an input not fed takes its default, else it is an error, as is a name the model
+        does not have or an input fed twice (the frontend's `rule`)."""
+        by_name = {}
+        for b in self.inputs:
+            for name in (b.name,) + b.aliases:
+                by_name.setdefault(name, b)
+        feeds, unknown = {}, []
+        for key, value in feed_dict(user_feeds).items():
+            b = by_name.get(key)
+            if b is None:
+                unknown.append(key)
+            elif b.core_name in feeds:
+                raise InputError(f"input {b.name!r}", self.rule, "is fed twice (by "
+                                 f"{key!r} too)", "feed every input once")
+            else:
+                feeds[b.core_name] = self.convert(value, b)
+        if unknown:
+            raise InputError(f"inputs {sorted(unknown)}", self.rule,
+                             "are not inputs of the model",
+                             f"its inputs are {[b.name for b in self.inputs]}")
+        for b in self.inputs:
+            if b.core_name not in feeds:
+                if b.required:
+                    raise InputError(f"input {b.name!r}", self.rule, "no value was fed",
+                                     f"feed {b.name!r} as {b.type!r}")
+                feeds[b.core_name] = b.default
+        return feeds
+
+    def user_outputs(self, core_outputs) -> dict:
+        """The core's outputs keyed by the model's output names, in model output order."""
+        return {o.name: core_outputs[o.core_name] for o in self.outputs}
+
+    def evaluate(self, feeds, max_trips: int = DEFAULT_MAX_TRIPS, readings=None,
+                 max_seconds=None, mode: str = "fast") -> dict:
+        """{output name: value}; `readings` None: the ones it was lowered with."""
+        readings = resolve(self.readings if readings is None else readings)
+        return self.user_outputs(core_evaluate(self.network, self.core_feeds(feeds),
+                                               max_trips, readings, max_seconds, mode))
+
+    def run(self, feeds, max_trips: int = DEFAULT_MAX_TRIPS, readings=None, trace=False,
+            max_seconds=None, mode: Optional[str] = None) -> LoweredRun:
+        """As `evaluate`, also with the `defined` masks and the core's `Evaluation` (its
+        forcing trace when `trace`, which only mode "reference" records; by default the
+        mode is "reference" with a trace, "fast" without)."""
+        readings = resolve(self.readings if readings is None else readings)
+        ev = core_run(self.network, self.core_feeds(feeds), max_trips, readings, trace,
+                      max_seconds, mode)
+        return LoweredRun(self.user_outputs(ev.outputs), self.user_outputs(ev.defined), ev)

@@ -1,0 +1,220 @@
+"""The reference machine: forcing stream elements on demand (the definition made executable).
+
+Every element is made by its kind's entry in the step table (`steps.py`), whose `force` is a
+generator: it `yield`s the elements it needs, as ``(node id, activation, index)``, and returns
+the element. The machine runs those generators on an explicit stack, so a chain of 10^6
+recurrence elements never recurses in Python (`stream/order`), memoises each element the
+first time it is computed (`stream/memo`) and, when asked, records each forcing in a trace.
+Only what an output, a trip limit or a taken branch asks for is ever forced (`laziness/dead`).
+
+An *activation* is one run of a loop: the loop, the activation it runs in, and the index of the
+enclosing stream element it belongs to. The root activation holds everything outside loops,
+as element 0.
+
+`loop_output` -- how the element of a loop output is made from a run of its loop -- is the
+one place another evaluator may do otherwise (the engine runs the loop on a per-trip
+schedule); this package imports nothing of it.
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+import attrs
+import numpy as np
+
+from ..ambiguity import resolve
+from ..enums import LoopOutput
+from ..errors import EvaluationError, LazyLoopError, StreamShapeChanged
+from ..fuel import CLOCK_EVERY, DEFAULT_MAX_TRIPS, Fuel
+from ..plan import LoopOut, Plan
+from ..types import TensorType
+from ..undefined import split
+from . import rules
+from .rules import Trips
+from .steps import STEPS
+
+FORCE = {kind: step.force for kind, step in STEPS.items()}  # each kind's reference step
+
+@attrs.frozen
+class ForceEvent:
+    """One element computed: stream `stream` of loop `loop` (None: outside loops) at `index`,
+    in the activation reached through the outer indices `activation`."""
+    loop: Optional[str]
+    stream: str
+    index: int
+    activation: tuple
+    by: Optional[tuple] = None  # (stream, index) whose rule asked for it; None: an output
+
+
+class Activation:
+    __slots__ = ("loop", "parent", "index", "memo", "children", "path", "n")
+
+    def __init__(self, loop, parent, index):
+        self.loop = loop
+        self.parent = parent
+        self.index = index
+        self.memo = {}
+        self.children = {}
+        self.n = None
+        # the indices of the enclosing loops' elements this run belongs to, outermost first
+        self.path = () if parent is None else parent.path + (((parent.loop, index),) if parent.loop else ())
+
+
+def one_shape_streams(plan):
+    """`structure/shapes`: streams whose elements must all have one shape in relaxed profiles
+    -- what CONCATENATE/REVERSE stack. Every other stream of a relaxed profile, recurrences
+    (carried values) included, may change shape from trip to trip; each element is checked
+    against the stream's type, which is a constraint (dtype, and rank and dims where known).
+    Under TensorRT every type is exact, so every stream has one shape."""
+    return frozenset(n.source for n in plan.nodes.values()
+                     if isinstance(n, LoopOut) and n.kind is not LoopOutput.LAST_VALUE)
+
+
+class Machine:
+    """The demand-driven evaluator of one plan on one set of feeds: the forcing stack, the
+    memo of every activation and the trace; each element is made by its step (`steps.py`).
+    `trace`: a list (or a sink with `append`) handed every forcing event, or None."""
+
+    def __init__(self, plan: Plan, feeds, max_trips=DEFAULT_MAX_TRIPS, readings=None,
+                 trace=None, max_seconds=None, keep_trips=True):
+        self.plan = plan
+        self.nodes = dict(plan.nodes)
+        for name in plan.loops:
+            self.nodes[f"#trips:{name}"] = Trips(f"#trips:{name}", name, None, name)
+        self.feeds = feeds
+        self.fuel = Fuel(max_trips, max_seconds)
+        self.max_trips = self.fuel.max_trips
+        self.readings = resolve(readings)
+        self.trace = trace
+        # loop -> [(outer indices, n)] of every run, for `run`'s Evaluation (None: not kept,
+        # so that `evaluate` holds nothing per run of an inner loop)
+        self.trips = {name: [] for name in plan.loops} if keep_trips else None
+        self.root = Activation(None, None, 0)
+        self.one_shape = one_shape_streams(plan)
+        self.relaxed = plan.profile != "tensorrt"
+
+    # -- the driver ---------------------------------------------------------------------------
+    def locate(self, nid, act, i):
+        """An invariant is read from the scope that defines it (`stream/invariant`)."""
+        scope = self.nodes[nid].scope
+        while act.loop != scope:
+            act, i = act.parent, act.index
+        return act, i
+
+    def demand(self, nid, act=None, i=0):
+        """Force element i of node `nid` and return it, computing what it needs first."""
+        act, i = self.locate(nid, act or self.root, i)
+        memo = act.memo.get(nid)
+        if memo is not None and i in memo:
+            return memo[i]
+        stack = [(nid, act, i, self.start(nid, act, i), None)]
+        sent = None
+        clock = self.fuel.deadline is not None  # a wall-time budget: read every CLOCK_EVERY steps
+        steps = 0
+        while stack:
+            key, a, k, gen, asker = stack[-1]
+            if clock:
+                steps += 1
+                if not steps % CLOCK_EVERY:
+                    self.fuel.check_forcing(self.plan, self.nodes[key], k)
+            try:
+                want = gen.send(sent)
+            except StopIteration as done:
+                stack.pop()
+                sent = self.store(key, a, k, done.value, asker)
+                continue
+            except LazyLoopError:
+                raise
+            except RecursionError as exc:  # a kernel of a frontend recursed: report it as ours
+                raise EvaluationError(f"stream {key!r}", "stream/order", str(exc),
+                                      "make the layer's function iterative") from None
+            wid, wact, wi = want
+            wact, wi = self.locate(wid, wact, wi)
+            memo = wact.memo.get(wid)
+            if memo is not None and wi in memo:
+                sent = memo[wi]
+            else:
+                stack.append((wid, wact, wi, self.start(wid, wact, wi), (key, k)))
+                sent = None
+        return sent
+
+    def start(self, nid, act, i):
+        node = self.nodes[nid]
+        return FORCE[type(node)](self, node, act, i)
+
+    def store(self, nid, act, i, value, asker=None):
+        node = self.nodes[nid]
+        if self.relaxed and isinstance(node.type, TensorType):
+            earlier = act.memo.get(nid) if nid in self.one_shape else None
+            first = np.shape(split(next(iter(earlier.values())))[0]) if earlier else None
+            self.check_element(node, value, first)
+        if isinstance(value, np.ndarray):
+            value.flags.writeable = False
+        act.memo.setdefault(nid, {})[i] = value
+        if self.trace is not None and not isinstance(node, Trips):
+            self.trace.append(ForceEvent(act.loop, nid, i, tuple(ix for _, ix in act.path), asker))
+        return value
+
+    def check_element(self, node, value, first_shape=None):
+        """`structure/shapes`: every element agrees with the stream's type -- its dtype, and
+        its rank and dimensions where the type knows them; an element that is stacked
+        (`first_shape` given) also has the first element's shape."""
+        raw, _ = split(value)
+        if isinstance(raw, np.generic):
+            raw = np.asarray(raw)
+        ty = node.type
+        if not isinstance(raw, np.ndarray) or raw.dtype != ty.dtype or not ty.admits(raw.shape):
+            got = f"{raw.dtype}{list(raw.shape)}" if isinstance(raw, np.ndarray) else type(raw).__name__
+            raise StreamShapeChanged(f"stream {node.id!r} ({node!r})", "structure/shapes",
+                                     f"an element is {got}, the stream is {ty!r}",
+                                     "give every element the dtype, rank and dimensions its "
+                                     "stream declares")
+        if first_shape is not None and node.scope is not None and first_shape != raw.shape:
+            raise StreamShapeChanged(f"stream {node.id!r} ({node!r})", "structure/shapes",
+                                     f"element shape changed from {list(first_shape)} "
+                                     f"to {list(raw.shape)}",
+                                     "give every per-trip value that is stacked one shape")
+        return value
+
+    def activation(self, loop, parent, index):
+        key = (loop, index)
+        run = parent.children.get(key)
+        if run is None:
+            run = parent.children[key] = Activation(loop, parent, index)
+        return run
+
+    def ran(self, loop, path, n):
+        """Record that an activation of `loop` ran n trips (A5 "refuse": refused at zero)."""
+        rules.zero_trips_refused(loop, n, self.plan.profile, self.readings["A5"])
+        if self.trips is not None:
+            self.trips[loop].append((tuple(ix for _, ix in path), n))
+
+    def force_everything(self, loop, act, n):
+        """A10 reading "eager": every stream of the loop on every trip that ran."""
+        members = [k for k, nd in self.nodes.items() if nd.scope == loop and not isinstance(nd, Trips)]
+        for j in range(n):
+            for k in members:
+                yield (k, act, j)
+
+    # -- how a loop output is made: the one extension point -------------------------------
+    def loop_output(self, node, act, i):
+        """`output/last`, `output/concat`, `output/reverse`: element i of a loop output is
+        made by the run of its loop for element i of the enclosing scope -- its trip count
+        n, then X_n (LAST_VALUE) or X_0 .. X_{n-1} stacked to the output's length."""
+        run = self.activation(node.loop, act, i)
+        n = yield (f"#trips:{node.loop}", run, 0)
+        if node.kind is LoopOutput.LAST_VALUE:
+            return (yield (node.source, run, n))
+        elements = []
+        for j in range(n):
+            elements.append((yield (node.source, run, j)))
+        length = None
+        if node.length is not None:
+            length = yield (node.length, act, i)
+        return self.stacked(node, elements, n, lambda: length)
+
+    def stacked(self, node, elements, n, length):
+        """A CONCATENATE/REVERSE output of n elements: its length checked, then stacked and
+        padded (`length()` reads the length input's element)."""
+        return rules.stack(node, elements, rules.output_length(node, n, length),
+                           self.readings["A1"])

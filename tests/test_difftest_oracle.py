@@ -1,0 +1,128 @@
+"""The tester's oracle is the reference (rules: laziness/modes, laziness/dead): a program's
+expectation comes from the fast mode, every disagreement is confirmed by the reference
+evaluator before it is reported, the rules a finding carries are read from the reference's
+trace (never from an absent one), and a program on which the two modes differ is reported as
+lazyloop's own failure."""
+import numpy as np
+import pytest
+
+import lazyloop as ll
+from lazyloop.core.kernel import Kernel
+from lazyloop.difftest.checking import Checker
+from lazyloop.difftest.subject import Subject, plan_rules
+from nets import kernel_over_rows
+
+pytest.importorskip("hypothesis")
+
+
+class OffByOne:
+    """A planted fault: lazyloop's own answer (mode "reference"), every float output + 1."""
+    name, format = "off-by-one", "onnx"
+
+    def run(self, model, feeds):
+        import lazyloop.onnx as lo
+        out = lo.run(model, feeds, mode="reference").outputs
+        return {k: v + np.float32(1) if np.asarray(v).dtype.kind == "f" else v
+                for k, v in out.items()}
+
+
+def onnx_subject(recipe):
+    from lazyloop.strategies.dialects import DialectProgram
+    return Subject(recipe.kind, "onnx", DialectProgram(recipe))
+
+
+def test_no_dead_value_no_laziness_dead():
+    # rule: laziness/dead -- a Scan with a state and a scan output, every lowered node
+    # forced: the finding does not carry laziness/dead (an untraced run is no evidence)
+    pytest.importorskip("onnx")
+    from lazyloop.strategies.dialects import OnnxScanRecipe
+    subject = onnx_subject(OnnxScanRecipe(length=3, element=(2,), inputs=((0, 0),), states=1,
+                                          outputs=(("input", 0, 0),)))
+    out = Checker(OffByOne(), attribute=False).outcome(subject)
+    assert out.status == "disagree"
+    assert "laziness/dead" not in out.rules
+    assert {"onnx/scan9", "recurrence/def", "iterator/forward"} <= out.rules
+    # the expectation's own rules come from the structure alone: no laziness/dead either
+    assert "laziness/dead" not in subject.expectation()[2]
+
+
+def test_a_dead_value_gives_laziness_dead():
+    # rule: laziness/dead -- an ONNX Loop whose body never reads its iteration number: the
+    # lowered counter is never forced, and the reference's trace says so
+    pytest.importorskip("onnx")
+    from lazyloop.strategies.dialects import OnnxLoopRecipe
+    subject = onnx_subject(OnnxLoopRecipe(mode="M,cond", count=3, carried=(((2,), "half"),)))
+    out = Checker(OffByOne(), attribute=False).outcome(subject)
+    assert out.status == "disagree" and "laziness/dead" in out.rules and "onnx/loop" in out.rules
+    ev = subject.lowered().run(subject.feeds, mode="reference", trace=True).evaluation
+    assert "laziness/dead" in plan_rules(ev.plan, ev.trace)
+    assert "laziness/dead" not in plan_rules(ev.plan, None)
+
+
+def test_only_a_disagreement_pays_for_the_reference():
+    # rule: laziness/modes -- an agreement is never evaluated by the reference
+    pytest.importorskip("onnx")
+    from lazyloop.strategies.dialects import OnnxLoopRecipe
+
+    class Same(OffByOne):
+        def run(self, model, feeds):
+            import lazyloop.onnx as lo
+            return lo.evaluate(model, feeds)
+    subject = onnx_subject(OnnxLoopRecipe(mode="M,cond", count=3, carried=(((2,), "half"),)))
+    assert Checker(Same(), attribute=False).outcome(subject).status == "agree"
+    assert "_confirmed" not in subject.__dict__
+    Checker(OffByOne(), attribute=False).outcome(subject)
+    assert "_confirmed" in subject.__dict__
+
+
+class Held:
+    """A core program as the tester holds one: a network, its feeds and its rules."""
+
+    def __init__(self, net, feeds, rules=()):
+        self.net, self.feeds, self.rules = net, feeds, tuple(rules)
+
+
+class TheReference:
+    """A backend that gives the reference evaluator's answer to a core program."""
+    name, format, formats = "the-reference", "core", ("core",)
+
+    def run(self, program, feeds):
+        return ll.run(program.net, feeds, mode="reference", trace=False).outputs
+
+
+def lying_batches():
+    """y_t = 2 x_t over 5 rows, by a kernel whose batched form is wrong in its middle row
+    (the engine checks only the first and last): the fast mode's answer is not the
+    reference's."""
+    def wrong_in_the_middle(args, flags):
+        out = np.array(args[0] * np.float32(2))
+        out[len(out) // 2] += 1
+        return out
+    double = Kernel(lambda v: (v * np.float32(2),), batched=wrong_in_the_middle)
+    return (kernel_over_rows(double, 5, 1, "Double"),
+            {"x": np.arange(5, dtype=np.float32).reshape(5, 1)})
+
+
+def test_modes_that_disagree_are_lazyloops_own_failure():
+    # rule: laziness/modes -- the backend gives the reference's answer; the fast mode (a
+    # kernel that breaks its batched form's promise) does not: confirming the disagreement
+    # finds the two modes apart, and the program is reported as lazyloop's failure
+    net, feeds = lying_batches()
+    reference = ll.run(net, feeds, mode="reference").outputs
+    assert not np.array_equal(list(ll.evaluate(net, feeds).values())[0],
+                              list(reference.values())[0])  # the lie is seen by the fast mode
+    subject = Subject("core", "core", Held(net, feeds))
+    out = Checker(TheReference(), attribute=False).outcome(subject)
+    assert out.status == "invalid" and out.internal.startswith("ModesDisagree")
+    assert "laziness/modes" in out.internal
+
+
+def test_a_campaign_counts_a_mode_mismatch_as_lazyloops_failure():
+    # rule: laziness/modes -- the report lists it among lazyloop's own failures (exit 3)
+    from lazyloop.difftest.campaign import Tally
+    net, feeds = lying_batches()
+    subject = Subject("core", "core", Held(net, feeds))
+    tally = Tally()
+    tally.add(0, subject, None, Checker(TheReference(), attribute=False).outcome(subject))
+    assert tally.invalid == 1 and tally.instances == 0
+    assert len(tally.internal_errors) == 1 and "ModesDisagree" in tally.internal_errors[0]

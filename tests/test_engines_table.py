@@ -1,0 +1,73 @@
+"""The engines users deploy in the built-in backend table: each name resolves, a missing
+package names the extra that brings it, adapters hand engines writable C-contiguous copies,
+and the program kind made for counted-loop engines (`onnx-loop-m-cond`) draws only Loops
+with both M and cond and no scan output, outside the default mix.
+
+rules: onnx/loop
+"""
+import sys
+
+import numpy as np
+import pytest
+
+from lazyloop.cli.common import missing_extra
+from lazyloop.difftest import engines
+from lazyloop.difftest.backends import BACKENDS
+from lazyloop.difftest.engines.feeding import feeds_in_order, handed
+from lazyloop.difftest.plugins import factory_of
+
+ENGINES = {"iree": "iree", "mnn": "MNN", "onnxslim": "onnxslim", "onnxsim": "onnxsim",
+           "onnxoptimizer": "onnxoptimizer"}  # backend name -> the module it needs
+
+
+@pytest.mark.parametrize("name", sorted(ENGINES))
+def test_each_engine_is_built_in(name):
+    assert name in BACKENDS
+    assert callable(factory_of(name))
+
+
+@pytest.mark.parametrize("name, module", sorted(ENGINES.items()))
+def test_a_missing_package_names_its_extra(monkeypatch, name, module):
+    for loaded in [m for m in sys.modules if m == module or m.startswith(module + ".")]:
+        monkeypatch.delitem(sys.modules, loaded)
+    monkeypatch.setitem(sys.modules, module, None)  # as if it were not installed
+    with pytest.raises(ModuleNotFoundError, match=rf"install lazyloop\[{name}\]"):
+        getattr(engines, f"{name}_backend")()
+    assert missing_extra(ImportError(name=module)).endswith(f"install lazyloop[{name}]")
+
+
+def test_engines_get_writable_c_contiguous_copies_of_every_input():
+    feeds = {"a": np.arange(6, dtype=np.float32).reshape(2, 3).T, "b": np.array(2.0)}
+    feeds["a"].flags.writeable = False
+    given = feeds_in_order(["a", "b"], ["b", "a"], feeds)  # in the engine's order
+    assert [g.shape for g in given] == [(), (3, 2)]
+    for g, name in zip(given, ["b", "a"]):
+        assert g.flags.writeable and g.flags.c_contiguous
+        assert np.array_equal(g, feeds[name]) and not np.shares_memory(g, feeds[name])
+    assert handed(np.float32(1.5)).shape == ()
+
+
+def test_an_input_the_engine_does_not_take_is_lost_not_skipped():
+    import lazyloop.difftest as dt
+    feeds = {"w": np.array(1.0), "v0": np.array(2.0)}
+    with pytest.raises(dt.InputLost, match="the engine lost input `v0`"):
+        feeds_in_order(["w", "v0"], ["w"], feeds)
+    with pytest.raises(dt.LoadFailed, match="takes input `u`, which the model does not"):
+        feeds_in_order(["w", "v0"], ["w", "v0", "u"], feeds)  # an input it made up
+
+
+def test_counted_loops_have_both_m_and_cond_and_no_scan_output():
+    pytest.importorskip("hypothesis")
+    from lazyloop.difftest.shrinking import draw_program
+    from lazyloop.difftest.subject import subjects
+    from lazyloop.strategies.dialects import ONNX_KINDS, dialect_kinds
+    strategy = subjects(("onnx",), ["onnx-loop-m-cond"])
+    for i in range(40):
+        subject, _ = draw_program(strategy, 0, i)
+        loop = next(n for n in subject.model().graph.node if n.op_type == "Loop")
+        assert subject.kind == "onnx-loop-m-cond"
+        assert loop.input[0] and loop.input[1]  # M and cond
+        assert len(loop.output) == len(loop.input) - 2  # carried values only
+        assert subject.program.recipe.opset >= 13
+    assert dialect_kinds("onnx") == ONNX_KINDS  # the default mix does not draw them
+    assert "onnx-loop-m-cond" in dialect_kinds("onnx", ["onnx-loop-m-cond"])
