@@ -145,8 +145,8 @@ def test_lazyloop_adapter_finds_a_renamed_input(monkeypatch):
         @staticmethod
         def lower(model):
             lowered = frontend.lower(model)
-            return attrs.evolve(lowered, model_inputs=tuple(f"{n}_renamed"
-                                                            for n in lowered.model_inputs))
+            return attrs.evolve(lowered, inputs=tuple(
+                attrs.evolve(b, name=f"{b.name}_renamed") for b in lowered.inputs))
     monkeypatch.setattr(backends, "_frontend", lambda fmt: Renames)
     with pytest.raises(dt.InputLost, match="lost input `v0`.*v0_renamed"):
         b.run(constant_false_loop(), FEEDS)
@@ -191,3 +191,37 @@ def test_an_adapter_that_fails_is_a_harness_error_counted_apart(monkeypatch):
     assert document["harness_errors"][0]["program"] == 0
     assert "planted" in document["harness_errors"][0]["error"]
     assert document["verdict"]["exit_status"] == 3
+
+
+class DropsEveryFeed:
+    """A plug-in wrapping lazyloop's adapter that hands it no feed: the engine (the plug-in)
+    lost its input, whatever adapter it wraps."""
+
+    name, format, formats = "drops-every-feed", "onnx", ("onnx",)
+
+    def run(self, model, feeds):
+        return dt.backend("lazyloop").run(model, {})
+
+
+def test_an_input_lost_inside_a_plugin_is_the_engines_finding_not_the_harness():
+    # rule: onnx/loop -- the harness fed v0; the plug-in dropped it on the way
+    out = outcome(DropsEveryFeed())
+    assert out.status == "disagree" and str(out.symptom) == "lost-input", out
+    assert "`v0`" in out.error
+
+
+def test_a_model_the_harness_cannot_feed_is_a_harness_error(monkeypatch):
+    # rule: onnx/loop -- the model handed on declares (and reads) w, which the harness has
+    # no value for: the harness's own failure, never handed to the engine
+    from onnx import TensorProto as T
+    from onnx import helper as h
+    model = constant_false_loop()
+    model.graph.input.append(h.make_tensor_value_info("w", T.FLOAT, []))
+    model.graph.node.append(h.make_node("Identity", ["w"], ["w_out"]))
+    model.graph.output.append(h.make_tensor_value_info("w_out", T.FLOAT, []))
+    plain = Subject("reduced", "onnx", ReducedModel.of("onnx", constant_false_loop(), FEEDS))
+    subject = Subject("reduced", "onnx", ReducedModel.of("onnx", model, FEEDS))
+    answer = plain.expectation()  # lazyloop's answer needs no w: only the model handed on does
+    monkeypatch.setattr(Subject, "expectation", lambda self: answer)
+    out = Checker(dt.backend("lazyloop")).outcome(subject)
+    assert out.status == "harness-error" and "'w'" in out.error

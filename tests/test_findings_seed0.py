@@ -113,6 +113,12 @@ def test_the_hand_grouping_covers_every_committed_case():
             assert entry["fault"] in FAULTS["faults"], (backend, name)
 
 
+# the kinds the committed seed-0 campaigns drew (the default mix before issue 22 added seven):
+# program i of those campaigns is program i of this mix
+CAMPAIGN_KINDS = ["core", "onnx-loop", "onnx-scan9", "onnx-scan8", "onnx-long-loop", "onnx-if",
+                  "onnx-scan-if", "onnx-seq-loop", "onnx-grow-loop", "onnx-loop-1d"]
+
+
 def partition(labels: dict) -> set:
     """The groups of case names that share a label."""
     groups = {}
@@ -137,15 +143,19 @@ def test_root_cause_keys_against_the_hand_grouping(backend):
     from lazyloop.difftest.reducing import reduce_finding
     from lazyloop.difftest.shrinking import ShrinkBudget, draw_program, shrink
     runner, checker = checker_for(backend)
-    keys = {}
+    keys, redrawn = {}, []
     try:
-        _, strategy = campaign_strategy(runner)
+        kinds = getattr(runner, "kinds", None) or CAMPAIGN_KINDS
+        _, strategy = campaign_strategy(runner, None, [k for k in CAMPAIGN_KINDS if k in kinds])
         for finding in REPORTS[backend]["findings"]:
             if finding["outcome"] in ("hang", "oom") or finding["case"] not in \
                     FAULTS["campaign_keys"][backend]:
                 continue
             subject, choices = draw_program(strategy, 0, finding["found_after"])
             out = checker.outcome(subject)
+            if str(out.symptom) != FAULTS["cases"][backend][finding["case"]]["symptom"]:
+                redrawn.append(finding["case"])  # the generator draws another program there
+                continue
             minimal, mout, _, _ = shrink(strategy, checker, out.signature(subject), choices,
                                          ShrinkBudget())
             reduction = reduce_finding(minimal, mout, checker, 200)
@@ -154,6 +164,10 @@ def test_root_cause_keys_against_the_hand_grouping(backend):
             keys[finding["case"]] = root_cause(final, fout)
     finally:
         runner.close()
+    # fixes to the generators since the campaign (issues 20, 22: the core-program strategy,
+    # the loop parts) draw other programs at a few indices: those findings are left out
+    # (onnx-reference: case_008, case_020), at most a fifth of a backend's
+    assert len(redrawn) <= len(REPORTS[backend]["findings"]) // 5, redrawn
     expected = FAULTS["campaign_keys"][backend]
     assert partition(keys) == partition({k: expected[k] for k in keys})
     faults = {k: FAULTS["cases"][backend][k]["fault"] for k in keys}

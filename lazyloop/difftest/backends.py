@@ -21,6 +21,9 @@ def _onnx_bytes(model) -> bytes:
     return model if isinstance(model, bytes) else model.SerializeToString()
 
 
+_onnx_proto = onnx_proto  # the name the engines under difftest/engines import
+
+
 class OnnxRuntimeBackend:
     """onnxruntime's CPU execution provider."""
 

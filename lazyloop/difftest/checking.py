@@ -11,6 +11,7 @@ from ..core.errors import LazyLoopError
 from .backends import HarnessError, InputLost, Unsupported
 from .comparing import Difference, compare, plain
 from .explaining import alternative_readings, explain  # noqa: F401 (alternative_readings)
+from .feeding import unfed
 from .isolation import BackendCrashed
 from .report import Outcome
 from .subject import Invalid, ModesDisagree, NotExported, Refused, Subject
@@ -48,6 +49,10 @@ class Checker:
         except Exception:  # lazyloop itself failed: kept with its traceback
             import traceback
             return Outcome("invalid", internal=traceback.format_exc())
+        lacking = unfed(model, subject.feeds) if subject.format in ("onnx", "openvino") else []
+        if lacking:  # the harness must feed every input it hands on (spec/51, "The harness")
+            return Outcome("harness-error", rules=rules,
+                           error=f"HarnessError: no value for the model's input {lacking[0]!r}")
         started = time.monotonic()
         try:
             if hasattr(self.backend, "run_subject"):

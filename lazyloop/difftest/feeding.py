@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .errors import HarnessError, InputLost
+from .errors import InputLost
 
 
 def writable(value):
@@ -26,8 +26,9 @@ def port_values(declared, ports, feeds, given=frozenset(), unread=frozenset()) -
     (`InputLost`: renamed when a port names nothing declared, dropped otherwise) -- unless the
     model reads it nowhere (`unread`: an engine may leave out an input nothing uses). A port
     that asks for an input the model does not declare is `InputLost` too; ports named only by
-    initializers (`given`) keep their own values. A declared input without a feed is the
-    harness's fault (`HarnessError`)."""
+    initializers (`given`) keep their own values. A declared input without a feed was lost on
+    the way (`InputLost`): the harness checks that it feeds every input before it hands a
+    model on (`unfed`), so only a plug-in wrapping an adapter can drop or rename one."""
     named = {}
     for k, names in enumerate(ports):
         hit = [d for d in declared if d in names]
@@ -49,8 +50,16 @@ def port_values(declared, ports, feeds, given=frozenset(), unread=frozenset()) -
                         f"model does not declare")
     missing = [d for d in declared if d not in feeds and d in named.values()]
     if missing:
-        raise HarnessError(f"no value was given for the model's input {missing[0]!r}")
+        raise InputLost(f"the engine lost input `{missing[0]}`: no value reached it (given: "
+                        f"{sorted(feeds)})")
     return {k: writable(feeds[d]) for k, d in named.items() if d is not None}
+
+
+def unfed(model, feeds) -> list:
+    """The inputs `model` (ONNX or OpenVINO) declares and reads that `feeds` has no value for:
+    what the harness itself failed to feed (a `HarnessError`, never the engine's finding)."""
+    declared, _, unread = model_inputs(model)
+    return [d for d in declared if d not in feeds and d not in unread]
 
 
 def onnx_inputs(model) -> tuple:

@@ -79,7 +79,9 @@ def normalised_error(message: str, limit: int = 300) -> str:
     text = re.sub(r"/?(?:[\w.-]+/)+(\w+\.(?:cc|cpp|hpp|h|c|py|rs))", r"\1", text)  # no folders
     text = re.sub(r"0x[0-9a-fA-F]+", "0x#", text)
     text = re.sub(r"'[^']*'|\"[^\"]*\"|`[^`]*`", "'…'", text)  # `x:0` too
+    text = _without_node_reprs(text)  # lazyloop's "stream 'id' (element_type(Loop(x)/...))"
     text = re.sub(r"\[[^\]]*\]", "[…]", text)  # lists of types, shapes, attributes
+    text = re.sub(r"\b(?:u?int|float|bfloat)\d+\[…\]", "T[…]", text)  # a value's type, not it
     text = re.sub(r"\b(in (body of|graph) [^:]*?)(?=:)", "", text)
     text = re.sub(r"\b(Node|node|Parameter|Result|Constant|layer|stream|tensor|name)\s+"
                   r"(?!of\b|with\b|has\b|is\b|type\b)[\w./:-]*\d[\w./:-]*", r"\1", text)
@@ -91,6 +93,24 @@ def normalised_error(message: str, limit: int = 300) -> str:
         text = text.replace("⟨condition⟩", "'" + re.sub(r"\d+", "#", condition) + "'", 1)
     text = re.sub(r"⟨(\w+)⟩", r"'\1'", text)
     return " ".join(text.split())[:limit]
+
+
+def _without_node_reprs(text: str) -> str:
+    """`text` without the parenthesised node that follows a quoted name (lazyloop's own
+    messages name a stream by its id, then its node: both belong to the program)."""
+    out, k = [], 0
+    for m in re.finditer(r"'…'\s*\(", text):
+        if m.start() < k:
+            continue
+        depth, j = 0, m.end() - 1
+        while j < len(text):
+            depth += {"(": 1, ")": -1}.get(text[j], 0)
+            if depth == 0:
+                break
+            j += 1
+        out.append(text[k:m.start()] + "'…'")
+        k = j + 1
+    return "".join(out) + text[k:]
 
 
 def value_symptom(expected: dict, defined: dict, actual: dict) -> Symptom:
