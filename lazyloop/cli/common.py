@@ -121,8 +121,12 @@ def missing_extra(exc: ImportError) -> str:
 def guarded(prog: str, command, *args) -> int:
     """Run `command(*args)`, mapping what escapes to one line and an exit status."""
     from ..core.errors import InputError, LazyLoopError
+    from ..difftest.shrinking import Abort
     try:
         return command(*args)
+    except Abort:  # a second Ctrl-C during `check`: nothing written
+        return _say(prog, "stopped at once (a second Ctrl-C): no report written",
+                    EXIT_INTERRUPTED)
     except UsageError as exc:
         return _say(prog, str(exc), EXIT_USAGE)
     except InputError as exc:  # feeds that do not match the model: the user's input
@@ -242,13 +246,16 @@ class ProgressLine:
 def report_options(args) -> frozenset:
     """`--json`, `--junit` and `--baseline` of `check` and `conformance run`, checked before
     any work: the report paths writable, the baseline read (its known root causes)."""
-    from ..difftest.schema import load_baseline
+    from ..difftest.schema import StaleBaseline, load_baseline
     writable_file("--json", args.json)
     writable_file("--junit", args.junit)
     if not args.baseline:
         return frozenset()
     try:
         return load_baseline(args.baseline)
+    except StaleBaseline as exc:  # one line; the run goes on with nothing known
+        print(f"lazyloop: --baseline {args.baseline} is stale: {exc}", file=sys.stderr)
+        return frozenset()
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise UsageError(f"--baseline {args.baseline}: cannot read it as a lazyloop JSON "
                          f"report ({exc})") from None

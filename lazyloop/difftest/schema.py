@@ -8,7 +8,9 @@ import re
 from typing import Optional
 from xml.sax.saxutils import escape, quoteattr
 
-SCHEMA_VERSION = 1
+from .grouping import key_text
+
+SCHEMA_VERSION = 2  # 2: root causes by symptom and minimal case; nodes; readings; errors
 OUTCOMES = ("agree", "disagree", "crash", "hang", "oom", "unsupported", "refused-by-spec")
 FAIL_ON = {
     "unexplained": "findings no registered ambiguity explains (the default)",
@@ -72,18 +74,23 @@ def root_cause(d) -> str:
     """A finding's key: stable across runs and seeds for one fault (what a baseline lists)."""
     own = getattr(d, "root_cause", None)
     if own:
-        from .grouping import key_text
         return own if isinstance(own, str) else key_text(own)
     return "/".join(str(part) for part in d.signature[1:]) or "unknown"
 
 
 def finding_entry(d) -> dict:
+    symptom = getattr(d, "symptom", None)
     return {"root_cause": root_cause(d), "outcome": outcome_of(d),
             "kind": d.subject.kind if d.subject is not None else None,
+            "symptom": None if symptom is None else str(symptom),
             "rules": sorted(d.rules), "ambiguity": d.ambiguity,
+            "explained_by": getattr(d, "reading", None),
             "crash_signal": crash_signal(d), "case": d.case,
             "occurrences": d.occurrences, "found_after": d.found_after, "shrunk": d.shrunk,
             "shrinking": getattr(d, "shrinking", "off"),
+            "nodes": {"before": getattr(d, "nodes_before", None),
+                      "after": getattr(d, "nodes_after", None)},
+            "minimising": getattr(d, "minimising", "off"),
             "differences": [f"{x.output}: {x.kind}: {x.detail}" for x in d.differences],
             "error": (d.error or None) and d.error.strip()[:2000]}
 
@@ -110,7 +117,8 @@ def check_document(report, command: Optional[str] = None) -> dict:
         "outcomes": outcomes, "findings": findings,
         "unsupported": [{"reason": r.reason, "count": r.count} for r in report.unsupported],
         "coverage": sorted(report.coverage),
-        "internal_errors": [e.splitlines()[-1][:500] for e in report.internal_errors],
+        "internal_errors": [dict(e) for e in report.internal_errors],
+        "harness_errors": [dict(e) for e in getattr(report, "harness_errors", [])],
     }
 
 
@@ -123,13 +131,28 @@ def to_json(document: dict) -> str:
 # ------------------------------------------------------------------------------------------
 
 
+class StaleBaseline(ValueError):
+    """A baseline written before root causes were keyed by symptom and minimal case
+    (`schema_version` 1): its keys cannot name a finding of this version."""
+
+
 def load_baseline(path: str) -> set:
-    """The root-cause keys of an earlier report (its findings are known, not new)."""
+    """The root-cause keys of an earlier report (its findings are known, not new). A report
+    of `schema_version` 1 keyed root causes otherwise (by rules, not by symptom and minimal
+    case), and its keys cannot be mapped onto today's: `StaleBaseline`."""
     with open(path, encoding="utf-8") as f:
         document = json.load(f)
     if not isinstance(document, dict) or "findings" not in document:
         raise ValueError("not a lazyloop JSON report (no 'findings')")
-    return {f["root_cause"] for f in document["findings"]}
+    keys = {f["root_cause"] for f in document["findings"]}
+    if all(k.startswith("conformance/") for k in keys):
+        return keys  # the conformance suite's keys are its case names, in every version
+    if document.get("schema_version", 1) < SCHEMA_VERSION:
+        raise StaleBaseline(f"it is a schema_version {document.get('schema_version', 1)} "
+                            f"report: its root-cause keys predate grouping by symptom and "
+                            f"minimal case (schema_version {SCHEMA_VERSION}) and match no "
+                            f"finding; take a new baseline with this version")
+    return keys
 
 
 def counts(finding: dict, fail_on: str) -> bool:
@@ -144,13 +167,13 @@ def counts(finding: dict, fail_on: str) -> bool:
 
 def judge(document: dict, fail_on: str = "unexplained", known=frozenset()) -> dict:
     """Mark each finding `known` (in the baseline) and `counts` (fails the run), and add the
-    `verdict` with its exit status: 3 lazyloop failed, 1 a finding counts, 130 interrupted
-    (Ctrl-C) with none that counts, 2 nothing ran, else 0."""
+    `verdict` with its exit status: 3 lazyloop (or its adapter for the backend) failed, 1 a
+    finding counts, 130 interrupted (Ctrl-C) with none that counts, 2 nothing ran, else 0."""
     for f in document["findings"]:
         f["known"] = f["root_cause"] in known
         f["counts"] = counts(f, fail_on)
     counted = sum(f["counts"] for f in document["findings"])
-    if document.get("internal_errors"):
+    if document.get("internal_errors") or document.get("harness_errors"):
         status = 3
     elif counted:
         status = 1
