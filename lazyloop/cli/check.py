@@ -21,6 +21,7 @@ from ..difftest.backends import BACKENDS
 from ..difftest.cases import Context, write_case
 from ..difftest.check_campaign import check
 from ..difftest.isolation import DEFAULT_MEMORY_MB
+from ..difftest.plugins import plugin_spec
 from ..difftest.schema import FAIL_ON, check_document, judge, lazyloop_version
 from ..difftest.shrinking import (DEFAULT_MINIMIZE_STEPS, DEFAULT_SHRINK_HANGS,
                                    DEFAULT_SHRINK_SECONDS, DEFAULT_SHRINK_STEPS,
@@ -160,7 +161,8 @@ def _check_command(argv) -> int:
     command = "lazyloop check " + " ".join(shlex.quote(a) for a in argv)
     if args.out:
         context = Context(report.backend, report.backend_version, lazyloop_version(),
-                          args.seed, command, rerun_backend=shlex.quote(args.backend))
+                          args.seed, command, rerun_backend=shlex.quote(args.backend),
+                          plugin=plugin_spec(args.backend))
         for k, d in enumerate(report.disagreements):
             kind = re.sub(r"[^a-z0-9]+", "-", str(d.symptom or d.kind).lower())[:40]
             program = d.subject.kind if d.subject is not None else d.signature[1]

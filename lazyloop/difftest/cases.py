@@ -38,13 +38,15 @@ class Context:
     seed: Optional[int] = None
     command: Optional[str] = None
     rerun_backend: Optional[str] = None  # what --backend was given (a plug-in's module:factory)
+    plugin: Optional[str] = None  # the plug-in's module:factory, which repro.py imports
 
     @classmethod
     def of(cls, report) -> "Context":
         """The context of a campaign's `Report` (when no command line made it)."""
         from .schema import lazyloop_version
         return cls(report.backend, report.backend_version, lazyloop_version(), report.seed,
-                   f"lazyloop check --backend {report.backend} --seed {report.seed}")
+                   f"lazyloop check --backend {report.backend} --seed {report.seed}",
+                   plugin=getattr(report, "backend_spec", None))
 
 
 def write_case(directory: str, name: str, d: Disagreement, context=None) -> str:
@@ -76,11 +78,11 @@ def write_case(directory: str, name: str, d: Disagreement, context=None) -> str:
         if context.backend != "?":
             f.write(upstream_section(context, d))
     if context.backend != "?":
-        write_repro(case, context.backend, d)
+        write_repro(case, context.backend, d, context.plugin)
     return case
 
 
-def write_repro_for_case(case: str, backend: str) -> str:
+def write_repro_for_case(case: str, backend: str, plugin=None) -> str:
     """repro.py written again into a case folder, from what the folder holds (its model and
     lazyloop's expected outputs): how a case written by an earlier version gets today's."""
     import types
@@ -93,7 +95,7 @@ def write_repro_for_case(case: str, backend: str) -> str:
         model = ov.Core().read_model(saved.model_path)
     data = saved.data_sets[0]
     return write_repro(case, backend, types.SimpleNamespace(
-        expected=data.expected, defined=data.defined, model=model))
+        expected=data.expected, defined=data.defined, model=model), plugin)
 
 
 def write_data_set(data: str, inputs: dict, expected: dict, defined: dict) -> None:

@@ -110,6 +110,7 @@ class Report:
     by_kind: Counter = attrs.Factory(Counter)
     backend_version: Optional[str] = None
     stopped: Optional[str] = None     # None: complete; "interrupted" or "max-time": partial
+    backend_spec: Optional[str] = None  # a plug-in's module:factory (plugins.plugin_spec)
 
     @property
     def ran(self) -> int:
