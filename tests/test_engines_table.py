@@ -87,3 +87,16 @@ def test_counted_loops_have_both_m_and_cond_and_no_scan_output():
         assert subject.program.recipe.opset >= 13
     assert dialect_kinds("onnx") == ONNX_KINDS  # the default mix does not draw them
     assert "onnx-loop-m-cond" in dialect_kinds("onnx", ["onnx-loop-m-cond"])
+
+
+def test_engine_kinds_leave_out_what_the_engine_refuses():
+    # rule: onnx/scan9 -- IREE converts Scan from opset 11 on: its Scans are drawn there;
+    # MNN's If programs hold no 8-bit values (its 8-bit arithmetic fails outside any If)
+    pytest.importorskip("hypothesis")
+    from lazyloop.difftest.shrinking import draw_program
+    from lazyloop.difftest.subject import subjects
+    scans = subjects(("onnx",), ["onnx-scan11"])
+    ifs = subjects(("onnx",), ["onnx-if-no-8bit"])
+    for i in range(30):
+        assert draw_program(scans, 0, i)[0].program.recipe.opset >= 11
+        assert draw_program(ifs, 0, i)[0].program.recipe.dtype not in ("int8", "uint8")

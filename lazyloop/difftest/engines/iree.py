@@ -38,7 +38,8 @@ class IreeBackend:
     name = "iree"
     format = "onnx"
     formats = ("onnx",)
-    kinds = ("onnx-loop-m-cond", "onnx-scan9", "onnx-if", "onnx-scan-if")
+    # what it compiles: counted Loops, Scans from opset 11 on (bodies of any op too), If
+    kinds = ("onnx-loop-m-cond", "onnx-scan11", "onnx-if", "onnx-scan-if", "onnx-schema-scan")
 
     def __init__(self):
         import iree.compiler.api  # noqa: F401 -- missing: the extra is not installed

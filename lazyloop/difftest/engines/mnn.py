@@ -39,7 +39,9 @@ class MnnBackend:
     name = "mnn"
     format = "onnx"
     formats = ("onnx",)
-    kinds = ("onnx-loop", "onnx-if")
+    # Loop (bodies of any op too) and If; no 8-bit If: MNN's 8-bit arithmetic fails outside
+    # any If too (an int8 Add crashes, an int8 Mul is wrong), which the If kind cannot separate
+    kinds = ("onnx-loop", "onnx-if-no-8bit", "onnx-schema-loop")
 
     def __init__(self):
         block_telemetry()
