@@ -170,11 +170,21 @@ def nodes_note(d: Disagreement) -> str:
         return "the shrunk program's model, not minimised further"
     from .shrinking import SHRINKING
     how = {"complete": "complete", "steps": "cut: --minimize-steps spent",
+           "op-alone": "not needed: the case is the op alone",
            "stopped": "cut: Ctrl-C or wall time", "off": "not tried",
            "unreadable": "not possible: the model cannot be read back"}.get(
         d.minimising, SHRINKING.get(d.minimising, d.minimising))
     return (f"model: {d.nodes_after} node(s), from {d.nodes_before} in the shrunk program's "
             f"model (model-level minimising: {how})")
+
+
+def op_note(d: Disagreement) -> list:
+    """For an op fault: that the model is the op alone, and where it was met."""
+    if not getattr(d, "op", None):
+        return []
+    return [f"- op fault: `{d.op}` alone, outside any loop, disagrees on the backend too; "
+            f"the model here is that one op, fed the values it reads in the program below "
+            f"(spec/51, \"Op faults\")"]
 
 
 def case_readme(name: str, d: Disagreement, context: Context = Context()) -> str:
@@ -191,7 +201,7 @@ def case_readme(name: str, d: Disagreement, context: Context = Context()) -> str
              "holding this case)",
              f"- symptom: {d.symptom or '?'}; explained by: "
              f"{d.reading or d.ambiguity or 'no registered reading'}",
-             f"- {nodes_note(d)}", "",
+             f"- {nodes_note(d)}", *op_note(d), "",
              "## What differs", ""]
     for x in d.differences:
         lines.append(f"- `{x.output}`: {x.kind}: {x.detail}")
