@@ -626,3 +626,35 @@ class SlowSaturatingScansPlusOne:
         if any(n.op_type == "Scan" for n in model.graph.node):
             out = {k: _add_one(v) for k, v in out.items()}
         return out
+
+
+class OpSwapped:
+    """Correct (lazyloop's frontend) except that every `old` node, in any graph, computes
+    `new` instead (`Max` as `Min`): a fault of one op, wherever it stands (an op fault)."""
+
+    format = "onnx"
+    formats = ("onnx",)
+
+    def __init__(self, old="Max", new="Min", inner=None):
+        self.old, self.new = old, new
+        self.name = f"{old}-as-{new}"
+        self.inner = inner or dt.backend("lazyloop")
+
+    def run(self, model, feeds):
+        import onnx
+        model = onnx.ModelProto.FromString(model.SerializeToString())
+
+        def swap(graph):
+            for node in graph.node:
+                if node.op_type == self.old:
+                    node.op_type = self.new
+                for a in node.attribute:
+                    for g in ([a.g] if a.HasField("g") else []) + list(a.graphs):
+                        swap(g)
+        swap(model.graph)
+        return self.inner.run(model, feeds)
+
+
+def op_and_loop_faults():
+    """Two planted faults: every Loop runs one trip too many, and every Max is a Min."""
+    return OpSwapped(inner=dt.TripCountPlusOne(dt.backend("lazyloop")))

@@ -65,7 +65,7 @@ def test_fail_on_chooses_what_counts(tmp_path):
     doc = json.loads((tmp_path / "r.json").read_text())
     assert [f["ambiguity"] for f in doc["findings"]] == ["A14"]
     assert doc["verdict"] == {"fail_on": "any", "counted": 1, "known": 0, "explained": 1,
-                              "exit_status": 1}
+                              "op_faults": 0, "exit_status": 1}
 
 
 def test_json_report_schema(scan9_run):

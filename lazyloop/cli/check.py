@@ -21,6 +21,7 @@ from ..difftest.backends import BACKENDS
 from ..difftest.cases import Context, write_case
 from ..difftest.check_campaign import check
 from ..difftest.isolation import DEFAULT_MEMORY_MB
+from ..difftest.plugins import plugin_spec
 from ..difftest.schema import FAIL_ON, check_document, judge, lazyloop_version
 from ..difftest.shrinking import (DEFAULT_MINIMIZE_STEPS, DEFAULT_SHRINK_HANGS,
                                    DEFAULT_SHRINK_SECONDS, DEFAULT_SHRINK_STEPS,
@@ -39,8 +40,8 @@ def subject_kinds():
 
 
 def build_parser():
-    from .common import (Parser, non_negative_float, non_negative_int, positive_float,
-                              positive_int)
+    from .common import (Parser, add_tolerance_options, non_negative_float, non_negative_int,
+                         positive_float, positive_int)
     parser = Parser(prog="lazyloop check",
                     description="differential-test a backend against lazyloop: generate loop "
                                 "programs, run them on the backend, shrink what differs")
@@ -121,10 +122,7 @@ def build_parser():
                              f"{SCHEDULER_TIMEOUT} s; its workers need lazyloop and the "
                              "backend installed, a module:factory's module too (default: "
                              "none)")
-    parser.add_argument("--rtol", type=non_negative_float, default=None,
-                        help="relative float tolerance (default: 1e-4; float16 1e-2)")
-    parser.add_argument("--atol", type=non_negative_float, default=None,
-                        help="absolute float tolerance (default: 1e-5; float16 1e-2)")
+    add_tolerance_options(parser)
     parser.add_argument("--quiet", action="store_true", help="no progress line")
     return parser
 
@@ -160,10 +158,12 @@ def _check_command(argv) -> int:
     command = "lazyloop check " + " ".join(shlex.quote(a) for a in argv)
     if args.out:
         context = Context(report.backend, report.backend_version, lazyloop_version(),
-                          args.seed, command, rerun_backend=shlex.quote(args.backend))
+                          args.seed, command, rerun_backend=shlex.quote(args.backend),
+                          plugin=plugin_spec(args.backend))
         for k, d in enumerate(report.disagreements):
             kind = re.sub(r"[^a-z0-9]+", "-", str(d.symptom or d.kind).lower())[:40]
             program = d.subject.kind if d.subject is not None else d.signature[1]
+            program = f"op-{d.op}" if d.op else program
             name = f"case_{k:03d}_{program}_{kind}".strip("-")
             write_case(args.out, name, d, context)
             d.case = name

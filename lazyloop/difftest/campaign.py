@@ -16,6 +16,8 @@ from .isolation import Isolated
 from .plugins import is_backend, make_backend
 from .subject import subjects
 from .grouping import merge_by_root_cause, root_cause
+from .op_faults import op_fault
+from .op_types import body_op_types
 from .errorkey import _error_key
 from .reducing import Reduction, reduce_finding
 from .report import Disagreement, Refusal, Report
@@ -36,6 +38,7 @@ class Tally:
     not_exportable: int = 0
     by_kind: Counter = attrs.Factory(Counter)
     coverage: set = attrs.Factory(set)
+    op_types: set = attrs.Factory(set)  # ONNX op types inside the bodies of programs run
     internal_errors: list = attrs.Factory(list)  # lazyloop failed: `problem` records
     harness_errors: list = attrs.Factory(list)   # lazyloop's adapter failed: the same
     refusals: dict = attrs.Factory(dict)      # reason -> [count, first index, subject, rules]
@@ -60,6 +63,8 @@ class Tally:
             return
         self.examples += 1
         self.coverage.update(out.rules)
+        if out.status != "unsupported":
+            self.op_types.update(bodies_op_types(subject))
         if out.status == "agree":
             self.agreements += 1
         elif out.status == "unsupported":
@@ -79,6 +84,7 @@ class Tally:
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.by_kind.update(other.by_kind)
         self.coverage |= other.coverage
+        self.op_types |= other.op_types
         self.internal_errors += other.internal_errors
         self.harness_errors += other.harness_errors
         self.counts.update(other.counts)
@@ -94,6 +100,18 @@ class Tally:
             if sig not in self.first_seen or seen[0] < self.first_seen[sig][0]:
                 self.first_seen[sig] = seen
         return self
+
+
+def bodies_op_types(subject) -> list:
+    """The ONNX op types inside the loop and branch bodies of a program's model (none for
+    other formats): what the report's `op_types` gathers over the programs run."""
+    if subject.format != "onnx":
+        return []
+    try:
+        model = subject.model()
+    except Exception:  # noqa: BLE001 -- it ran, so it was built; nothing to add otherwise
+        return []
+    return body_op_types(model) if hasattr(model, "graph") else []
 
 
 def problem(index: int, subject, text: str) -> dict:
@@ -171,6 +189,7 @@ def finish(tally: Tally, checker, strategy, backend_name: str, seed: int, shrink
                  "not_exportable", "internal_errors", "harness_errors", "by_kind"):
         setattr(report, name, getattr(tally, name))
     report.coverage = frozenset(tally.coverage)
+    report.op_types = frozenset(tally.op_types)
     report.unsupported = [Refusal(reason, n, subject, rules) for reason, (n, _, subject, rules)
                           in sorted(tally.refusals.items(), key=lambda kv: kv[1][1])]
     found = sorted(tally.first_seen.items(), key=lambda kv: kv[1][0])
@@ -188,12 +207,17 @@ def finish(tally: Tally, checker, strategy, backend_name: str, seed: int, shrink
                 minimal, mout, shrunk, how = stage.shrink(strategy, checker, sig, choices, tick)
             if mout is None or mout.status != "disagree":  # not run again: as explored
                 minimal, mout, shrunk = subject, out, False
-            # a finding whose shrinking was cut by Ctrl-C, time or hangs keeps its program's
-            # model: editing it would meet the same end
-            reduction = stage.reduce(minimal, mout, checker,
-                                     shrink_it and how in ("complete", "steps"))
+            # an op that disagrees alone, outside any loop: an op fault, whose case is the op
+            fault = op_fault([minimal, subject], checker)
+            if fault is not None:
+                reduction = alone_case(minimal, fault)
+            else:  # a finding whose shrinking was cut by Ctrl-C, time or hangs keeps its
+                # program's model: editing it would meet the same end
+                reduction = stage.reduce(minimal, mout, checker,
+                                         shrink_it and how in ("complete", "steps"))
             record = (minimal, mout, checker, sig, index, tally.counts[sig], shrunk, how)
-            disagreements.append(_disagreement(*record, reduction=reduction))
+            disagreements.append(_disagreement(*record, reduction=reduction,
+                                               op=fault and fault.op))
     abort_if_asked()
     if stage.interrupted:
         report.stopped = "interrupted"
@@ -247,13 +271,24 @@ class _Stage:
                               hangs=self.budget.hangs - self.used.get("hangs", 0))
 
 
+def alone_case(program, fault) -> Reduction:
+    """An op fault's case: the op alone (`op_faults`), in place of a reduced model."""
+    from .minimize import node_count
+    try:
+        before = node_count(program.model())
+    except Exception:  # noqa: BLE001 -- a program that cannot be built again
+        before = 0
+    return Reduction(fault.subject, fault.outcome, before,
+                     node_count(fault.subject.model()), "op-alone")
+
+
 def _disagreement(subject, out, checker, sig, index, count, shrunk, shrinking="off",
-                  reduction=None) -> Disagreement:
+                  reduction=None, op=None) -> Disagreement:
     """The record of one minimal disagreement: the program `subject` shrunk to, and the case
-    its model was reduced to (`reduction`; the program's own model when nothing was kept). Its
-    explanation is looked for on the case, where nothing unrelated to the difference is left
-    (always, also after Ctrl-C: it runs lazyloop only, and a verdict must not depend on
-    whether the run was interrupted)."""
+    its model was reduced to (`reduction`; the program's own model when nothing was kept; for
+    an op fault of `op`, the op alone). Its explanation is looked for on the case, where
+    nothing unrelated to the difference is left (always, also after Ctrl-C: it runs lazyloop
+    only, and a verdict must not depend on whether the run was interrupted)."""
     case, cout = subject, out
     if reduction is not None and reduction.subject is not None:
         case, cout = reduction.subject, reduction.outcome
@@ -264,8 +299,8 @@ def _disagreement(subject, out, checker, sig, index, count, shrunk, shrinking="o
                      defined=defined, differences=cout.differences, error=cout.error,
                      subject=subject, signature=sig, found_after=index,
                      occurrences=count, shrunk=shrunk, shrinking=shrinking,
-                     root_cause=root_cause(case, cout), symptom=cout.symptom,
-                     reading=cout.reading)
+                     root_cause=root_cause(case, cout, op), symptom=cout.symptom,
+                     reading=cout.reading, op=op)
     if reduction is not None:
         d.nodes_before, d.nodes_after = reduction.nodes_before, reduction.nodes_after
         d.minimising = reduction.ended

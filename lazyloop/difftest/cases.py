@@ -38,13 +38,15 @@ class Context:
     seed: Optional[int] = None
     command: Optional[str] = None
     rerun_backend: Optional[str] = None  # what --backend was given (a plug-in's module:factory)
+    plugin: Optional[str] = None  # the plug-in's module:factory, which repro.py imports
 
     @classmethod
     def of(cls, report) -> "Context":
         """The context of a campaign's `Report` (when no command line made it)."""
         from .schema import lazyloop_version
         return cls(report.backend, report.backend_version, lazyloop_version(), report.seed,
-                   f"lazyloop check --backend {report.backend} --seed {report.seed}")
+                   f"lazyloop check --backend {report.backend} --seed {report.seed}",
+                   plugin=getattr(report, "backend_spec", None))
 
 
 def write_case(directory: str, name: str, d: Disagreement, context=None) -> str:
@@ -76,11 +78,11 @@ def write_case(directory: str, name: str, d: Disagreement, context=None) -> str:
         if context.backend != "?":
             f.write(upstream_section(context, d))
     if context.backend != "?":
-        write_repro(case, context.backend, d)
+        write_repro(case, context.backend, d, context.plugin)
     return case
 
 
-def write_repro_for_case(case: str, backend: str) -> str:
+def write_repro_for_case(case: str, backend: str, plugin=None) -> str:
     """repro.py written again into a case folder, from what the folder holds (its model and
     lazyloop's expected outputs): how a case written by an earlier version gets today's."""
     import types
@@ -93,7 +95,7 @@ def write_repro_for_case(case: str, backend: str) -> str:
         model = ov.Core().read_model(saved.model_path)
     data = saved.data_sets[0]
     return write_repro(case, backend, types.SimpleNamespace(
-        expected=data.expected, defined=data.defined, model=model))
+        expected=data.expected, defined=data.defined, model=model), plugin)
 
 
 def write_data_set(data: str, inputs: dict, expected: dict, defined: dict) -> None:
@@ -168,11 +170,21 @@ def nodes_note(d: Disagreement) -> str:
         return "the shrunk program's model, not minimised further"
     from .shrinking import SHRINKING
     how = {"complete": "complete", "steps": "cut: --minimize-steps spent",
+           "op-alone": "not needed: the case is the op alone",
            "stopped": "cut: Ctrl-C or wall time", "off": "not tried",
            "unreadable": "not possible: the model cannot be read back"}.get(
         d.minimising, SHRINKING.get(d.minimising, d.minimising))
     return (f"model: {d.nodes_after} node(s), from {d.nodes_before} in the shrunk program's "
             f"model (model-level minimising: {how})")
+
+
+def op_note(d: Disagreement) -> list:
+    """For an op fault: that the model is the op alone, and where it was met."""
+    if not getattr(d, "op", None):
+        return []
+    return [f"- op fault: `{d.op}` alone, outside any loop, disagrees on the backend too; "
+            f"the model here is that one op, fed the values it reads in the program below "
+            f"(spec/51, \"Op faults\")"]
 
 
 def case_readme(name: str, d: Disagreement, context: Context = Context()) -> str:
@@ -189,7 +201,7 @@ def case_readme(name: str, d: Disagreement, context: Context = Context()) -> str
              "holding this case)",
              f"- symptom: {d.symptom or '?'}; explained by: "
              f"{d.reading or d.ambiguity or 'no registered reading'}",
-             f"- {nodes_note(d)}", "",
+             f"- {nodes_note(d)}", *op_note(d), "",
              "## What differs", ""]
     for x in d.differences:
         lines.append(f"- `{x.output}`: {x.kind}: {x.detail}")

@@ -6,7 +6,8 @@ import time
 
 from .campaign import campaign_strategy, explore, finish, running
 from .checking import Checker
-from .isolation import DEFAULT_MEMORY_MB
+from .isolation import DEFAULT_MEMORY_MB, Isolated
+from .plugins import plugin_spec
 from .report import Report
 from .shrinking import (DEFAULT_MINIMIZE_STEPS, DEFAULT_SHRINK_HANGS, DEFAULT_SHRINK_SECONDS,
                         DEFAULT_SHRINK_STEPS, DEFAULT_SHRINK_TOTAL_SECONDS, ShrinkBudget)
@@ -55,6 +56,7 @@ def check(b, max_examples: int = 200, seed: int = 0, formats=None, kinds=None,
             report = finish(tally, checker, strategy, getattr(runner, "name", type(b).__name__),
                             seed, shrink, budget, progress)
     report.seconds = time.monotonic() - start
+    report.backend_spec = plugin_spec(b.spec if isinstance(b, Isolated) else b)
     return report
 
 

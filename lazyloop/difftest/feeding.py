@@ -1,6 +1,8 @@
 """How a built-in adapter (and every repro.py) feeds an engine: every input the model declares
-to the engine's input that names it, as a writable copy; an input the engine lost is
-`InputLost` (spec/51-difftest.md, "The harness")."""
+to the engine's input that names it, as a writable, C-contiguous copy (an engine may write
+into its inputs or read them with strides of its own); an input the engine lost is
+`InputLost` (spec/51-difftest.md, "The harness"). The built-in backends and the engines
+users deploy (`engines/`) share this one module."""
 from __future__ import annotations
 
 import numpy as np
@@ -9,13 +11,14 @@ from .errors import InputLost
 
 
 def writable(value):
-    """A writable copy of a feed (a sequence element by element; an empty optional stays
-    None): what an engine is handed never aliases lazyloop's arrays or read-only buffers."""
+    """A writable, C-contiguous copy of a feed (a sequence element by element; an empty
+    optional stays None): what an engine is handed never aliases lazyloop's arrays or
+    read-only buffers."""
     if value is None:
         return None
     if isinstance(value, (list, tuple)):
         return [writable(v) for v in value]
-    return np.array(value, copy=True)
+    return np.array(value, copy=True, order="C")
 
 
 def port_values(declared, ports, feeds, given=frozenset(), unread=frozenset()) -> dict:
@@ -53,6 +56,17 @@ def port_values(declared, ports, feeds, given=frozenset(), unread=frozenset()) -
         raise InputLost(f"the engine lost input `{missing[0]}`: no value reached it (given: "
                         f"{sorted(feeds)})")
     return {k: writable(feeds[d]) for k, d in named.items() if d is not None}
+
+
+def in_engine_order(model, takes, feeds, unread_may_go: bool = True) -> list:
+    """The feeds of an ONNX `model` for an engine whose compiled model takes the inputs named
+    `takes`, in its order (`port_values` with one name per input). `unread_may_go=False`:
+    an engine that leaves out a declared input, even one nothing reads, lost it (a graph
+    optimiser must keep the model's inputs: a caller feeding them would be refused)."""
+    declared, given, unread = onnx_inputs(model)
+    values = port_values(declared, [{name} for name in takes], feeds, given,
+                         unread if unread_may_go else frozenset())
+    return [values[k] for k in range(len(takes)) if k in values]
 
 
 def unfed(model, feeds) -> list:

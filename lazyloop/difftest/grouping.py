@@ -8,7 +8,9 @@ reduced (reducing.py). The minimal cases are then grouped by their *root-cause k
 
 - format: the model format ("onnx", "openvino", "core");
 - loop constructs: the op types of the loop constructs in the minimal model (Loop, Scan, If,
-  TensorIterator), sorted, for the reader (the skeleton holds them too);
+  TensorIterator), sorted, for the reader (the skeleton holds them too); for an op fault
+  (op_faults.py: a body op that disagrees alone, outside any loop) `op:TYPE`, the case
+  being the op alone;
 - symptom: what the backend showed, names and numbers left out (symptom.py);
 - the minimal model compared up to names and constants (skeleton.py, a short hash).
 
@@ -23,13 +25,15 @@ from .skeleton import bodies, digest
 LOOP_OPS = ("Loop", "Scan", "If", "TensorIterator")
 
 
-def root_cause(subject, out) -> tuple:
-    """The root-cause key of a minimal case; see the module docstring."""
+def root_cause(subject, out, op=None) -> tuple:
+    """The root-cause key of a minimal case; see the module docstring. An op fault's case is
+    the op alone (op_faults.py): its constructs part names the op (`op:Mod`)."""
     try:
         case = digest(subject.model())
     except Exception:  # noqa: BLE001 -- a model that cannot be built again
         case = "?"
-    return (subject.format, loop_ops(subject), str(out.symptom), case)
+    constructs = (f"op:{op}",) if op else loop_ops(subject)
+    return (subject.format, constructs, str(out.symptom), case)
 
 
 def key_text(key: tuple) -> str:

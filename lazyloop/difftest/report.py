@@ -65,6 +65,13 @@ class Disagreement:
     nodes_before: Optional[int] = None  # nodes of the shrunk program's model
     nodes_after: Optional[int] = None   # nodes of the case after model-level minimising
     minimising: str = "off"    # why model-level minimising ended (reducing.Reduction)
+    op: Optional[str] = None   # an op fault: the body op that disagrees alone (op_faults.py)
+
+    @property
+    def fault(self) -> str:
+        """"op" when a body op disagrees alone, outside any loop (its case is the op); else
+        "loop"."""
+        return "op" if self.op else "loop"
 
     @property
     def kind(self) -> str:
@@ -75,6 +82,8 @@ class Disagreement:
                  + "; ".join(f"{d.output}: {d.kind}: {d.detail}" for d in self.differences)]
         if self.error:
             lines.append(f"backend error: {self.error.strip()[:500]}")
+        if self.op:
+            lines.append(f"op fault: {self.op} alone, outside any loop, shows it")
         if self.ambiguity:
             lines.append(f"explained by ambiguity {self.reading or self.ambiguity}")
         lines.append(f"rules: {', '.join(sorted(self.rules))}")
@@ -110,6 +119,8 @@ class Report:
     by_kind: Counter = attrs.Factory(Counter)
     backend_version: Optional[str] = None
     stopped: Optional[str] = None     # None: complete; "interrupted" or "max-time": partial
+    backend_spec: Optional[str] = None  # a plug-in's module:factory (plugins.plugin_spec)
+    op_types: frozenset = frozenset()  # ONNX op types inside the bodies of programs run
 
     @property
     def ran(self) -> int:
@@ -145,10 +156,13 @@ def summary_table(report: Report) -> str:
             ("agreements", report.agreements),
             ("disagreeing examples", report.instances),
             ("distinct disagreements (root causes)", len(report.disagreements)),
+            ("  op faults (a body op disagrees alone)",
+             sum(1 for d in report.disagreements if d.op)),
             ("  explained by an ambiguity", sum(1 for d in report.disagreements if d.ambiguity)),
             ("unsupported (refused to load/compile)", report.unsupported_count),
             ("invalid for lazyloop (skipped)", report.invalid),
             ("not exportable (skipped)", report.not_exportable),
+            ("op types inside loop and branch bodies", len(report.op_types)),
             ("seconds", f"{report.seconds:.1f}")]
     if report.stopped:
         unshrunk = sum(d.shrinking in ("off", "interrupted") for d in report.disagreements)
@@ -163,16 +177,12 @@ def summary_table(report: Report) -> str:
                           if r not in EVERY_PROGRAM_RULES)
         for rule, n in sorted(by_rule.items(), key=lambda kv: (-kv[1], kv[0])):
             lines.append(f"  {rule:<28} {n}")
-        lines += ["", "distinct disagreements:"]
-        for k, d in enumerate(report.disagreements):
-            amb = f" [ambiguity {d.reading or d.ambiguity}]" if d.ambiguity else ""
-            if d.shrinking not in ("complete", "off"):
-                amb += f" [shrinking cut: {d.shrinking}]"
-            if d.nodes_after is not None:
-                amb += f" [{d.nodes_before} -> {d.nodes_after} nodes]"
-            program = d.subject.kind if d.subject is not None else d.signature[1]
-            lines.append(f"  {k}: {program} {d.symptom or d.kind} x{d.occurrences}{amb}: "
-                         + "; ".join(f"{x.output}: {x.detail}" for x in d.differences)[:160])
+        for title, fault in (("distinct disagreements (loop faults):", "loop"),
+                             ("op faults (the op alone, outside any loop, disagrees too):",
+                              "op")):
+            listed = [(k, d) for k, d in enumerate(report.disagreements) if d.fault == fault]
+            if listed:
+                lines += ["", title] + [finding_line(k, d) for k, d in listed]
     if report.unsupported:
         lines += ["", "unsupported (reason: count):"]
         for r in sorted(report.unsupported, key=lambda r: -r.count):
@@ -185,3 +195,17 @@ def summary_table(report: Report) -> str:
             lines += [f"  program {e['program']} ({e['kind']}): {e['error'][:200]}"
                       for e in errors[:5]]
     return "\n".join(lines)
+
+
+def finding_line(k: int, d: Disagreement) -> str:
+    """One finding in the summary: its program kind, symptom, occurrences and notes."""
+    amb = f" [ambiguity {d.reading or d.ambiguity}]" if d.ambiguity else ""
+    if d.op:
+        amb += f" [op fault: {d.op}]"
+    if d.shrinking not in ("complete", "off"):
+        amb += f" [shrinking cut: {d.shrinking}]"
+    if d.nodes_after is not None:
+        amb += f" [{d.nodes_before} -> {d.nodes_after} nodes]"
+    program = d.subject.kind if d.subject is not None else d.signature[1]
+    return (f"  {k}: {program} {d.symptom or d.kind} x{d.occurrences}{amb}: "
+            + "; ".join(f"{x.output}: {x.detail}" for x in d.differences)[:160])

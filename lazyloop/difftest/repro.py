@@ -153,6 +153,27 @@ def run(inputs):
                                               for i in session.get_inputs()}})))
 ''' for name, (imports, call) in OPTIMISED.items()})
 
+# a plug-in (`module:factory`, a registered name's entry point): the one import besides numpy
+# and onnx (and openvino, to read an OpenVINO model) is the plug-in's own module, imported as
+# `lazyloop check` imported it -- from the current folder first, as python -m does
+PLUGIN_RUNNER = '''import importlib
+PLUGIN = {spec!r}  # the plug-in's module:factory
+def run(inputs):
+    module, _, factory = PLUGIN.partition(":")
+    sys.path.insert(0, os.getcwd())  # as python -m: a module in the current folder first
+    made = importlib.import_module(module)
+    for part in factory.split("."):
+        made = getattr(made, part)
+    backend = made if callable(getattr(made, "run", None)) and not isinstance(made, type) \\
+        else made()
+    if os.path.exists(os.path.join(HERE, "model.xml")):
+        import openvino as ov
+        model = ov.Core().read_model(os.path.join(HERE, "model.xml"))
+    else:
+        model = onnx.load(os.path.join(HERE, "model.onnx"))
+    return dict(backend.run(model, {{name: inputs[name] for name in DECLARED if name in inputs}}))
+'''
+
 PACKAGES = {"onnxruntime": "onnxruntime", "onnx-reference": "onnx", "openvino": "openvino",
             "tract": "tract", "iree": ("iree-base-compiler", "iree-base-runtime"),
             "mnn": "mnn", **{name: (name, "onnxruntime") for name in OPTIMISED}}
@@ -289,13 +310,23 @@ if __name__ == "__main__":
 '''
 
 
-def repro_script(backend: str, d) -> str:
-    """The text of `repro.py` for disagreement `d` found on `backend`."""
-    runner = RUNNERS.get(backend)
-    if runner is None:
-        runner = (f"def run(inputs):  # backend {backend!r} is not built into lazyloop: call "
-                  f"it here\n    raise SystemExit('repro.py: write run(inputs) for backend "
-                  f"{backend}')\n")
+def runner_text(backend: str, plugin=None) -> str:
+    """How repro.py runs the model: the built-in backend's runner, or the plug-in's
+    `module:factory` imported and run (`PLUGIN_RUNNER`); a backend handed to lazyloop as an
+    object, which no name imports again, leaves `run` to write."""
+    if plugin:
+        return PLUGIN_RUNNER.format(spec=plugin)
+    if backend in RUNNERS:
+        return RUNNERS[backend]
+    return (f"def run(inputs):  # backend {backend!r} was given as an object no module:factory "
+            f"names: call it here\n    raise SystemExit('repro.py: write run(inputs) for "
+            f"backend {backend}')\n")
+
+
+def repro_script(backend: str, d, plugin=None) -> str:
+    """The text of `repro.py` for disagreement `d` found on `backend` (a plug-in named by
+    its `module:factory`, `plugin`)."""
+    runner = runner_text(backend, plugin)
     tensors = {name: v for name, v in d.expected.items()
                if v is not None and not isinstance(v, list)}
     undefined = {name: np.flatnonzero(~np.broadcast_to(np.asarray(mask, bool),
@@ -310,10 +341,10 @@ def repro_script(backend: str, d) -> str:
                             unread=json.dumps(sorted(unread)))
 
 
-def write_repro(case: str, backend: str, d) -> str:
+def write_repro(case: str, backend: str, d, plugin=None) -> str:
     path = os.path.join(case, "repro.py")
     with open(path, "w", encoding="utf-8") as f:
-        f.write(repro_script(backend, d))
+        f.write(repro_script(backend, d, plugin))
     return path
 
 

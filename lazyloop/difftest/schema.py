@@ -16,6 +16,8 @@ FAIL_ON = {
     "unexplained": "findings no registered ambiguity explains (the default)",
     "any": "every finding, those an ambiguity explains too",
     "crash": "only crashes, hangs and out-of-memory ends of the backend",
+    "loop": "loop faults no registered ambiguity explains: op faults (a body op that "
+            "disagrees alone, outside any loop) are listed but do not count",
     "never": "no finding (the exit status then only says whether the run worked)",
 }
 # the Python distribution whose version a built-in backend reports
@@ -91,6 +93,8 @@ def finding_entry(d) -> dict:
             "nodes": {"before": getattr(d, "nodes_before", None),
                       "after": getattr(d, "nodes_after", None)},
             "minimising": getattr(d, "minimising", "off"),
+            "fault": "op" if getattr(d, "op", None) else "loop",
+            "op": getattr(d, "op", None),
             "differences": [f"{x.output}: {x.kind}: {x.detail}" for x in d.differences],
             "error": (d.error or None) and d.error.strip()[:2000]}
 
@@ -117,6 +121,7 @@ def check_document(report, command: Optional[str] = None) -> dict:
         "outcomes": outcomes, "findings": findings,
         "unsupported": [{"reason": r.reason, "count": r.count} for r in report.unsupported],
         "coverage": sorted(report.coverage),
+        "op_types": sorted(getattr(report, "op_types", ())),
         "internal_errors": [dict(e) for e in report.internal_errors],
         "harness_errors": [dict(e) for e in getattr(report, "harness_errors", [])],
     }
@@ -162,6 +167,8 @@ def counts(finding: dict, fail_on: str) -> bool:
         return True
     if fail_on == "crash":
         return finding["outcome"] in ("crash", "hang", "oom")
+    if fail_on == "loop" and finding.get("fault") == "op":
+        return False
     return finding["ambiguity"] is None
 
 
@@ -184,6 +191,8 @@ def judge(document: dict, fail_on: str = "unexplained", known=frozenset()) -> di
     document["verdict"] = {"fail_on": fail_on, "counted": counted,
                            "known": sum(f["known"] for f in document["findings"]),
                            "explained": sum(f["ambiguity"] is not None
+                                            for f in document["findings"]),
+                           "op_faults": sum(f.get("fault") == "op"
                                             for f in document["findings"]),
                            "exit_status": status}
     return document
@@ -209,7 +218,9 @@ def junit_xml(document: dict) -> str:
         else:
             why = ("known (in the baseline)" if f["known"] else
                    f"explained by ambiguity {f['ambiguity']}" if f["ambiguity"] else
-                   "not counted (--fail-on)")
+                   f"an op fault ({f.get('op')}), not counted (--fail-on loop)"
+                   if f.get("fault") == "op" and document["verdict"]["fail_on"] == "loop"
+                   else "not counted (--fail-on)")
             inner = f"<skipped message={quoteattr(why)}/><system-out>{body}</system-out>"
         cases.append(f"  <testcase classname={quoteattr(cls)} "
                      f"name={quoteattr(f['root_cause'])}>{inner}</testcase>")
