@@ -66,6 +66,7 @@ class Disagreement:
     nodes_after: Optional[int] = None   # nodes of the case after model-level minimising
     minimising: str = "off"    # why model-level minimising ended (reducing.Reduction)
     op: Optional[str] = None   # an op fault: the body op that disagrees alone (op_faults.py)
+    shape: tuple = ()          # the minimal case's shape (known.py), sorted traits
 
     @property
     def fault(self) -> str:
@@ -121,6 +122,8 @@ class Report:
     stopped: Optional[str] = None     # None: complete; "interrupted" or "max-time": partial
     backend_spec: Optional[str] = None  # a plug-in's module:factory (plugins.plugin_spec)
     op_types: frozenset = frozenset()  # ONNX op types inside the bodies of programs run
+    redrawn: int = 0                  # draws replaced: their shape matched a known cause
+    known_shapes: int = 0             # known causes (of a baseline) with a shape to match
 
     @property
     def ran(self) -> int:
@@ -164,6 +167,9 @@ def summary_table(report: Report) -> str:
             ("not exportable (skipped)", report.not_exportable),
             ("op types inside loop and branch bodies", len(report.op_types)),
             ("seconds", f"{report.seconds:.1f}")]
+    if report.known_shapes:
+        rows.insert(-1, (f"draws replaced (shaped like one of {report.known_shapes} known "
+                         f"causes)", report.redrawn))
     if report.stopped:
         unshrunk = sum(d.shrinking in ("off", "interrupted") for d in report.disagreements)
         rows.append(("stopped early", f"{report.stopped} (a partial report; {unshrunk} "
