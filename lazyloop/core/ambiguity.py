@@ -129,6 +129,15 @@ REGISTER = {a.id: a for a in [
                        "dtype and rank still are (TorchScript declares the first trip's "
                        "shape for a value torch.cat grows)"},
               "constraint"),
+    Ambiguity("A18", "onnx/declared",
+              "an ONNX Loop carried input declared with one element of rank 1 ([1]) whose "
+              "initial value is 0-D",
+              {"as-given": "the declaration is a hint (onnxruntime, ONNX's reference "
+                           "evaluator; ONNX's checker accepts it, the Loop's inference drops "
+                           "carried shapes): the body receives the 0-D value",
+               "constraint": "ONNX's IR: a declared shape fixes the rank, and a scalar is not "
+                             "a vector of length 1: refused (ModelError)"},
+              "as-given"),
     # -- OpenVINO frontend (A20-A29) ----------------------------------------------------------
     Ambiguity("A20", "openvino/slice",
               "sliced input: is `end` included, and what does a negative start/end mean?",

@@ -234,7 +234,10 @@ class CoreLoop:
             if not compatible(have, want):
                 raise ModelError(self.where, "onnx/declared", f"{what} is declared {want!r} in "
                                  f"the body but receives {have!r}",
-                                 "make the body input's declared type match its value")
+                                 "make the body input's declared type match its value"
+                                 + (" (or readings={'A18': 'as-given'})" if self.rule ==
+                                    "onnx/loop" and want.shape == (1,) and have.shape == ()
+                                    else ""))
             if not carried and implies(have, want):
                 return t
             if not carried:
@@ -285,6 +288,22 @@ def carried_dims_as_hints(body: onnx.GraphProto, inputs: range, outputs: range):
         if vi.type.HasField("tensor_type") and vi.type.tensor_type.HasField("shape"):
             for dim in vi.type.tensor_type.shape.dim:
                 dim.ClearField("dim_value")
+    return relaxed
+
+
+def one_element_declarations_of_scalars(body: onnx.GraphProto, inputs: range, values):
+    """A18 reading "as-given": the body with the shape forgotten (dtype kept) of each carried
+    input declared `[1]` whose initial value (in `values`) is 0-D, so that the body receives
+    the 0-D value, as onnxruntime and ONNX's reference evaluator do (`onnx/declared`)."""
+    scalars = [k for k, v in zip(inputs, values)
+               if isinstance(v.type, TensorType) and v.type.shape == ()
+               and getattr(declared_type(body.input[k].type), "shape", None) == (1,)]
+    if not scalars:
+        return body
+    relaxed = onnx.GraphProto()
+    relaxed.CopyFrom(body)
+    for k in scalars:
+        relaxed.input[k].type.tensor_type.ClearField("shape")
     return relaxed
 
 

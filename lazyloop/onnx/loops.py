@@ -18,7 +18,8 @@ from ..core.enums import ElementWiseOperation, TripLimit
 from ..core.errors import EvaluationError, ModelError, StreamShapeChanged
 from ..core.types import TensorType
 from ..core.undefined import Partial
-from .coreloop import CoreLoop, bind_results, carried_dims_as_hints, check_outputs
+from .coreloop import (CoreLoop, bind_results, carried_dims_as_hints, check_outputs,
+                       one_element_declarations_of_scalars)
 from .graph import add_constant, graph_attribute
 from .scope import Lowering, Scope
 from .types import to_ll
@@ -165,7 +166,8 @@ def lower_loop(low: Lowering, node, scope: Scope, where: str) -> None:
 def loop_signature(low: Lowering, node, scope: Scope, where: str):
     """(body, M, cond, initial carried values, number of scan outputs) of a Loop node, its
     inputs and body checked against each other (`onnx/loop`); A17 "hint" reads the body's
-    declared dims of carried values as hints."""
+    declared dims of carried values as hints, A18 "as-given" a `[1]` declaration of a 0-D
+    initial value."""
     rule = "onnx/loop"
     body = graph_attribute(node, "body", where, rule)
     ins = [scope.lookup(x, where) if x else None for x in node.input]
@@ -182,6 +184,8 @@ def loop_signature(low: Lowering, node, scope: Scope, where: str):
         raise ModelError(where, rule, f"its body gives {len(body.output)} outputs; with {n} "
                          f"carried values it must give at least {1 + n} (condition, carried "
                          "values, scan outputs)", "make the body's outputs match")
+    if low.readings["A18"] == "as-given":
+        body = one_element_declarations_of_scalars(body, range(2, 2 + n), inits)
     if low.readings["A17"] == "hint":
         body = carried_dims_as_hints(body, range(2, 2 + n), range(1, 1 + n))
     return body, m, cond, inits, k

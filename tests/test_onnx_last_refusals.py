@@ -1,0 +1,95 @@
+"""Valid ONNX models lazyloop used to refuse (issue 22, point 6), and what it still refuses.
+
+Each model is checked with ONNX's checker first where the checker accepts it; expected values
+are computed by hand (comments) and, where the engine runs the model, by onnxruntime or ONNX's
+reference evaluator on the same file.
+"""
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import onnx.parser
+import pytest
+from onnx import TensorProto, helper
+
+import lazyloop as ll
+import lazyloop.onnx as lo
+
+F32, I64 = np.float32, np.int64
+
+
+def parse(text: str, check=True) -> onnx.ModelProto:
+    model = onnx.parser.parse_model(text)
+    if check:
+        onnx.checker.check_model(model, full_check=True)
+    return model
+
+
+def onnxruntime_run(model, feeds):
+    ort = pytest.importorskip("onnxruntime")
+    session = ort.InferenceSession(model.SerializeToString(),
+                                   providers=["CPUExecutionProvider"])
+    return session.run(None, feeds)
+
+
+# -- a carried input declared [1] whose initial value is 0-D (A18) --------------------------
+
+def scalar_into_one_element():
+    """v = Loop(M, c0, v0) whose body declares its carried input int64[1] (its next value
+    undeclared: v_in + 1), fed v0 a 0-D int64."""
+    body = helper.make_graph(
+        [helper.make_node("Identity", ["c"], ["c_out"]),
+         helper.make_node("Add", ["v_in", "one"], ["v_out"])], "b",
+        [helper.make_tensor_value_info("i", TensorProto.INT64, []),
+         helper.make_tensor_value_info("c", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("v_in", TensorProto.INT64, [1])],
+        [helper.make_tensor_value_info("c_out", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("v_out", TensorProto.INT64, None)],
+        [helper.make_tensor("one", TensorProto.INT64, [], [1])])
+    graph = helper.make_graph(
+        [helper.make_node("Loop", ["M", "c0", "v0"], ["v"], body=body)], "g",
+        [helper.make_tensor_value_info("M", TensorProto.INT64, []),
+         helper.make_tensor_value_info("c0", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("v0", TensorProto.INT64, [])],
+        [helper.make_tensor_value_info("v", TensorProto.INT64, [])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    onnx.checker.check_model(model, full_check=True)
+    return model
+
+
+# rule: onnx/declared -- A18 "as-given": the body receives the 0-D value (ONNX's checker
+# accepts the model: the Loop's inference drops carried shapes)
+def test_a_scalar_fed_to_a_carried_input_declared_one_element_runs_as_given():
+    model = scalar_into_one_element()
+    feeds = {"M": np.array(3, I64), "c0": np.array(True), "v0": np.array(5, I64)}
+    out = lo.evaluate(model, feeds)["v"]
+    assert out.shape == () and out == 8          # 5 + 1 + 1 + 1, still 0-D
+    want = onnxruntime_run(model, feeds)[0]      # onnxruntime gives the same, 0-D
+    assert want.shape == () and want == 8
+    assert lo.evaluate(model, {**feeds, "M": np.array(0, I64)})["v"] == 5   # zero trips
+
+
+def test_reading_a18_constraint_refuses_the_scalar():
+    model = scalar_into_one_element()
+    feeds = {"M": np.array(3, I64), "c0": np.array(True), "v0": np.array(5, I64)}
+    with pytest.raises(ll.ModelError, match=r"'v_in' is declared int64\[1\] in the body but "
+                                            r"receives int64\[\].*onnx/declared.*A18"):
+        lo.evaluate(model, feeds, readings={"A18": "constraint"})
+
+
+# rule: onnx/declared -- a Scan state declared [1] fed a 0-D value stays refused: ONNX's
+# checker refuses the model (Scan's inference keeps declared shapes), so does onnxruntime
+def test_a_scalar_scan_state_declared_one_element_stays_refused():
+    model = parse("""
+<ir_version: 8, opset_import: ["" : 17]>
+g (float s0, float[3] xs) => (float s, float[3] ys) {
+  s, ys = Scan <num_scan_inputs = 1, body = b (float[1] s_in, float x) => (float s_out, float y) {
+      s_out = Add (s_in, x)
+      y = Identity (s_out)
+  }> (s0, xs)
+}""", check=False)
+    with pytest.raises(onnx.shape_inference.InferenceError):
+        onnx.checker.check_model(model, full_check=True)
+    with pytest.raises(ll.ModelError, match=r"state 's_in' is declared float32\[1\].*"
+                                            r"onnx/declared"):
+        lo.evaluate(model, {"s0": np.array(1, F32), "xs": np.arange(3, dtype=F32)})
