@@ -93,3 +93,76 @@ g (float s0, float[3] xs) => (float s, float[3] ys) {
     with pytest.raises(ll.ModelError, match=r"state 's_in' is declared float32\[1\].*"
                                             r"onnx/declared"):
         lo.evaluate(model, {"s0": np.array(1, F32), "xs": np.arange(3, dtype=F32)})
+
+
+# -- a subgraph listing its initializers among its inputs (IR version 3 and below) ----------
+
+def loop_with_initializer_input(ir_version: int):
+    """v = Loop(M, c0, v0) (opset 8) whose body lists its initializer w = [1, 10] as a fourth
+    input, after the three the Loop binds; v_out = v_in + w."""
+    body = helper.make_graph(
+        [helper.make_node("Identity", ["c"], ["c_out"]),
+         helper.make_node("Add", ["v_in", "w"], ["v_out"])], "b",
+        [helper.make_tensor_value_info("i", TensorProto.INT64, []),
+         helper.make_tensor_value_info("c", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("v_in", TensorProto.FLOAT, [2]),
+         helper.make_tensor_value_info("w", TensorProto.FLOAT, [2])],
+        [helper.make_tensor_value_info("c_out", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("v_out", TensorProto.FLOAT, [2])],
+        [helper.make_tensor("w", TensorProto.FLOAT, [2], [1, 10])])
+    graph = helper.make_graph(
+        [helper.make_node("Loop", ["M", "c0", "v0"], ["v"], body=body)], "g",
+        [helper.make_tensor_value_info("M", TensorProto.INT64, []),
+         helper.make_tensor_value_info("c0", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("v0", TensorProto.FLOAT, [2])],
+        [helper.make_tensor_value_info("v", TensorProto.FLOAT, [2])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 8)])
+    model.ir_version = ir_version
+    return model
+
+
+LOOP_FEEDS = {"M": np.array(3, I64), "c0": np.array(True), "v0": np.zeros(2, F32)}
+
+
+# rule: onnx/graph -- IR 3: the body's trailing inputs named after its initializers are
+# constants, not inputs the Loop binds (ONNX's checker accepts the model)
+def test_ir3_loop_body_listing_its_initializer_as_an_input():
+    model = loop_with_initializer_input(3)
+    onnx.checker.check_model(model, full_check=True)
+    out = lo.evaluate(model, LOOP_FEEDS)["v"]
+    np.testing.assert_array_equal(out, [3, 30])                      # 0 + 3 * [1, 10]
+    np.testing.assert_array_equal(onnxruntime_run(model, LOOP_FEEDS)[0], [3, 30])
+
+
+# rule: onnx/graph -- from IR 4 on a subgraph's initializer is not an input: the body takes
+# four inputs where the Loop binds three (ONNX's checker refuses it too)
+def test_ir4_loop_body_listing_its_initializer_as_an_input_is_refused():
+    model = loop_with_initializer_input(4)
+    with pytest.raises(onnx.shape_inference.InferenceError):
+        onnx.checker.check_model(model, full_check=True)
+    with pytest.raises(ll.ModelError, match=r"body takes 4 inputs.*must take 3.*onnx/loop"):
+        lo.evaluate(model, LOOP_FEEDS)
+
+
+# rule: onnx/graph -- the same for a Scan 8 body (IR 3, opset 8): state s, scan input x,
+# initializer w listed last; s_out = s_in + x * w
+def test_ir3_scan8_body_listing_its_initializer_as_an_input():
+    body = helper.make_graph(
+        [helper.make_node("Mul", ["x", "w"], ["xw"]),
+         helper.make_node("Add", ["s_in", "xw"], ["s_out"])], "b",
+        [helper.make_tensor_value_info("s_in", TensorProto.FLOAT, []),
+         helper.make_tensor_value_info("x", TensorProto.FLOAT, []),
+         helper.make_tensor_value_info("w", TensorProto.FLOAT, [])],
+        [helper.make_tensor_value_info("s_out", TensorProto.FLOAT, [])],
+        [helper.make_tensor("w", TensorProto.FLOAT, [], [10])])
+    graph = helper.make_graph(
+        [helper.make_node("Scan", ["", "s0", "xs"], ["s"], body=body, num_scan_inputs=1)], "g",
+        [helper.make_tensor_value_info("s0", TensorProto.FLOAT, [1]),
+         helper.make_tensor_value_info("xs", TensorProto.FLOAT, [1, 3])],
+        [helper.make_tensor_value_info("s", TensorProto.FLOAT, [1])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 8)])
+    model.ir_version = 3
+    onnx.checker.check_model(model, full_check=True)
+    feeds = {"s0": np.array([1], F32), "xs": np.array([[1, 2, 3]], F32)}
+    np.testing.assert_array_equal(lo.evaluate(model, feeds)["s"], [61])   # 1 + 10 * (1+2+3)
+    np.testing.assert_array_equal(onnxruntime_run(model, feeds)[0], [61])

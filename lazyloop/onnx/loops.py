@@ -20,7 +20,7 @@ from ..core.types import TensorType
 from ..core.undefined import Partial
 from .coreloop import (CoreLoop, bind_results, carried_dims_as_hints, check_outputs,
                        one_element_declarations_of_scalars)
-from .graph import add_constant, graph_attribute
+from .graph import add_constant, body_attribute
 from .scope import Lowering, Scope
 from .types import to_ll
 
@@ -169,7 +169,7 @@ def loop_signature(low: Lowering, node, scope: Scope, where: str):
     declared dims of carried values as hints, A18 "as-given" a `[1]` declaration of a 0-D
     initial value."""
     rule = "onnx/loop"
-    body = graph_attribute(node, "body", where, rule)
+    body = body_attribute(low, node, where, rule)
     ins = [scope.lookup(x, where) if x else None for x in node.input]
     if len(ins) < 2:
         raise ModelError(where, rule, f"has {len(ins)} inputs", "give M and cond (\"\" to omit)")

@@ -11,7 +11,7 @@ import numpy as np
 from ..core.errors import EvaluationError, ModelError, UnsupportedError
 from ..core.types import TensorType
 from .coreloop import CoreLoop, attr, bind_results, carried_dims_as_hints, check_outputs
-from .graph import graph_attribute
+from .graph import body_attribute
 from .scope import Lowering, Scope
 from .types import to_ll
 
@@ -155,7 +155,7 @@ def scan_input_count(node, where: str, rule: str, inputs: int) -> int:
 def lower_scan9(low: Lowering, node, scope: Scope, where: str) -> None:
     """`onnx/scan9`, in the phases every loop lowering follows (`coreloop.py`)."""
     rule = "onnx/scan9"
-    body = graph_attribute(node, "body", where, rule)
+    body = body_attribute(low, node, where, rule)
     m = scan_input_count(node, where, rule, len(node.input))
     ins = [scope.lookup(x, where) if x else None for x in node.input]
     n = len(ins) - m
@@ -213,7 +213,7 @@ def lower_scan8(low: Lowering, node, scope: Scope, where: str) -> None:
     """`onnx/scan8`: a loop over the batch items holding, per item, a loop over its
     sequence; each lowered in the phases every loop lowering follows (`coreloop.py`)."""
     rule = "onnx/scan8"
-    body = graph_attribute(node, "body", where, rule)
+    body = body_attribute(low, node, where, rule)
     m = scan_input_count(node, where, rule, max(len(node.input) - 1, 0))
     lens = scope.lookup(node.input[0], where) if node.input[0] else None
     ins = [scope.lookup(x, where) if x else None for x in node.input[1:]]
