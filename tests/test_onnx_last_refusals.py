@@ -166,3 +166,64 @@ def test_ir3_scan8_body_listing_its_initializer_as_an_input():
     feeds = {"s0": np.array([1], F32), "xs": np.array([[1, 2, 3]], F32)}
     np.testing.assert_array_equal(lo.evaluate(model, feeds)["s"], [61])   # 1 + 10 * (1+2+3)
     np.testing.assert_array_equal(onnxruntime_run(model, feeds)[0], [61])
+
+
+# -- a condition declared a scalar in the body that arrives as [1] (A16 "one-element") -----
+
+def for_loop_with_constant_condition(cond_shape, body_reads_shape=False):
+    """v = Loop(M, c0, v0): a for loop whose cond c0 = [true] is a constant initializer
+    (shape `cond_shape`: [1] or None for a graph input of unknown rank) and whose body
+    declares its condition input a bool scalar and passes it through; v_out = v_in + 1.
+    With `body_reads_shape` the body also stacks Shape(c), the shape it is given."""
+    nodes = [helper.make_node("Identity", ["c"], ["c_out"]),
+             helper.make_node("Add", ["v_in", "one"], ["v_out"])]
+    outputs = [helper.make_tensor_value_info("c_out", TensorProto.BOOL, []),
+               helper.make_tensor_value_info("v_out", TensorProto.FLOAT, [])]
+    if body_reads_shape:
+        nodes.append(helper.make_node("Shape", ["c"], ["sh"]))
+        outputs.append(helper.make_tensor_value_info("sh", TensorProto.INT64, None))
+    body = helper.make_graph(
+        nodes, "b",
+        [helper.make_tensor_value_info("i", TensorProto.INT64, []),
+         helper.make_tensor_value_info("c", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("v_in", TensorProto.FLOAT, [])], outputs,
+        [helper.make_tensor("one", TensorProto.FLOAT, [], [1])])
+    inputs = [helper.make_tensor_value_info("M", TensorProto.INT64, []),
+              helper.make_tensor_value_info("v0", TensorProto.FLOAT, [])]
+    inits = [helper.make_tensor("c0", TensorProto.BOOL, [1], [True])]
+    if cond_shape is None:
+        inputs.append(helper.make_tensor_value_info("c0", TensorProto.BOOL, None))
+        inits = []
+    results = [helper.make_tensor_value_info("v", TensorProto.FLOAT, [])]
+    if body_reads_shape:
+        results.append(helper.make_tensor_value_info("shapes", TensorProto.INT64, None))
+    graph = helper.make_graph(
+        [helper.make_node("Loop", ["M", "c0", "v0"], ["v"] + (["shapes"] if body_reads_shape
+                                                                 else []), body=body)],
+        "g", inputs, results, inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+# rule: onnx/loop -- A16 "one-element": a constant [1] condition whose body declares a scalar
+# is read as its one element; the for loop runs its M trips. ONNX's reference evaluator
+# gives the same; onnxruntime refuses to load this model (its inference sees the [1])
+def test_a_constant_one_element_condition_the_body_declares_a_scalar():
+    from onnx.reference import ReferenceEvaluator
+
+    model = for_loop_with_constant_condition([1])
+    feeds = {"M": np.array(10, I64), "v0": np.array(0, F32)}
+    assert lo.evaluate(model, feeds)["v"] == 10                       # 0 + 1 * 10 trips
+    assert ReferenceEvaluator(model).run(None, feeds)[0] == 10
+    assert lo.evaluate(model, {**feeds, "M": np.array(0, I64)})["v"] == 0
+
+
+# rule: onnx/loop -- A16 "one-element": the body is given its condition in the shape it
+# declares (0-D here), as onnxruntime feeds it when the cond's rank is not known statically
+def test_the_body_sees_its_condition_in_its_declared_shape():
+    model = for_loop_with_constant_condition(None, body_reads_shape=True)
+    feeds = {"M": np.array(3, I64), "v0": np.array(0, F32), "c0": np.array([True])}
+    out = lo.evaluate(model, feeds)
+    assert out["shapes"].shape == (3, 0)                  # three trips, each Shape(c) = []
+    want = onnxruntime_run(model, feeds)
+    assert want[1].shape == (3, 0) and want[0] == 3
+    assert out["v"] == 3

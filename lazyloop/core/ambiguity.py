@@ -117,8 +117,9 @@ REGISTER = {a.id: a for a in [
     Ambiguity("A16", "onnx/loop",
               "a Loop condition, trip count or iteration number of shape [1]",
               {"one-element": "ONNX's checker and every runtime accept one-element tensors; "
-                              "the value keeps its shape (the body's condition input on trip "
-                              "i+1 is its condition output of trip i)",
+                              "the body's condition input holds the condition's one element "
+                              "in the shape the body declares for it (as onnxruntime feeds "
+                              "it), in the value's own shape when undeclared",
                "scalar": "the operator text says scalars: anything but 0-D is refused"},
               "one-element"),
     Ambiguity("A17", "onnx/declared",

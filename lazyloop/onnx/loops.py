@@ -55,14 +55,16 @@ def one_element_bool(cl: CoreLoop, ty) -> bool:
 
 def condition_value(cl: CoreLoop, t, what: str, stream):
     """A condition as the body sees it (A16): under "one-element" a bool tensor with one
-    element, keeping its shape ([1] stays [1]); under "scalar" a 0-D bool. A value whose
-    type already says so, and agrees with the type `stream` of the condition's stream,
-    passes as it is; any other is checked when it arrives, in a stream of bool[*]."""
+    element, in the shape `stream` gives when it gives one (the body's declaration: its one
+    element read, as onnxruntime feeds the body), else in its own shape; under "scalar" a
+    0-D bool. A value whose type already says so passes as it is; any other is checked when
+    it arrives."""
     ty = t.type
     if one_element_bool(cl, ty) and isinstance(stream, TensorType) and (
             stream == ty or stream.shape is None):
         return t
     where, scalar = cl.where, cl.low.reading("A16") == "scalar"
+    shape = stream.shape if one_element_bool(cl, stream) else None
 
     def one_element(c):
         if not (isinstance(c, np.ndarray) and c.dtype == np.bool_ and c.size == 1
@@ -70,9 +72,20 @@ def condition_value(cl: CoreLoop, t, what: str, stream):
             got = f"{c.dtype}{list(c.shape)}" if isinstance(c, np.ndarray) else type(c).__name__
             raise EvaluationError(where, "onnx/loop", f"{what} is {got}", "give a bool scalar"
                                   + (" (reading A16=scalar)" if scalar else " or bool[1]"))
-        return (c,)
+        return (c if shape is None else c.reshape(shape),)
 
-    return cl.function(one_element, [t], TensorType(np.bool_, None), f"cond:{what}")
+    return cl.function(one_element, [t], TensorType(np.bool_, shape), f"cond:{what}")
+
+
+def declared_condition(cl: CoreLoop, body):
+    """The type of a Loop's condition stream: what the body declares for its condition input
+    when that is one bool element (bool or bool[1]), else for its condition output, else
+    nothing (None: each value keeps its own shape)."""
+    for vi in (body.input[1], body.output[0]):
+        ty = to_ll(vi.type) if vi.type.WhichOneof("value") else None
+        if one_element_bool(cl, ty):
+            return ty
+    return None
 
 
 def omitted_condition(cl: CoreLoop, vi):
@@ -206,9 +219,7 @@ def trip_limits(cl: CoreLoop, body, m, cond):
     start = cond if cond is not None else add_constant(
         low, np.array([True] if body_declares_one(body.input[1]) else True),
         cl.name("cond_start"))
-    back = to_ll(body.output[0].type) if body.output[0].type.WhichOneof("value") else None
-    start = condition_value(cl, start, "the initial condition",
-                            back if one_element_bool(cl, back) else None)
+    start = condition_value(cl, start, "the initial condition", declared_condition(cl, body))
     cond_rec = cl.carried(start, "cond")
     cl.loop.add_trip_limit(cond_rec.get_output(0), TripLimit.WHILE)
     return i, cond_rec
