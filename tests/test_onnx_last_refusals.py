@@ -227,3 +227,54 @@ def test_the_body_sees_its_condition_in_its_declared_shape():
     want = onnxruntime_run(model, feeds)
     assert want[1].shape == (3, 0) and want[0] == 3
     assert out["v"] == 3
+
+
+# -- a floating-point Mod without fmod = 1 (opsets 10-27) ----------------------------------
+
+def mod_in_a_loop(opset: int, dtype=TensorProto.FLOAT, **attributes):
+    """s = Loop(2, "", s0): s_out = Mod(s_in, b) in the body; b = [3, -3, 2]."""
+    body = helper.make_graph(
+        [helper.make_node("Identity", ["c"], ["c_out"]),
+         helper.make_node("Mod", ["s_in", "b"], ["s_out"], name="the_mod", **attributes)], "b",
+        [helper.make_tensor_value_info("i", TensorProto.INT64, []),
+         helper.make_tensor_value_info("c", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("s_in", dtype, [3])],
+        [helper.make_tensor_value_info("c_out", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("s_out", dtype, [3])],
+        [helper.make_tensor("b", dtype, [3], [3, -3, 2])])
+    graph = helper.make_graph(
+        [helper.make_node("Loop", ["M", "", "s0"], ["s"], body=body)], "g",
+        [helper.make_tensor_value_info("M", TensorProto.INT64, []),
+         helper.make_tensor_value_info("s0", dtype, [3])],
+        [helper.make_tensor_value_info("s", dtype, [3])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    onnx.checker.check_model(model, full_check=True)
+    return model
+
+
+MOD_FEEDS = {"M": np.array(1, I64), "s0": np.array([-4, 7, 5.5], F32)}
+
+
+# rule: onnx/attributes -- Mod-13's text: a floating-point T needs fmod = 1 (the default is
+# 0); onnxruntime refuses to run it ("fmod attribute must be true for floating point types")
+@pytest.mark.parametrize("attributes", [{}, {"fmod": 0}])
+def test_a_float_mod_without_fmod_1_is_refused_before_opset_28(attributes):
+    model = mod_in_a_loop(13, **attributes)
+    with pytest.raises(ll.ModelError, match=r"the_mod.*in body of Loop.*Mod-13 of "
+                                            r"tensor\(float\) has fmod = 0.*onnx/attributes"):
+        lo.evaluate(model, MOD_FEEDS)
+    with pytest.raises(Exception, match="fmod"):
+        onnxruntime_run(model, MOD_FEEDS)
+
+
+def test_a_float_mod_with_fmod_1_and_the_floor_mod_of_mod_28_run():
+    # rule: onnx/attributes -- fmod = 1 is C's fmod (sign of the dividend); Mod-28 defines
+    # the floor modulo of floats (sign of the divisor)
+    out = lo.evaluate(mod_in_a_loop(13, fmod=1), MOD_FEEDS)["s"]
+    np.testing.assert_array_equal(out, np.fmod([-4, 7, 5.5], [3, -3, 2]))      # [-1, 1, 1.5]
+    out = lo.evaluate(mod_in_a_loop(28), MOD_FEEDS)["s"]
+    np.testing.assert_array_equal(out, np.mod([-4, 7, 5.5], [3, -3, 2]))       # [2, -2, 1.5]
+    # integer Mod with the default fmod = 0 is Python's %
+    ints = lo.evaluate(mod_in_a_loop(13, TensorProto.INT64),
+                       {"M": np.array(1, I64), "s0": np.array([-4, 7, 5], I64)})["s"]
+    np.testing.assert_array_equal(ints, [-4 % 3, 7 % -3, 5 % 2])
