@@ -278,3 +278,48 @@ def test_a_float_mod_with_fmod_1_and_the_floor_mod_of_mod_28_run():
     ints = lo.evaluate(mod_in_a_loop(13, TensorProto.INT64),
                        {"M": np.array(1, I64), "s0": np.array([-4, 7, 5], I64)})["s"]
     np.testing.assert_array_equal(ints, [-4 % 3, 7 % -3, 5 % 2])
+
+
+# -- NonMaxSuppression with 0-D limits (REF-9) ---------------------------------------------
+
+def non_max_suppression(limit_shape):
+    """NonMaxSuppression of three boxes (the first two overlap: IoU 1/3 > 0.25) with
+    max_output_boxes_per_class = 2 and iou_threshold = 0.25 of shape `limit_shape`."""
+    graph = helper.make_graph(
+        [helper.make_node("NonMaxSuppression", ["boxes", "scores", "m", "t"], ["y"])], "g",
+        [helper.make_tensor_value_info("boxes", TensorProto.FLOAT, [1, 3, 4]),
+         helper.make_tensor_value_info("scores", TensorProto.FLOAT, [1, 1, 3])],
+        [helper.make_tensor_value_info("y", TensorProto.INT64, [None, 3])],
+        [helper.make_tensor("m", TensorProto.INT64, limit_shape, [2]),
+         helper.make_tensor("t", TensorProto.FLOAT, limit_shape, [0.25])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
+    onnx.checker.check_model(model, full_check=True)
+    return model
+
+
+NMS_FEEDS = {"boxes": np.array([[[0, 0, 1, 1], [0, 0.5, 1, 1.5], [0, 3, 1, 4]]], F32),
+             "scores": np.array([[[0.9, 0.8, 0.7]]], F32)}
+
+
+# rule: onnx/node -- REF-9: the reference kernel fails on 0-D limits (the text's scalars);
+# lazyloop gives them to it as [1]: boxes 0 and 2 are kept (box 1 overlaps box 0), as
+# onnxruntime gives
+def test_non_max_suppression_with_scalar_limits():
+    from onnx.reference import ReferenceEvaluator
+
+    want = [[0, 0, 0], [0, 0, 2]]
+    scalar = non_max_suppression([])
+    np.testing.assert_array_equal(lo.evaluate(scalar, NMS_FEEDS)["y"], want)
+    np.testing.assert_array_equal(onnxruntime_run(scalar, NMS_FEEDS)[0], want)
+    with pytest.raises(IndexError):                       # the fault, outside lazyloop
+        ReferenceEvaluator(scalar).run(None, NMS_FEEDS)
+    np.testing.assert_array_equal(lo.evaluate(non_max_suppression([1]), NMS_FEEDS)["y"], want)
+
+
+# rule: onnx/node -- REF-9 stays out of the schema-body generator: no 0-D limit is drawn
+def test_the_generator_never_draws_non_max_suppression_with_scalar_limits():
+    pytest.importorskip("hypothesis")
+    from lazyloop.strategies import onnx_op_search as search
+
+    calls = search.signatures("NonMaxSuppression", 21)
+    assert calls and all(p.shape != () for c in calls for p in c.inputs[2:])
