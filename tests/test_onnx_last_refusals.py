@@ -323,3 +323,71 @@ def test_the_generator_never_draws_non_max_suppression_with_scalar_limits():
 
     calls = search.signatures("NonMaxSuppression", 21)
     assert calls and all(p.shape != () for c in calls for p in c.inputs[2:])
+
+
+# -- Scan states whose shape changes --------------------------------------------------------
+
+def growing_scan_state(opset: int):
+    """s, ys = Scan(s0, xs): s_out = Concat(s_in, [x]) grows by one a trip; ys stacks x.
+    Scan 8 (opset 8) has a batch axis: s0 [1, A], xs [1, N]."""
+    batch = opset < 9
+    body = helper.make_graph(
+        [helper.make_node("Unsqueeze", ["x"], ["x1"], axes=[0]) if opset < 13 else
+         helper.make_node("Unsqueeze", ["x", "zero"], ["x1"]),
+         helper.make_node("Concat", ["s_in", "x1"], ["s_out"], axis=0),
+         helper.make_node("Identity", ["x"], ["y"])], "b",
+        [helper.make_tensor_value_info("s_in", TensorProto.FLOAT, ["K"]),
+         helper.make_tensor_value_info("x", TensorProto.FLOAT, [])],
+        [helper.make_tensor_value_info("s_out", TensorProto.FLOAT, ["K2"]),
+         helper.make_tensor_value_info("y", TensorProto.FLOAT, [])],
+        [helper.make_tensor("zero", TensorProto.INT64, [1], [0])] if opset >= 13 else [])
+    lead = [1] if batch else []
+    graph = helper.make_graph(
+        [helper.make_node("Scan", ([""] if batch else []) + ["s0", "xs"], ["s", "ys"],
+                          body=body, num_scan_inputs=1)], "g",
+        [helper.make_tensor_value_info("s0", TensorProto.FLOAT, lead + ["A"]),
+         helper.make_tensor_value_info("xs", TensorProto.FLOAT, lead + ["N"])],
+        [helper.make_tensor_value_info("s", TensorProto.FLOAT, lead + ["B"]),
+         helper.make_tensor_value_info("ys", TensorProto.FLOAT, lead + ["N"])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    onnx.checker.check_model(model, full_check=True)
+    return model
+
+
+# rule: onnx/scan9 -- "All the output tensors (state_variables as well as scan_output_element
+# tensors) are required to have the same shape in each iteration": a state that grows is
+# refused on its first trip, naming the node and the state, as onnxruntime refuses it (ONNX's
+# reference evaluator lets it grow)
+def test_a_scan9_state_that_grows_is_refused():
+    model = growing_scan_state(17)
+    feeds = {"s0": np.zeros(1, F32), "xs": np.array([1, 2, 3], F32)}
+    with pytest.raises(ll.StreamShapeChanged, match=r"Scan node.*state 's_in' changes shape "
+                                                    r"from \[1\] to \[2\].*onnx/scan9"):
+        lo.evaluate(model, feeds)
+    with pytest.raises(Exception, match="s_out"):
+        onnxruntime_run(model, feeds)
+    # zero trips: nothing changes shape, the state is returned as it entered
+    out = lo.evaluate(model, {"s0": np.zeros(1, F32), "xs": np.zeros(0, F32)})
+    np.testing.assert_array_equal(out["s"], [0])
+
+
+# rule: onnx/scan8 -- the same for Scan 8's states
+def test_a_scan8_state_that_grows_is_refused():
+    model = growing_scan_state(8)
+    with pytest.raises(ll.StreamShapeChanged, match=r"state 's_in' changes shape.*onnx/scan8"):
+        lo.evaluate(model, {"s0": np.zeros((1, 1), F32), "xs": np.array([[1, 2]], F32)})
+
+
+# rule: onnx/scan9 -- a state that keeps its shape runs (a running sum, by hand)
+def test_a_scan_state_of_one_shape_runs():
+    model = parse("""
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[2] s0, float[3, 2] xs) => (float[2] s, float[3, 2] ys) {
+  s, ys = Scan <num_scan_inputs = 1, body = b (float[2] s_in, float[2] x) => (float[2] s_out, float[2] y) {
+      s_out = Add (s_in, x)
+      y = Identity (s_out)
+  }> (s0, xs)
+}""")
+    out = lo.evaluate(model, {"s0": np.zeros(2, F32), "xs": np.arange(6, dtype=F32).reshape(3, 2)})
+    np.testing.assert_array_equal(out["s"], [6, 9])            # [0+2+4, 1+3+5]
+    np.testing.assert_array_equal(out["ys"], [[0, 1], [2, 4], [6, 9]])

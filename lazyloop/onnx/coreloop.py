@@ -27,7 +27,8 @@ import numpy as np
 import onnx
 
 from ..core.enums import LoopOutput, TripLimit
-from ..core.errors import EvaluationError, ModelError, ShapeError, UnsupportedError
+from ..core.errors import (EvaluationError, ModelError, ShapeError, StreamShapeChanged,
+                           UnsupportedError)
 from ..core.types import TensorType
 from .graph import graph_outputs, graph_types, lower_initializers, lower_nodes
 from .scope import Lowering, Scope, node_tag
@@ -121,6 +122,22 @@ class CoreLoop:
                              f"is {nxt.type!r} ({exc.problem})",
                              "declare a symbolic dim for a size that varies, or read the "
                              "declared dims as hints (readings={'A17': 'hint'})") from None
+
+    def same_shape(self, nxt, rec, what: str, rule: str, why: str, fix: str):
+        """The next value `nxt` of the recurrence `rec`, checked on every trip to have the
+        shape of the value it follows (the initial value's on trip 0): StreamShapeChanged
+        citing `rule`, naming the node, otherwise."""
+        where = self.where
+
+        def kept(v, previous):
+            if np.shape(v) != np.shape(previous):
+                raise StreamShapeChanged(where, rule, f"{what} changes shape from "
+                                         f"{list(np.shape(previous))} to {list(np.shape(v))} "
+                                         f"{why}", fix)
+            return (v,)
+
+        return self.function(kept, [nxt, rec.get_output(0)], nxt.type,
+                             f"{rule.split('/')[-1]}:{what}")
 
     def last(self, t, what: str):
         """The final value of a carried value: LAST_VALUE of its recurrence (`output/last`);

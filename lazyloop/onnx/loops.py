@@ -15,7 +15,7 @@ import numpy as np
 import onnx
 
 from ..core.enums import ElementWiseOperation, TripLimit
-from ..core.errors import EvaluationError, ModelError, StreamShapeChanged
+from ..core.errors import EvaluationError, ModelError
 from ..core.types import TensorType
 from ..core.undefined import Partial
 from .coreloop import (CoreLoop, bind_results, carried_dims_as_hints, check_outputs,
@@ -110,17 +110,8 @@ def body_declares_one(vi) -> bool:
 
 def one_shape(cl: CoreLoop, nxt, rec, what: str):
     """A11 reading "error": a carried value keeps its initial shape on every trip."""
-    where = cl.where
-
-    def same_shape(v, previous):
-        if np.shape(v) != np.shape(previous):
-            raise StreamShapeChanged(where, "structure/shapes", f"{what} changes shape from "
-                                     f"{list(np.shape(previous))} to {list(np.shape(v))} "
-                                     "(reading A11=error)", "keep carried values one shape, "
-                                     "or use A11=allow")
-        return (v,)
-
-    return cl.function(same_shape, [nxt, rec.get_output(0)], nxt.type, f"A11:{what}")
+    return cl.same_shape(nxt, rec, what, "structure/shapes", "(reading A11=error)",
+                         "keep carried values one shape, or use A11=allow")
 
 
 def scan_output(cl: CoreLoop, t, what: str, declared):

@@ -52,10 +52,17 @@ def scan_body(cl: CoreLoop, body, recs, init_types, elements):
     return outs
 
 
-def close_states(cl: CoreLoop, recs, outs):
-    """5. back edges: each state's next value is its body output."""
+def close_states(cl: CoreLoop, body, recs, outs):
+    """5. back edges: each state's next value is its body output, of the shape the state
+    had before (the Scan text: state variables keep one shape in every iteration)."""
     for j, r in enumerate(recs):
-        cl.close(r, outs[j], f"state {j}")
+        nxt = outs[j]
+        if nxt is not None:
+            nxt = cl.same_shape(nxt, r, f"state {body.input[j].name!r}", cl.rule, "(the operator's text: a state "
+                                "has the same shape in every iteration)",
+                                "keep each state one shape (a Loop's carried values may "
+                                "change shape)")
+        cl.close(r, nxt, f"state {j}")
 
 
 def scan_outputs(cl: CoreLoop, body, recs, outs, out_axes, out_reverse, length=None):
@@ -187,7 +194,7 @@ def lower_scan9(low: Lowering, node, scope: Scope, where: str) -> None:
     # 4. the body
     outs = scan_body(cl, body, recs, [scope.onnx_type(x) for x in node.input[:n]], elements)
     # 5. back edges: the states' next values
-    close_states(cl, recs, outs)
+    close_states(cl, body, recs, outs)
     # 6. outputs: the final states, the scan outputs on their axes in their directions
     finals, scans = scan_outputs(cl, body, recs, outs, out_axes, out_dirs)
     bind_results(scope, node, finals + scans)
@@ -263,7 +270,7 @@ def lower_scan8(low: Lowering, node, scope: Scope, where: str) -> None:
     #    4. the body
     outs = scan_body(inner, inner_body, recs, [None] * n, elements)
     #    5. back edges: the states' next values
-    close_states(inner, recs, outs)
+    close_states(inner, body, recs, outs)
     #    6. outputs: the final states, the scan outputs padded to the longest sequence
     finals_b, scans_b = scan_outputs(inner, inner_body, recs, outs, [0] * k, [False] * k,
                                      length=max_len)
