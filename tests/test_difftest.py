@@ -168,6 +168,8 @@ def test_error_keys_drop_names_and_numbers():
             "takes 0 input(s))", "InputLost: the engine lost input `input.1` (the model "
             "declares it; the compiled model takes 0 input(s))"]
     assert dt._error_key(lost[0]) == dt._error_key(lost[1])
+    # digits inside identifiers stay (int32_t, Col2Im), free-standing numbers go
+    assert dt._error_key("Col2Im: int32_t index 12 out of 3") == "Col2Im: int32_t index # out of #"
 
 
 def test_throughput_is_positive():

@@ -5,8 +5,7 @@ checked against the exporting framework's own answers.
 The models and answers are committed files (tests/corpus/, written by corpus/make_corpus.py);
 this file needs none of the exporters. Outputs are compared as the differential tester compares
 them (rule: onnx/sequences -- sequences by length then element, optionals by presence then
-value). Cases that need a part of issue 11 not yet in this branch are strict xfails naming the
-class: remove the mark when that class lands (a strict xfail that passes fails the run).
+value). Every model gives the framework's answer, under the readings its case names.
 """
 from __future__ import annotations
 
@@ -22,16 +21,6 @@ from corpus_data import case_ids, differences, load
 
 CASES = case_ids()
 
-# case -> why lazyloop does not give the framework's answer (corpus/README.md says the same)
-NEEDS = {
-    "paddle2onnx/nested_while": "refused by onnx/declared: the outer Loop's third carried "
-                                "value enters as an int64 scalar while its body declares "
-                                "int64[1] (the body never reads it); ONNX's IR says a declared "
-                                "shape fixes the rank, so the refusal follows the text, but "
-                                "onnxruntime and ONNX's reference evaluator run the model and "
-                                "give paddle's answer",
-}
-
 # case -> how onnxruntime fails it (corpus/README.md's table says the same; spec/50, EXP-1).
 # while_cond_1 is refused by ONNX's strict shape inference too; lazyloop runs it as ONNX's
 # reference evaluator does and gives the Python program's answer.
@@ -43,11 +32,6 @@ ONNXRUNTIME_WRONG = {
     # indices, onnxruntime refuses them, ONNX's reference evaluator takes them from the end
     "skl2onnx/radius_regressor": "refuses to run: ArrayFeatureExtractor index -1",
 }
-
-
-def marked(cases, needs):
-    return [pytest.param(c, marks=pytest.mark.xfail(strict=True, reason=needs[c]))
-            if c in needs else c for c in cases]
 
 
 def test_npz_format_round_trips(tmp_path):
@@ -113,7 +97,7 @@ def test_every_model_passes_the_full_onnx_check(case):
 
 # rule: onnx/loop -- every exporter model gives the framework's answer (under the readings
 # the case names: {"A15": "honour"} for onnxscript's break)
-@pytest.mark.parametrize("case", marked(CASES, NEEDS))
+@pytest.mark.parametrize("case", CASES)
 def test_lazyloop_gives_the_framework_answer(case):
     path, feeds, want, meta = load(case)
     got = lo.evaluate(path, feeds, readings=meta["readings"] or None)
@@ -151,15 +135,14 @@ def test_declared_dims_as_hints_differ_from_the_default_reading(case):
 
 
 # rule: onnx/declared -- paddle2onnx's nested while feeds an int64 scalar to a carried body
-# input declared int64[1] (ONNX's IR: a declared shape fixes the rank; a scalar is not a
-# vector of length 1): lazyloop refuses the model at the outer Loop, under either A17 reading
-# (the hint reading relaxes static dims, never the rank); onnxruntime runs it (see NEEDS)
-def test_paddle_nested_while_is_refused_at_the_declared_rank():
+# input declared int64[1]; under A18's default ("as-given", as onnxruntime and ONNX's reference
+# evaluator read it) the model gives paddle's answer (test above); under "constraint" (ONNX's
+# IR: a scalar is not a vector of length 1) it is refused at the outer Loop, naming A18
+def test_paddle_nested_while_is_refused_under_the_declared_rank_reading():
     path, feeds, want, _ = load("paddle2onnx/nested_while")
-    for readings in (None, {"A17": "hint"}):
-        with pytest.raises(ll.ModelError, match=r"Loop\.1.*int64\[.*\] in the body but "
-                                                r"receives int64\[\].*onnx/declared"):
-            lo.evaluate(path, feeds, readings=readings)
+    with pytest.raises(ll.ModelError, match=r"Loop\.1.*int64\[1\] in the body but "
+                                            r"receives int64\[\].*onnx/declared.*A18"):
+        lo.evaluate(path, feeds, readings={"A18": "constraint"})
 
 
 def test_hint_cases_are_the_torch_cat_loops():

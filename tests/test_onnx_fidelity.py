@@ -105,7 +105,7 @@ def cond1_model():
     return parse(COND1)
 
 
-# rule: onnx/loop -- the body's condition input on trip i+1 is its output of trip i, [1] kept
+# rule: onnx/loop -- the body's condition input on trip i+1 is its output of trip i, [1] as declared
 def test_one_element_condition_trip_count_and_iteration_number():
     feeds = {"M": np.array([10], I64), "c0": np.array([True]), "lim": np.array(5, I64),
              "zero": np.array([0], I64)}

@@ -117,8 +117,9 @@ REGISTER = {a.id: a for a in [
     Ambiguity("A16", "onnx/loop",
               "a Loop condition, trip count or iteration number of shape [1]",
               {"one-element": "ONNX's checker and every runtime accept one-element tensors; "
-                              "the value keeps its shape (the body's condition input on trip "
-                              "i+1 is its condition output of trip i)",
+                              "the body's condition input holds the condition's one element "
+                              "in the shape the body declares for it (as onnxruntime feeds "
+                              "it), in the value's own shape when undeclared",
                "scalar": "the operator text says scalars: anything but 0-D is refused"},
               "one-element"),
     Ambiguity("A17", "onnx/declared",
@@ -129,6 +130,15 @@ REGISTER = {a.id: a for a in [
                        "dtype and rank still are (TorchScript declares the first trip's "
                        "shape for a value torch.cat grows)"},
               "constraint"),
+    Ambiguity("A18", "onnx/declared",
+              "an ONNX Loop carried input declared with one element of rank 1 ([1]) whose "
+              "initial value is 0-D",
+              {"as-given": "the declaration is a hint (onnxruntime, ONNX's reference "
+                           "evaluator; ONNX's checker accepts it, the Loop's inference drops "
+                           "carried shapes): the body receives the 0-D value",
+               "constraint": "ONNX's IR: a declared shape fixes the rank, and a scalar is not "
+                             "a vector of length 1: refused (ModelError)"},
+              "as-given"),
     # -- OpenVINO frontend (A20-A29) ----------------------------------------------------------
     Ambiguity("A20", "openvino/slice",
               "sliced input: is `end` included, and what does a negative start/end mean?",

@@ -21,6 +21,8 @@ import re
 import attrs
 import numpy as np
 
+from .errorkey import numbers_out
+
 # kinds of value difference, the most telling first: a finding whose outputs differ in several
 # ways shows the first of them
 VALUE_KINDS = ("missing-output", "type", "presence", "length", "dtype", "rank", "rows",
@@ -87,10 +89,10 @@ def normalised_error(message: str, limit: int = 300) -> str:
                   r"(?!of\b|with\b|has\b|is\b|type\b)[\w./:-]*\d[\w./:-]*", r"\1", text)
     text = re.sub(r"\bNode \S+ of type", "Node of type", text)
     text = re.sub(r"(Name|node|layer|stream|tensor)\s*:?\s*'…'", r"\1", text)
-    text = re.sub(r"\d+", "#", text)
+    text = numbers_out(text)
     text = re.sub(r"\((?:#|,|\s)*\)", "(…)", text)  # shapes and tuples of numbers
     for condition in checks:
-        text = text.replace("⟨condition⟩", "'" + re.sub(r"\d+", "#", condition) + "'", 1)
+        text = text.replace("⟨condition⟩", "'" + numbers_out(condition) + "'", 1)
     text = re.sub(r"⟨(\w+)⟩", r"'\1'", text)
     return " ".join(text.split())[:limit]
 

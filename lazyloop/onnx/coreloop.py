@@ -27,7 +27,8 @@ import numpy as np
 import onnx
 
 from ..core.enums import LoopOutput, TripLimit
-from ..core.errors import EvaluationError, ModelError, ShapeError, UnsupportedError
+from ..core.errors import (EvaluationError, ModelError, ShapeError, StreamShapeChanged,
+                           UnsupportedError)
 from ..core.types import TensorType
 from .graph import graph_outputs, graph_types, lower_initializers, lower_nodes
 from .scope import Lowering, Scope, node_tag
@@ -121,6 +122,25 @@ class CoreLoop:
                              f"is {nxt.type!r} ({exc.problem})",
                              "declare a symbolic dim for a size that varies, or read the "
                              "declared dims as hints (readings={'A17': 'hint'})") from None
+
+    def same_shape(self, nxt, rec, what: str, rule: str, why: str, fix: str):
+        """The next value `nxt` of the recurrence `rec`, checked on every trip to have the
+        shape of the value it follows (the initial value's on trip 0): StreamShapeChanged
+        citing `rule`, naming the node, otherwise. Two equal static types need no check."""
+        have, was = nxt.type, rec.get_output(0).type
+        if isinstance(have, TensorType) and have.is_static and have == was:
+            return nxt
+        where = self.where
+
+        def kept(v, previous):
+            if np.shape(v) != np.shape(previous):
+                raise StreamShapeChanged(where, rule, f"{what} changes shape from "
+                                         f"{list(np.shape(previous))} to {list(np.shape(v))} "
+                                         f"{why}", fix)
+            return (v,)
+
+        return self.function(kept, [nxt, rec.get_output(0)], nxt.type,
+                             f"{rule.split('/')[-1]}:{what}")
 
     def last(self, t, what: str):
         """The final value of a carried value: LAST_VALUE of its recurrence (`output/last`);
@@ -234,7 +254,10 @@ class CoreLoop:
             if not compatible(have, want):
                 raise ModelError(self.where, "onnx/declared", f"{what} is declared {want!r} in "
                                  f"the body but receives {have!r}",
-                                 "make the body input's declared type match its value")
+                                 "make the body input's declared type match its value"
+                                 + (" (or readings={'A18': 'as-given'})" if self.rule ==
+                                    "onnx/loop" and want.shape == (1,) and have.shape == ()
+                                    else ""))
             if not carried and implies(have, want):
                 return t
             if not carried:
@@ -285,6 +308,22 @@ def carried_dims_as_hints(body: onnx.GraphProto, inputs: range, outputs: range):
         if vi.type.HasField("tensor_type") and vi.type.tensor_type.HasField("shape"):
             for dim in vi.type.tensor_type.shape.dim:
                 dim.ClearField("dim_value")
+    return relaxed
+
+
+def one_element_declarations_of_scalars(body: onnx.GraphProto, inputs: range, values):
+    """A18 reading "as-given": the body with the shape forgotten (dtype kept) of each carried
+    input declared `[1]` whose initial value (in `values`) is 0-D, so that the body receives
+    the 0-D value, as onnxruntime and ONNX's reference evaluator do (`onnx/declared`)."""
+    scalars = [k for k, v in zip(inputs, values)
+               if isinstance(v.type, TensorType) and v.type.shape == ()
+               and getattr(declared_type(body.input[k].type), "shape", None) == (1,)]
+    if not scalars:
+        return body
+    relaxed = onnx.GraphProto()
+    relaxed.CopyFrom(body)
+    for k in scalars:
+        relaxed.input[k].type.tensor_type.ClearField("shape")
     return relaxed
 
 

@@ -206,6 +206,26 @@ def graph_attribute(node, name: str, where: str, rule: str) -> onnx.GraphProto:
     raise ModelError(where, rule, f"has no {name!r} attribute", f"give the node its {name!r} graph")
 
 
+def body_attribute(low: Lowering, node, where: str, rule: str) -> onnx.GraphProto:
+    """A Loop's or Scan's body as the node binds it (`onnx/graph`). In models of IR version 3
+    or below a subgraph may list its own initializers among its inputs, after the inputs the
+    node binds (ONNX's IR, "Names Within a Graph"): those trailing inputs are not bound by the
+    node, their initializers give their values. From IR version 4 on they are inputs."""
+    body = graph_attribute(node, "body", where, rule)
+    if low.ir_version >= 4:
+        return body
+    constants = {init.name for init in body.initializer}
+    bound = len(body.input)
+    while bound and body.input[bound - 1].name in constants:
+        bound -= 1
+    if bound == len(body.input):
+        return body
+    trimmed = onnx.GraphProto()
+    trimmed.CopyFrom(body)
+    del trimmed.input[bound:]
+    return trimmed
+
+
 def as_scalar_bool(low: Lowering, t, name: str, where: str, rule: str):
     """A condition as the 0-D bool the core's WHILE and If take (ONNX allows [1] too)."""
     ty = t.type

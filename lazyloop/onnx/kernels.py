@@ -5,7 +5,8 @@ Rule `onnx/node`: every ONNX node that is not Loop, Scan or If is the reference 
 of its inputs (`stream/map`). The kernel object is built once, when the node is lowered; a
 call goes straight to its inner `_run` method with the node's attributes already resolved, so
 nothing is re-validated per trip (DESIGN §7). lazyloop writes a kernel itself only where
-the reference one is wrong (`OWN_KERNELS`: Optional, SequenceInsert), and says why in spec/30.
+the reference one is wrong (`OWN_KERNELS`: Optional, Softsign, SequenceInsert; and
+NonMaxSuppression's scalar limits), and says why in spec/30.
 """
 from __future__ import annotations
 
@@ -98,6 +99,16 @@ def sequence_insert_kernel(seq, tensor, position=None):
     return (list(seq[:at]) + [tensor] + list(seq[at:]),)
 
 
+def scalar_limits_as_vectors(fn: Callable) -> Callable:
+    """NonMaxSuppression with its limits (max_output_boxes_per_class, iou_threshold,
+    score_threshold: scalars by the operator's text) handed to the reference kernel as `[1]`:
+    the kernel reads element 0 of each and fails on a 0-D one (spec/50, REF-9)."""
+    def call(*args):
+        return fn(*[np.reshape(a, (1,)) if k >= 2 and isinstance(a, _ndarray) and a.ndim == 0
+                    else a for k, a in enumerate(args)])
+    return call
+
+
 OWN_KERNELS = {("", "Optional"): optional_kernel, ("", "Softsign"): softsign_kernel,
                ("", "SequenceInsert"): sequence_insert_kernel}
 
@@ -122,6 +133,8 @@ def bind(node, opsets: dict, where: str) -> Optional[Kernel]:
     slow = kernel_of(_bound_reference(kernel, where))
     if domain not in ("", "ai.onnx"):
         return slow
+    if node.op_type == "NonMaxSuppression":
+        return kernel_of(scalar_limits_as_vectors(slow.function))
     fast = direct(node.op_type, len(node.input), slow.function, where, kernel)
     if fast is not None:
         return fast

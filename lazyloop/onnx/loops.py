@@ -15,11 +15,12 @@ import numpy as np
 import onnx
 
 from ..core.enums import ElementWiseOperation, TripLimit
-from ..core.errors import EvaluationError, ModelError, StreamShapeChanged
+from ..core.errors import EvaluationError, ModelError
 from ..core.types import TensorType
 from ..core.undefined import Partial
-from .coreloop import CoreLoop, bind_results, carried_dims_as_hints, check_outputs
-from .graph import add_constant, graph_attribute
+from .coreloop import (CoreLoop, bind_results, carried_dims_as_hints, check_outputs,
+                       one_element_declarations_of_scalars)
+from .graph import add_constant, body_attribute
 from .scope import Lowering, Scope
 from .types import to_ll
 
@@ -54,14 +55,16 @@ def one_element_bool(cl: CoreLoop, ty) -> bool:
 
 def condition_value(cl: CoreLoop, t, what: str, stream):
     """A condition as the body sees it (A16): under "one-element" a bool tensor with one
-    element, keeping its shape ([1] stays [1]); under "scalar" a 0-D bool. A value whose
-    type already says so, and agrees with the type `stream` of the condition's stream,
-    passes as it is; any other is checked when it arrives, in a stream of bool[*]."""
+    element, in the shape `stream` gives when it gives one (the body's declaration: its one
+    element read, as onnxruntime feeds the body), else in its own shape; under "scalar" a
+    0-D bool. A value whose type already says so passes as it is; any other is checked when
+    it arrives."""
     ty = t.type
     if one_element_bool(cl, ty) and isinstance(stream, TensorType) and (
             stream == ty or stream.shape is None):
         return t
     where, scalar = cl.where, cl.low.reading("A16") == "scalar"
+    shape = stream.shape if one_element_bool(cl, stream) else None
 
     def one_element(c):
         if not (isinstance(c, np.ndarray) and c.dtype == np.bool_ and c.size == 1
@@ -69,9 +72,20 @@ def condition_value(cl: CoreLoop, t, what: str, stream):
             got = f"{c.dtype}{list(c.shape)}" if isinstance(c, np.ndarray) else type(c).__name__
             raise EvaluationError(where, "onnx/loop", f"{what} is {got}", "give a bool scalar"
                                   + (" (reading A16=scalar)" if scalar else " or bool[1]"))
-        return (c,)
+        return (c if shape is None else c.reshape(shape),)
 
-    return cl.function(one_element, [t], TensorType(np.bool_, None), f"cond:{what}")
+    return cl.function(one_element, [t], TensorType(np.bool_, shape), f"cond:{what}")
+
+
+def declared_condition(cl: CoreLoop, body):
+    """The type of a Loop's condition stream: what the body declares for its condition input
+    when that is one bool element (bool or bool[1]), else for its condition output, else
+    nothing (None: each value keeps its own shape)."""
+    for vi in (body.input[1], body.output[0]):
+        ty = to_ll(vi.type) if vi.type.WhichOneof("value") else None
+        if one_element_bool(cl, ty):
+            return ty
+    return None
 
 
 def omitted_condition(cl: CoreLoop, vi):
@@ -96,17 +110,8 @@ def body_declares_one(vi) -> bool:
 
 def one_shape(cl: CoreLoop, nxt, rec, what: str):
     """A11 reading "error": a carried value keeps its initial shape on every trip."""
-    where = cl.where
-
-    def same_shape(v, previous):
-        if np.shape(v) != np.shape(previous):
-            raise StreamShapeChanged(where, "structure/shapes", f"{what} changes shape from "
-                                     f"{list(np.shape(previous))} to {list(np.shape(v))} "
-                                     "(reading A11=error)", "keep carried values one shape, "
-                                     "or use A11=allow")
-        return (v,)
-
-    return cl.function(same_shape, [nxt, rec.get_output(0)], nxt.type, f"A11:{what}")
+    return cl.same_shape(nxt, rec, what, "structure/shapes", "(reading A11=error)",
+                         "keep carried values one shape, or use A11=allow")
 
 
 def scan_output(cl: CoreLoop, t, what: str, declared):
@@ -165,9 +170,10 @@ def lower_loop(low: Lowering, node, scope: Scope, where: str) -> None:
 def loop_signature(low: Lowering, node, scope: Scope, where: str):
     """(body, M, cond, initial carried values, number of scan outputs) of a Loop node, its
     inputs and body checked against each other (`onnx/loop`); A17 "hint" reads the body's
-    declared dims of carried values as hints."""
+    declared dims of carried values as hints, A18 "as-given" a `[1]` declaration of a 0-D
+    initial value."""
     rule = "onnx/loop"
-    body = graph_attribute(node, "body", where, rule)
+    body = body_attribute(low, node, where, rule)
     ins = [scope.lookup(x, where) if x else None for x in node.input]
     if len(ins) < 2:
         raise ModelError(where, rule, f"has {len(ins)} inputs", "give M and cond (\"\" to omit)")
@@ -182,6 +188,8 @@ def loop_signature(low: Lowering, node, scope: Scope, where: str):
         raise ModelError(where, rule, f"its body gives {len(body.output)} outputs; with {n} "
                          f"carried values it must give at least {1 + n} (condition, carried "
                          "values, scan outputs)", "make the body's outputs match")
+    if low.readings["A18"] == "as-given":
+        body = one_element_declarations_of_scalars(body, range(2, 2 + n), inits)
     if low.readings["A17"] == "hint":
         body = carried_dims_as_hints(body, range(2, 2 + n), range(1, 1 + n))
     return body, m, cond, inits, k
@@ -202,9 +210,7 @@ def trip_limits(cl: CoreLoop, body, m, cond):
     start = cond if cond is not None else add_constant(
         low, np.array([True] if body_declares_one(body.input[1]) else True),
         cl.name("cond_start"))
-    back = to_ll(body.output[0].type) if body.output[0].type.WhichOneof("value") else None
-    start = condition_value(cl, start, "the initial condition",
-                            back if one_element_bool(cl, back) else None)
+    start = condition_value(cl, start, "the initial condition", declared_condition(cl, body))
     cond_rec = cl.carried(start, "cond")
     cl.loop.add_trip_limit(cond_rec.get_output(0), TripLimit.WHILE)
     return i, cond_rec

@@ -37,7 +37,7 @@ CONTROL_FLOW = {"Loop": lower_loop, "If": lower_if, "Scan": lower_scan}
 
 #: The ONNX frontend's entries of the ambiguity register (lazyloop/ambiguity.py), as
 #: {id: (default reading, other readings...)}.
-FRONTEND_IDS = ("A11", "A12", "A13", "A14", "A15", "A16", "A17")
+FRONTEND_IDS = ("A11", "A12", "A13", "A14", "A15", "A16", "A17", "A18")
 FRONTEND_READINGS = {k: (REGISTER[k].default,) + tuple(r for r in REGISTER[k].readings
                                                        if r != REGISTER[k].default)
                      for k in FRONTEND_IDS}

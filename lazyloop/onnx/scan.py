@@ -11,7 +11,7 @@ import numpy as np
 from ..core.errors import EvaluationError, ModelError, UnsupportedError
 from ..core.types import TensorType
 from .coreloop import CoreLoop, attr, bind_results, carried_dims_as_hints, check_outputs
-from .graph import graph_attribute
+from .graph import body_attribute
 from .scope import Lowering, Scope
 from .types import to_ll
 
@@ -52,10 +52,17 @@ def scan_body(cl: CoreLoop, body, recs, init_types, elements):
     return outs
 
 
-def close_states(cl: CoreLoop, recs, outs):
-    """5. back edges: each state's next value is its body output."""
+def close_states(cl: CoreLoop, body, recs, outs):
+    """5. back edges: each state's next value is its body output, of the shape the state
+    had before (the Scan text: state variables keep one shape in every iteration)."""
     for j, r in enumerate(recs):
-        cl.close(r, outs[j], f"state {j}")
+        nxt = outs[j]
+        if nxt is not None:
+            nxt = cl.same_shape(nxt, r, f"state {body.input[j].name!r}", cl.rule, "(the operator's text: a state "
+                                "has the same shape in every iteration)",
+                                "keep each state one shape (a Loop's carried values may "
+                                "change shape)")
+        cl.close(r, nxt, f"state {j}")
 
 
 def scan_outputs(cl: CoreLoop, body, recs, outs, out_axes, out_reverse, length=None):
@@ -155,7 +162,7 @@ def scan_input_count(node, where: str, rule: str, inputs: int) -> int:
 def lower_scan9(low: Lowering, node, scope: Scope, where: str) -> None:
     """`onnx/scan9`, in the phases every loop lowering follows (`coreloop.py`)."""
     rule = "onnx/scan9"
-    body = graph_attribute(node, "body", where, rule)
+    body = body_attribute(low, node, where, rule)
     m = scan_input_count(node, where, rule, len(node.input))
     ins = [scope.lookup(x, where) if x else None for x in node.input]
     n = len(ins) - m
@@ -187,7 +194,7 @@ def lower_scan9(low: Lowering, node, scope: Scope, where: str) -> None:
     # 4. the body
     outs = scan_body(cl, body, recs, [scope.onnx_type(x) for x in node.input[:n]], elements)
     # 5. back edges: the states' next values
-    close_states(cl, recs, outs)
+    close_states(cl, body, recs, outs)
     # 6. outputs: the final states, the scan outputs on their axes in their directions
     finals, scans = scan_outputs(cl, body, recs, outs, out_axes, out_dirs)
     bind_results(scope, node, finals + scans)
@@ -213,7 +220,7 @@ def lower_scan8(low: Lowering, node, scope: Scope, where: str) -> None:
     """`onnx/scan8`: a loop over the batch items holding, per item, a loop over its
     sequence; each lowered in the phases every loop lowering follows (`coreloop.py`)."""
     rule = "onnx/scan8"
-    body = graph_attribute(node, "body", where, rule)
+    body = body_attribute(low, node, where, rule)
     m = scan_input_count(node, where, rule, max(len(node.input) - 1, 0))
     lens = scope.lookup(node.input[0], where) if node.input[0] else None
     ins = [scope.lookup(x, where) if x else None for x in node.input[1:]]
@@ -263,7 +270,7 @@ def lower_scan8(low: Lowering, node, scope: Scope, where: str) -> None:
     #    4. the body
     outs = scan_body(inner, inner_body, recs, [None] * n, elements)
     #    5. back edges: the states' next values
-    close_states(inner, recs, outs)
+    close_states(inner, body, recs, outs)
     #    6. outputs: the final states, the scan outputs padded to the longest sequence
     finals_b, scans_b = scan_outputs(inner, inner_body, recs, outs, [0] * k, [False] * k,
                                      length=max_len)

@@ -3,6 +3,8 @@
 `onnx/attributes` (for the opset): a model importing a newer default-domain opset than the
 installed onnx knows is refused -- lazyloop would read its operators by older definitions.
 
+`onnx/attributes` (for Mod): a floating-point Mod of opsets 10-27 needs `fmod = 1`.
+
 `onnx/types`: in every node of every graph (subgraphs included) the inputs and outputs bound
 to one type parameter of its operator's schema have one type ("Mul: inputs of different
 types"), and those of a fixed type (a Loop's M is tensor(int64)) have that type. Which types
@@ -114,3 +116,22 @@ def check_node(node, types, opset: int, where: str) -> None:
                                  f"is {text} (both are type parameter {param})",
                                  "cast one of them, or fix the declared type")
             bound.setdefault(param, (text, (kind, name)))
+    check_float_mod(node, schema, types, where)
+
+
+FLOAT_TYPES = ("tensor(float)", "tensor(double)", "tensor(float16)", "tensor(bfloat16)")
+
+
+def check_float_mod(node, schema, types, where: str) -> None:
+    """`onnx/attributes`: Mod from opset 10 to 27 defines floating-point inputs only with
+    `fmod = 1` (C's fmod); the floor modulo of floats (`fmod = 0`, the default) came in
+    Mod-28. A float Mod of an older opset without `fmod = 1` is refused."""
+    if node.op_type != "Mod" or schema.since_version >= 28 or not node.input:
+        return
+    dtype = describe(types.get(node.input[0])) if node.input[0] in types else "?"
+    fmod = next((a.i for a in node.attribute if a.name == "fmod"), 0)
+    if dtype in FLOAT_TYPES and fmod != 1:
+        raise ModelError(where, "onnx/attributes", f"Mod-{schema.since_version} of {dtype} "
+                         f"has fmod = {fmod}; for floating-point inputs its definition "
+                         "requires fmod = 1", "set fmod = 1 (C's fmod), or use opset 28 or "
+                         "later for the floor modulo of floats")

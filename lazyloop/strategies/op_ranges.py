@@ -369,7 +369,8 @@ def _float_mod_needs_fmod(dtypes, attributes):
 
 
 # what an operator's text requires that neither its shape inference nor its reference
-# kernel checks: {op: predicate(input dtypes, attributes)}
+# kernel checks (lazyloop's ONNX frontend refuses the rest): {op: predicate(input dtypes,
+# attributes)}
 TEXT_RULES = {
     "Mod": _float_mod_needs_fmod,  # "If the input type is floating point, fmod must be 1"
 }
