@@ -4,17 +4,12 @@ shrunk exactly as generated programs are (the same Checker, explanations and iso
 feeds shrunk and the model kept; one report for all the models."""
 from __future__ import annotations
 
-from collections import Counter
-
 import attrs
 import numpy as np
 
-from .campaign import explore, finish
+from .campaign import add_up, explore, finish
 from .model_feeds import model_format, model_subjects
 from .report import Refusal, Report
-
-SUMMED = ("examples", "agreements", "generated", "invalid", "not_exportable", "instances",
-          "redrawn")
 
 
 def check_models(runner, checker, models, max_examples: int, seed: int, shrink_it: bool,
@@ -49,19 +44,11 @@ def combined(reports, backend: str, seed: int) -> Report:
     if not reports:
         return out
     out.backend_version = reports[0].backend_version
-    out.by_kind = Counter()
     refusals = {}
     for r in reports:
-        for name in SUMMED:
-            setattr(out, name, getattr(out, name) + getattr(r, name))
-        out.by_kind.update(r.by_kind)
-        out.coverage |= r.coverage
-        out.op_types |= r.op_types
+        add_up(out, r)
         out.disagreements += r.disagreements
-        out.internal_errors += r.internal_errors
-        out.harness_errors += r.harness_errors
         out.models += r.models
-        out.stopped = out.stopped or r.stopped
         for refusal in r.unsupported:
             seen = refusals.get(refusal.reason)
             refusals[refusal.reason] = refusal if seen is None else Refusal(
