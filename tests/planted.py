@@ -658,3 +658,23 @@ class OpSwapped:
 def op_and_loop_faults():
     """Two planted faults: every Loop runs one trip too many, and every Max is a Min."""
     return OpSwapped(inner=dt.TripCountPlusOne(dt.backend("lazyloop")))
+
+
+class WrongFromThreeTrips:
+    """Correct (lazyloop's frontend) but on a Loop whose trip count is fed 3 or more: then it
+    runs one trip too many (a fault that shows only for some feeds of one model)."""
+
+    name = "wrong-from-three-trips"
+    format = "onnx"
+    formats = ("onnx",)
+
+    def __init__(self):
+        self.right = dt.backend("lazyloop")
+        self.wrong = dt.TripCountPlusOne(self.right)
+
+    def run(self, model, feeds):
+        import numpy as np
+        counts = [n.input[0] for n in model.graph.node if n.op_type == "Loop" and n.input]
+        many = any(np.size(feeds.get(c, ())) and np.asarray(feeds[c]).reshape(-1)[0] >= 3
+                   for c in counts)
+        return (self.wrong if many else self.right).run(model, feeds)

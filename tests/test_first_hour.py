@@ -103,6 +103,7 @@ def folder(tmp_path_factory):
     here = tmp_path_factory.mktemp("user")
     onnx.save(bench_loop_model(5), str(here / "m.onnx"))
     (here / "plugins.py").write_text(PLUGINS)
+    (here / "empty.onnx").write_bytes(b"")
     (here / "blocker").mkdir()
     (here / "blocker" / "sitecustomize.py").write_text(BLOCKER)
     export_suite(str(here / "cases"), ["both_count_stops_first"])
@@ -164,6 +165,16 @@ MISTAKES = [
      ("onnx", "onnxruntime", "hypothesis"), "install lazyloop[onnx]"),
     ("openvino-case-onnx-only", ["run", "cases/openvino_zero_trips"], ("openvino",),
      "install lazyloop[openvino]"),
+    ("check-model-missing", ["check", "--backend", "lazyloop", "--model", "nosuch.onnx"], (),
+     "no such file: nosuch.onnx"),
+    ("check-model-empty-file", ["check", "--backend", "lazyloop", "--model", "empty.onnx"],
+     (), "empty.onnx: the file is empty"),
+    ("check-model-not-a-model", ["check", "--backend", "lazyloop", "--model", "plugins.py"],
+     (), "plugins.py: expected a .onnx model"),
+    ("check-model-folder-without-models", ["check", "--backend", "lazyloop", "--model",
+                                           "blocker"], (), "the folder holds no .onnx"),
+    ("check-model-with-kind", ["check", "--backend", "lazyloop", "--model", "m.onnx",
+                               "--kind", "onnx-loop"], (), "--model with --kind"),
 ]
 
 

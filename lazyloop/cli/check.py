@@ -30,6 +30,8 @@ from ..difftest.shrinking import (DEFAULT_MINIMIZE_STEPS, DEFAULT_SHRINK_HANGS,
 from .backend import close_backend, start_backend
 
 EXIT_INTERNAL = 3
+DEFAULT_PROGRAMS = 200  # --examples without --model
+DEFAULT_FEEDS = 50      # --examples per --model
 SCHEDULER_TIMEOUT = 5  # seconds a --scheduler address may take to answer
 
 
@@ -51,8 +53,14 @@ def build_parser():
                              f"lazyloop.backends, or module:factory (a callable returning a "
                              f"backend; the module is looked up from the current folder "
                              f"first, as python -m does)")
-    parser.add_argument("--examples", type=positive_int, default=200, metavar="N",
-                        help="programs to generate")
+    parser.add_argument("--examples", type=positive_int, default=None, metavar="N",
+                        help=f"programs to generate; with --model, feeds per model (default: "
+                             f"{DEFAULT_PROGRAMS}; with --model, {DEFAULT_FEEDS})")
+    parser.add_argument("--model", action="append", metavar="PATH",
+                        help="check the backend on this model (.onnx or an OpenVINO .xml IR) "
+                             "or on every model in this folder, repeatable: feeds are drawn "
+                             "from its declared inputs and shrunk, the model is kept "
+                             "(default: generated programs)")
     parser.add_argument("--seed", type=non_negative_int, default=0, help="the random seed")
     parser.add_argument("--out", default=None, metavar="DIR",
                         help="write each finding as a case folder and report.json here; the "
@@ -136,6 +144,8 @@ def cli_check(argv) -> int:
 def _check_command(argv) -> int:
     from .common import UsageError, prepare_out, report_options, write_reports
     args = build_parser().parse_args(argv)
+    args.model = model_paths(args)
+    args.examples = args.examples or (DEFAULT_FEEDS if args.model else DEFAULT_PROGRAMS)
     known = report_options(args)
     causes = baseline_shapes(args.baseline, known)
     if args.workers or args.scheduler:
@@ -218,12 +228,60 @@ def reach_workers(address) -> None:
                          "and is the address right?") from None
 
 
+def model_paths(args) -> list:
+    """The model files of --model (a folder: the .onnx and .xml files in it, sorted), each
+    read and its inputs drawable (`model_feeds.declared_inputs`), or one line saying why
+    not; --model does not go with --kind, --format, --workers or --scheduler."""
+    from .common import UsageError
+    if not args.model:
+        return None
+    for option, given in (("--kind", args.kind), ("--format", args.format),
+                          ("--workers", args.workers), ("--scheduler", args.scheduler)):
+        if given:
+            raise UsageError(f"--model with {option}: a model campaign draws feeds for the "
+                             f"given models, in this process; drop {option}")
+    paths = []
+    for given in args.model:
+        if os.path.isdir(given):
+            found = sorted(os.path.join(given, f) for f in os.listdir(given)
+                           if f.endswith((".onnx", ".xml")))
+            if not found:
+                raise UsageError(f"--model {given}: the folder holds no .onnx or .xml model")
+            paths += found
+        else:
+            paths.append(given)
+    for path in paths:
+        model_inputs(path)
+    return paths
+
+
+def model_inputs(path) -> None:
+    """Read `path` as `lazyloop run` does (a file that is not a model is one line) and its
+    declared inputs (one that cannot be drawn is one line)."""
+    from .common import UsageError
+    from .inputs import model_format, read_ir_file, read_onnx_file
+    from ..core.errors import ModelError
+    from ..difftest.model_feeds import declared_inputs
+    fmt = model_format(path)
+    model = read_onnx_file(path) if fmt == "onnx" else read_ir_file(path)
+    try:
+        declared_inputs(path, fmt, model)
+    except ModelError as exc:
+        raise UsageError(str(exc)) from None
+
+
 def programs_exist(b, args) -> None:
-    """--format and --kind must leave something to generate for this backend."""
+    """--format and --kind must leave something to generate for this backend, and it must
+    take the format of each --model."""
     from .common import UsageError
     from ..difftest.backends import formats_of
+    from ..difftest.model_feeds import model_format
     from ..difftest.subject import subjects
     takes = formats_of(b)
+    for path in args.model or ():
+        if model_format(path) not in takes:
+            raise UsageError(f"--model {path}: {args.backend} takes {', '.join(takes)} "
+                             f"models, not {model_format(path)}")
     wrong = [f for f in args.format or () if f not in takes]
     if wrong:
         raise UsageError(f"--format {wrong[0]}: {args.backend} takes {', '.join(takes)}")
@@ -304,6 +362,6 @@ def campaign(b, args, causes=None):
                          isolate=args.isolate, timeout=args.timeout, memory_mb=args.memory_mb,
                          workers=args.workers, scheduler=args.scheduler,
                          max_seconds=args.max_time, rtol=args.rtol, atol=args.atol,
-                         baseline=causes)
+                         baseline=causes, models=args.model)
         finally:
             line.close()

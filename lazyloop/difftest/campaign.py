@@ -26,6 +26,23 @@ from .shrinking import (INTERRUPTED, ShrinkBudget, abort_if_asked, hang_limit, s
                         time_limit)
 
 
+COUNTED = ("generated", "examples", "agreements", "instances", "invalid", "not_exportable",
+           "redrawn")  # what a Tally and a Report count alike
+
+
+def add_up(into, other) -> None:
+    """Add `other`'s counts, kinds, coverage, op types and errors to `into` (two tallies, or
+    two reports), and whether it stopped."""
+    for name in COUNTED:
+        setattr(into, name, getattr(into, name) + getattr(other, name))
+    into.by_kind.update(other.by_kind)
+    into.coverage |= other.coverage
+    into.op_types |= other.op_types
+    into.internal_errors += other.internal_errors
+    into.harness_errors += other.harness_errors
+    into.stopped = into.stopped or other.stopped
+
+
 @attrs.define
 class Tally:
     """What exploring some programs found: counts, and per signature the first instance
@@ -81,16 +98,8 @@ class Tally:
                 self.first_seen[sig] = (index, subject.portable(), choices, out)
 
     def merge(self, other: "Tally") -> "Tally":
-        for name in ("generated", "examples", "agreements", "instances", "invalid",
-                     "not_exportable", "redrawn"):
-            setattr(self, name, getattr(self, name) + getattr(other, name))
-        self.by_kind.update(other.by_kind)
-        self.coverage |= other.coverage
-        self.op_types |= other.op_types
-        self.internal_errors += other.internal_errors
-        self.harness_errors += other.harness_errors
+        add_up(self, other)
         self.counts.update(other.counts)
-        self.stopped = self.stopped or other.stopped
         self.slowest = max(self.slowest, other.slowest)
         for reason, (n, index, subject, rules) in other.refusals.items():
             mine = self.refusals.get(reason)

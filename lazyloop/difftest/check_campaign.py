@@ -21,7 +21,8 @@ def check(b, max_examples: int = 200, seed: int = 0, formats=None, kinds=None,
           shrink_seconds=DEFAULT_SHRINK_SECONDS,
           shrink_total_seconds=DEFAULT_SHRINK_TOTAL_SECONDS,
           shrink_hangs: int = DEFAULT_SHRINK_HANGS,
-          minimize_steps: int = DEFAULT_MINIMIZE_STEPS, baseline=None) -> Report:
+          minimize_steps: int = DEFAULT_MINIMIZE_STEPS, baseline=None,
+          models=None) -> Report:
     """Differential-test backend `b` against lazyloop on programs 0 .. `max_examples`-1 of
     the campaign seeded `seed` (see the package docstring). `b` is a backend object, a
     factory, or a name (built-in, registered in ``lazyloop.backends``, ``module:factory``).
@@ -40,13 +41,21 @@ def check(b, max_examples: int = 200, seed: int = 0, formats=None, kinds=None,
     why its shrinking ended (`shrinking`). Then each finding's model is reduced by at most
     `minimize_steps` edited models (minimize.py; 0: not reduced). `baseline` (a report's
     path, a `known.KnownCauses` or root-cause keys): programs shaped like one of its causes
-    are drawn less often (known.py). Returns a `Report`."""
+    are drawn less often (known.py). `models` (paths of ONNX or OpenVINO IR files): feeds
+    for each of these models instead of programs, `max_examples` per model, shrunk while the
+    model is kept (model_campaign.py; in this process). Returns a `Report`."""
     known = as_known(baseline)
     budget = ShrinkBudget(shrink_steps, shrink_seconds, shrink_total_seconds, shrink_hangs,
                           minimize_steps)
     start = time.monotonic()
     deadline = None if max_seconds is None else start + max_seconds
-    if workers or scheduler:
+    if models:
+        from .model_campaign import check_models
+        with running(b, isolate, timeout, memory_mb) as runner:
+            report = check_models(runner, Checker(runner, tolerance=(rtol, atol)),
+                                  list(models), max_examples, seed, shrink, budget, progress,
+                                  deadline, known)
+    elif workers or scheduler:
         from .parallel import check_parallel
         report = check_parallel(b, max_examples, seed, formats, kinds, shrink, budget,
                                 progress, isolate, timeout, memory_mb, workers, scheduler,

@@ -124,6 +124,7 @@ class Report:
     op_types: frozenset = frozenset()  # ONNX op types inside the bodies of programs run
     redrawn: int = 0                  # draws replaced: their shape matched a known cause
     known_shapes: int = 0             # known causes (of a baseline) with a shape to match
+    models: tuple = ()                # --model: {path, format, programs, findings} each
 
     @property
     def ran(self) -> int:

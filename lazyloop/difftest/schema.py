@@ -124,6 +124,7 @@ def check_document(report, command: Optional[str] = None) -> dict:
         "unsupported": [{"reason": r.reason, "count": r.count} for r in report.unsupported],
         "coverage": sorted(report.coverage),
         "op_types": sorted(getattr(report, "op_types", ())),
+        "models": [dict(m) for m in getattr(report, "models", ())],
         "internal_errors": [dict(e) for e in report.internal_errors],
         "harness_errors": [dict(e) for e in getattr(report, "harness_errors", [])],
     }
