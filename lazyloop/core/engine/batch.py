@@ -52,7 +52,7 @@ MAX_BATCH_BYTES = 1 << 27
 
 def candidates(demand):
     """Streams that may be batched, in an order where inputs come first (derived once)."""
-    key = ("batchable", demand.loop.name)
+    key = ("batchable", demand.key)
     derived = demand.plan.derived
     if key not in derived:
         found = []

@@ -173,7 +173,7 @@ class Emitter:
         self.emit(2, "i += 1")
         self.emit(2, f"g = i - {d.window + 1}  # no scheduled reader asks for it any more")
         for k, c in self.ids.items():
-            if d.prefix[k] is not None:
+            if d.prefix[k] is not None or k in d.conditional and k not in d.chains:
                 self.emit(2, f"m{c}.pop(g, None)")
         body, self.lines = self.lines, []
         self.emit(0, "def bind(M, STEPS, F, N, D, S, INV, INVS, GET, ITERATE, INNER, CHECK, RECORD, "
@@ -203,7 +203,7 @@ def trip_function(schedule, trip, hot=HOT_TRIPS):
     compiled it)."""
     d = schedule.d
     recording = schedule.record is not None
-    key = ("compiled", d.loop.name, recording, schedule.batched)
+    key = ("compiled", d.key, recording, schedule.batched)
     derived = d.plan.derived
     if key not in derived:
         if trip < hot:

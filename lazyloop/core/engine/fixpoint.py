@@ -89,7 +89,7 @@ def known_after_trip(demand, k) -> int:
 
 def watch_for(demand) -> Optional["FixedPointWatch"]:
     """The loop's watch, derived once per plan."""
-    key = ("fixed-point", demand.loop.name)
+    key = ("fixed-point", demand.key)
     derived = demand.plan.derived
     if key not in derived:
         derived[key] = FixedPointWatch.of(demand)
@@ -131,17 +131,17 @@ class FixedPointWatch:
     def of(cls, demand) -> Optional["FixedPointWatch"]:
         """The watch for a loop the rule applies to, else None: a forced stream that is an
         iterator or a nondeterministic kernel rules it out."""
-        if demand.inner:  # a loop inside: its runs are not compared here
-            return None
-        forced = [k for k, node in demand.members.items()
-                  if demand.prefix[k] is not None or demand.points.get(k)]
+        if demand.inner or any(isinstance(demand.members[k], Recurrence)
+                               for k in demand.conditional):
+            return None  # a loop inside, or a value carried only in some trips: not compared
+        forced = demand.forced()
         nodes = demand.members
         if any(entry(nodes[k]).indexed or nondeterministic(nodes[k]) for k in forced):
             return None
         tracked = tuple((k, known_after_trip(demand, k)) for k in forced
                         if isinstance(nodes[k], Recurrence) and demand.prefix[k] is not None)
         stacked = any(demand.plan.nodes[o].kind is not LoopOutput.LAST_VALUE
-                      for o in demand.loop.outputs)
+                      for o in demand.outputs)
         return cls(demand, tracked, demand.window, stacked)
 
     @staticmethod

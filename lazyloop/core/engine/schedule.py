@@ -58,7 +58,7 @@ class Schedule:
         self.index = index
         self.outer = outer  # the enclosing loop's schedule, when that loop is scheduled too
         self.given_path = path
-        self.failures = {}  # (inner loop output, index) -> the error its run raised
+        self.failures = {}  # (inner loop, index) -> the error its run raised
         self.memo = {k: {} for k in demand.members}
         self.invariants = {}
         self.record = record
@@ -70,7 +70,8 @@ class Schedule:
         self.compiled = False  # whether compiled trips ran (compiled.py)
         self.settled = False  # whether a fixed point ended it early (fixpoint.py)
         self.collected = {machine.plan.nodes[o].source: [] for o in demand.loop.outputs
-                          if machine.plan.nodes[o].kind is not LoopOutput.LAST_VALUE}
+                          if o in demand.outputs
+                          and machine.plan.nodes[o].kind is not LoopOutput.LAST_VALUE}
         self.build_steps()
         self.phase_a, self.phase_b = demand.phases  # see Demand.phases
 
@@ -97,14 +98,18 @@ class Schedule:
     def inner_element(self, node, k):
         """Element k of an inner loop's output: its run for this loop's element k. A run that
         failed is not made twice (the compiled trips hand a failed trip back to `run`)."""
-        failed = self.failures.get((node.id, k))
+        failed = self.failures.get((node.loop, k))
         if failed is not None:
             raise failed
         try:
             return self.m.inner_output(self, node, k)
         except LazyLoopError as error:
-            self.failures[(node.id, k)] = error
+            self.failures[(node.loop, k)] = error
             raise
+
+    def store(self, nid, k, value):
+        """Element k of member `nid`, made beside another (an inner run's other outputs)."""
+        return self.finishers[nid](k, value)
 
     @property
     def path(self):
@@ -131,9 +136,12 @@ class Schedule:
 
     def build_steps(self):
         """One closure per stream, bound once: element k from its inputs' elements."""
-        self.steps = {}
+        self.steps, self.finishers = {}, {}
         for nid, node in self.d.members.items():
             self.steps[nid] = self.step_for(nid, node)
+        self.raw = {nid: self.steps[nid] for nid in self.d.chains}
+        for nid in self.d.chains:
+            self.steps[nid] = self.chain_step(nid, self.raw[nid])
 
     def reader(self, ref):
         """A function k -> element k of `ref` (memo hit, forced now, or the invariant)."""
@@ -159,12 +167,42 @@ class Schedule:
             return cell[0]
         return read
 
+    def chain_step(self, nid, step):
+        """Element k of a chain (`branches.chains`, a cycle of streams forced only on
+        demand): the elements of the cycle it needs and no trip made yet are forced first,
+        from the deepest up, on an explicit stack (`stream/order`), as the reference forces
+        them; then its own, by its step."""
+        chain, members, memo = self.d.chains, self.d.members, self.memo
+
+        def needs(x, j):
+            node = members[x]
+            if isinstance(node, Recurrence):
+                return [(node.next, j - 1)] if j > 0 else []
+            return [(r, j + o) for r, o in entry(node).reads(node)]
+
+        def compute(k):
+            work = [(nid, k)]
+            while work:
+                x, j = work[-1]
+                if j in memo[x]:
+                    work.pop()
+                    continue
+                missing = [(r, i) for r, i in needs(x, j) if r in chain and i not in memo[r]]
+                if missing:
+                    work.extend(missing)
+                    continue
+                work.pop()
+                (step if x == nid else self.raw[x])(j)
+            return memo[nid][k]
+        return compute
+
     def step_for(self, nid, node):
         """Element k of a member: its kind's step in the step table, bound to this run."""
         step = entry(node).step
         if step is None:  # pragma: no cover -- Demand refuses every other kind
             raise NotStatic(repr(node))
-        return step(self, node, self.finisher(nid, node))
+        finish = self.finishers[nid] = self.finisher(nid, node)
+        return step(self, node, finish)
 
     def finisher(self, nid, node):
         """Store an element: read-only, memoised, checked in relaxed profiles, recorded."""
@@ -231,7 +269,7 @@ class Schedule:
         max_trips = self.m.max_trips
         phase_a = [(self.memo[k], self.steps[k]) for k in self.phase_a]
         phase_b = [(self.memo[k], self.steps[k], self.d.certain[k]) for k in self.phase_b]
-        memos = list(self.memo.values())
+        memos = [m for k, m in self.memo.items() if k not in self.d.chains]  # chains: kept
         collected = list(self.collected.items())
         deferred = None
         stop = count  # laziness/fixed-point may lower it
@@ -304,13 +342,15 @@ class Schedule:
             memo.clear()
         self.invariants.clear()
         self.steps.clear()
+        self.raw.clear()
+        self.finishers.clear()
         self.failures.clear()
 
     def outputs(self, n):
         """Every output of the loop after it stopped at n trips: last values forced now,
         concatenations from the elements collected trip by trip."""
         result = {}
-        for out_id in self.d.loop.outputs:
+        for out_id in self.d.outputs:
             out = self.m.plan.nodes[out_id]
             if out.kind is LoopOutput.LAST_VALUE:
                 result[out_id] = self.get(out.source, min(n, self.stopped))

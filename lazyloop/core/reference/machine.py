@@ -35,6 +35,9 @@ from .steps import STEPS
 
 FORCE = {kind: step.force for kind, step in STEPS.items()}  # each kind's reference step
 
+#: how a run of a loop in mode "reference" was made (`Machine.paths`)
+REFERENCE = 'reference: mode "reference"'
+
 @attrs.frozen
 class ForceEvent:
     """One element computed: stream `stream` of loop `loop` (None: outside loops) at `index`,
@@ -89,6 +92,7 @@ class Machine:
         # loop -> [(outer indices, n)] of every run, for `run`'s Evaluation (None: not kept,
         # so that `evaluate` holds nothing per run of an inner loop)
         self.trips = {name: [] for name in plan.loops} if keep_trips else None
+        self.paths = {}  # loop -> the path its runs took (`ran`)
         self.root = Activation(None, None, 0)
         self.one_shape = one_shape_streams(plan)
         self.relaxed = plan.profile != "tensorrt"
@@ -183,11 +187,15 @@ class Machine:
             run = parent.children[key] = Activation(loop, parent, index)
         return run
 
-    def ran(self, loop, path, n):
-        """Record that an activation of `loop` ran n trips (A5 "refuse": refused at zero)."""
+    def ran(self, loop, path, n, how=REFERENCE):
+        """Record that an activation of `loop` ran n trips (A5 "refuse": refused at zero),
+        and `how`: "engine", or "reference: <why>" -- the first reason a run of the loop
+        took the reference, which `paths` keeps over "engine"."""
         rules.zero_trips_refused(loop, n, self.plan.profile, self.readings["A5"])
         if self.trips is not None:
             self.trips[loop].append((tuple(ix for _, ix in path), n))
+        if self.paths.get(loop, "engine") == "engine":
+            self.paths[loop] = how
 
     def force_everything(self, loop, act, n):
         """A10 reading "eager": every stream of the loop on every trip that ran."""
