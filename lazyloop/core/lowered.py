@@ -49,10 +49,15 @@ class OutputBinding:
 class LoweredRun:
     """`run`'s answer: outputs and `defined` masks (True where a value is defined) keyed by
     the model's output names, and the core's `Evaluation` behind them (its trace, trip
-    counts, mode)."""
+    counts, mode, and `paths`: per loop, "engine" or "reference: <why>")."""
     outputs: dict
     defined: dict
     evaluation: object
+
+    @property
+    def paths(self) -> dict:
+        """Per loop that ran, "engine" or "reference: <why>" (`Evaluation.paths`)."""
+        return self.evaluation.paths
 
 
 def _as_is(value, binding):
