@@ -144,9 +144,10 @@ def test_an_inner_loop_reading_the_outer_loop_only_in_some_runs_forces_it_on_dem
 
 
 def test_runs_of_an_inner_loop_leave_nothing_behind(monkeypatch):
-    # stream/memo -- each run's schedule is freed when the run ends, without waiting for
-    # Python's cycle collector (its steps would otherwise keep it in a reference cycle), and
-    # `ll.evaluate` keeps no per-run trip counts: the enclosing loop's memory stays flat
+    # stream/memo -- a run's schedule is kept for the next run of its loop (50 inner runs
+    # make one schedule), holding no element once the run ended; one not kept is freed
+    # without waiting for Python's cycle collector (its steps would otherwise keep it in a
+    # reference cycle); `ll.evaluate` keeps no per-run trip counts: memory stays flat
     import gc
     import weakref
     from lazyloop.core.engine import schedule as sched
@@ -161,11 +162,15 @@ def test_runs_of_an_inner_loop_leave_nothing_behind(monkeypatch):
     gc.disable()
     try:
         (y,) = ll.evaluate(net, {"xs": np.ones(3, np.float32)}).values()
-        alive = [r for r in made if r() is not None]
+        alive = [r() for r in made if r() is not None]
+        monkeypatch.setattr(sched, "KEEP", 0)  # none kept: each is freed when its run ends
+        ll.evaluate(carried_through(50, 3)[0], {"xs": np.ones(3, np.float32)})
+        freed = [r for r in made[2:] if r() is not None]
     finally:
         gc.enable()
-    assert float(y) == 150.0 and len(made) == 51  # the outer run and 50 inner runs
-    assert not alive
+    assert float(y) == 150.0 and len(made) == 2 + 51  # one per loop, then one per run
+    assert len(alive) == 2 and all(not m for s in alive for m in s.memo.values())
+    assert not freed
 
 
 def test_three_levels_run_on_schedules_reading_the_outermost_loop():

@@ -17,8 +17,9 @@ and reports what it did before. Elements a trip stored before it handed back are
 not computed twice (`stream/memo`). A stream whose elements come from a batch
 (`lazyloop.core.engine.batch`) is read through its step, which takes them from the batch.
 
-Compiling costs about a millisecond, so a loop is compiled only once it has run
-`HOT_TRIPS` trips in some run; the function is kept with the plan's derived data.
+Compiling costs about a millisecond, so a loop is compiled only once its runs on a plan have
+added up to `HOT_TRIPS` trips; the function is kept with the plan's derived data, and later
+runs start compiled from their first trip.
 `source(schedule)` returns the generated text, for reading.
 """
 from __future__ import annotations
@@ -199,21 +200,25 @@ def source(schedule, batched=frozenset(), recording=False) -> str:
 
 def trip_function(schedule, trip, hot=HOT_TRIPS):
     """The compiled ordinary trips of `schedule`'s loop, bound to this run's memos and steps;
-    None while the loop is not hot (this run is at `trip`, below `hot`, and no earlier run
-    compiled it)."""
+    None while the loop is not hot: this run is at `trip`, and its earlier runs on this plan
+    and this one together have run fewer than `hot` trips. The function is kept with the
+    plan, and its binding with the schedule (which is kept for later runs, `Schedule.take`)
+    unless batches feed this run."""
+    if schedule.bound is not None and not schedule.batched:
+        return schedule.bound
     d = schedule.d
     recording = schedule.record is not None
     key = ("compiled", d.key, recording, schedule.batched)
     derived = d.plan.derived
     if key not in derived:
-        if trip < hot:
+        if trip + derived.get(("trips run", d.key), 0) < hot:
             return None
         text = source(schedule, schedule.batched, recording)
         scope = {"_M": _MISSING, "ND": np.ndarray, "GENERIC": np.generic}
         exec(compile(text, f"<trips of {d.loop.name}>", "exec"), scope)  # noqa: S102
         derived[key] = scope["bind"]
     members = list(d.members.values())
-    return derived[key](
+    bound = derived[key](
         [schedule.memo[n.id] for n in members], [schedule.steps[n.id] for n in members],
         [getattr(n, "fn", None) for n in members], members,
         [getattr(n.type, "dtype", None) for n in members],
@@ -222,3 +227,6 @@ def trip_function(schedule, trip, hot=HOT_TRIPS):
         schedule.inner_element, schedule.check_element,
         None if schedule.record is None else schedule.record.append,
         list(schedule.collected.values()))
+    if not schedule.batched and not recording:
+        schedule.bound = bound
+    return bound

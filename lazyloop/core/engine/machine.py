@@ -24,6 +24,7 @@ from .batch import MAX_BATCH_BYTES
 from .compiled import HOT_TRIPS
 from .demand import demand_of, why_not
 from .needed import outputs_to_compute
+from .root import force_root
 from .masked_steps import MasksNeeded
 from .schedule import Schedule
 
@@ -52,6 +53,17 @@ class EngineMachine(Machine):
         self.scheduled_loops = {}  # loop -> the demand its last run on a schedule followed
         self.masked_loops = set()  # loops whose schedule met an undefined value (masked_steps.py)
         self.why = readings_refused(self.readings)  # a reading the schedule does not run
+
+    def demand(self, nid, act=None, i=0):
+        """As the reference's, but a value outside loops is forced by a walk of its static
+        cone (`root.py`), without the driver where the cone is maps and projections."""
+        if act is None or act is self.root:
+            return force_root(self, nid)
+        return super().demand(nid, act, i)
+
+    def demand_by_driver(self, nid):
+        """A value outside loops forced by the reference's driver."""
+        return super().demand(nid, self.root, 0)
 
     def loop_output(self, node, act, i):
         """A loop's run on its schedule where it can (a loop nested in another gets a
@@ -174,8 +186,9 @@ class EngineMachine(Machine):
                     self.activation(node.loop, act, i).path if act.loop is not None else None)
                 record = NestedRecord(nested)
             self.scheduled_loops[node.loop] = demand
-            schedule = Schedule(demand, self, act, i, record=record,
-                                masked=node.loop in self.masked_loops, outer=outer, path=path)
+            schedule = Schedule.take(demand, self, act, i, record=record,
+                                     masked=node.loop in self.masked_loops, outer=outer,
+                                     path=path)
             try:
                 n = schedule.run()
                 values = schedule.outputs(n)

@@ -46,18 +46,25 @@ from .readonly import unmarked_streams
 _MISSING = object()
 
 
-class Schedule:
-    """Runs one activation of a static loop. `machine` supplies invariants and readings."""
+KEEP = 4  # schedules of one loop kept for later runs (`Schedule.take`)
 
-    def __init__(self, demand: Demand, machine, act, index, record=None, masked=False,
+
+def pool_of(demand, masked) -> list:
+    """The schedules of a loop kept with its plan for later runs, plain or masked."""
+    return demand.plan.derived.setdefault(("schedules", demand.key, masked), [])
+
+
+class Schedule:
+    """Runs one activation of a static loop. `machine` supplies invariants and readings.
+
+    What a run does not change -- the memo dictionaries, the bound steps, the compiled
+    trips bound to them -- is built once and kept with the plan (`take`, `release`): a
+    loop run again (another evaluation, another outer element) starts at once."""
+
+    def __init__(self, demand: Demand, machine, act=None, index=0, record=None, masked=False,
                  outer=None, path=None):
         self.d = demand
         self.masked = masked  # carries undefined masks (masked_steps.py)
-        self.m = machine
-        self.act = act
-        self.index = index
-        self.outer = outer  # the enclosing loop's schedule, when that loop is scheduled too
-        self.given_path = path
         self.failures = {}  # (inner loop, index) -> the error its run raised
         self.memo = {k: {} for k in demand.members}
         self.invariants = {}
@@ -65,15 +72,41 @@ class Schedule:
         self.check = machine.relaxed
         self.first_shape = {}
         self.admitted = {}  # stream -> the shape its last checked element had
+        nodes = demand.plan.nodes
+        self.lists = {nodes[o].source: [] for o in demand.loop.outputs
+                      if o in demand.outputs and nodes[o].kind is not LoopOutput.LAST_VALUE}
+        self.bound = None  # the compiled trips bound to this schedule (compiled.py)
+        self.begin(machine, act, index, outer, path)
+        self.build_steps()
+        self.plain_steps = dict(self.steps)
+        self.phase_a, self.phase_b = demand.phases  # see Demand.phases
+
+    def begin(self, machine, act, index, outer=None, path=None):
+        """The state of one run: for the activation `act` at `index` (or the element `index`
+        of the enclosing loop's schedule `outer`)."""
+        self.m = machine
+        self.act = act
+        self.index = index
+        self.outer = outer  # the enclosing loop's schedule, when that loop is scheduled too
+        self.given_path = path
+        self.collected = dict(self.lists)  # CONCATENATE/REVERSE sources -> their elements
         self.batched = frozenset()  # streams whose elements come from a batch (batch.py)
         self.masked_batches = frozenset()  # those of them whose batch carries a mask
         self.compiled = False  # whether compiled trips ran (compiled.py)
         self.settled = False  # whether a fixed point ended it early (fixpoint.py)
-        self.collected = {machine.plan.nodes[o].source: [] for o in demand.loop.outputs
-                          if o in demand.outputs
-                          and machine.plan.nodes[o].kind is not LoopOutput.LAST_VALUE}
-        self.build_steps()
-        self.phase_a, self.phase_b = demand.phases  # see Demand.phases
+        return self
+
+    @classmethod
+    def take(cls, demand, machine, act, index, record=None, masked=False, outer=None,
+             path=None):
+        """A schedule for one run: one kept from an earlier run of the loop, or a new one
+        (a run that records what it forces, for the tests, always gets a new one)."""
+        if record is None:
+            try:
+                return pool_of(demand, masked).pop().begin(machine, act, index, outer, path)
+            except IndexError:
+                pass
+        return cls(demand, machine, act, index, record, masked, outer, path)
 
     # -- values ---------------------------------------------------------------------------
     def invariant(self, ref):
@@ -159,12 +192,11 @@ class Schedule:
 
     def invariant_reader(self, ref):
         """The invariant is fetched when first read (`stream/invariant`), then kept."""
-        cell = []
+        kept, invariant, missing = self.invariants, self.invariant, _MISSING
 
         def read(k):
-            if not cell:
-                cell.append(self.invariant(ref))
-            return cell[0]
+            value = kept.get(ref, missing)
+            return invariant(ref) if value is missing else value
         return read
 
     def chain_step(self, nid, step):
@@ -320,6 +352,8 @@ class Schedule:
                 fuel.check_clock(loop, count, i)
         if deferred is not None:
             raise deferred
+        runs = self.d.plan.derived  # how many trips the loop ran on this plan (compiled.py)
+        runs[("trips run", self.d.key)] = runs.get(("trips run", self.d.key), 0) + i
         self.stopped = i  # the outputs are read here; past a fixed point, equal to trip n's
         self.settled = stop != count and i == stop  # laziness/fixed-point cut it short
         return count if self.settled else i
@@ -335,16 +369,33 @@ class Schedule:
         return until
 
     def release(self):
-        """Drop the elements still held, and the steps: their closures refer to the schedule,
-        a reference cycle that would keep it (and what it holds) until Python's cycle
-        collector runs -- one per run of an inner loop adds up."""
+        """After a run: drop the elements and invariants it held and keep the schedule for
+        a later run of the loop (at most KEEP per loop); a schedule not kept drops its steps
+        too -- their closures refer to the schedule, a reference cycle that would keep it
+        until Python's cycle collector runs (one per run of an inner loop adds up)."""
         for memo in self.memo.values():
             memo.clear()
+        for elements in self.lists.values():
+            elements.clear()
         self.invariants.clear()
+        self.failures.clear()
+        for k in self.first_shape:  # a stacked stream's shapes are checked run by run
+            self.admitted.pop(k, None)
+            self.bound = None  # its compiled trips keep the shape last admitted: bind again
+        self.first_shape.clear()
+        self.m = self.act = self.outer = self.given_path = self.collected = None
+        if self.batched:
+            self.steps.clear()
+            self.steps.update(self.plain_steps)
+        pool = pool_of(self.d, self.masked)
+        if self.record is None and len(pool) < KEEP:
+            pool.append(self)
+            return
         self.steps.clear()
+        self.plain_steps.clear()
         self.raw.clear()
         self.finishers.clear()
-        self.failures.clear()
+        self.bound = None
 
     def outputs(self, n):
         """Every output of the loop after it stopped at n trips: last values forced now,
@@ -354,6 +405,7 @@ class Schedule:
             out = self.m.plan.nodes[out_id]
             if out.kind is LoopOutput.LAST_VALUE:
                 result[out_id] = self.get(out.source, min(n, self.stopped))
-            else:
-                result[out_id] = self.collected[out.source]
+            else:  # a batch as it is; elements collected trip by trip as a new list
+                found = self.collected[out.source]
+                result[out_id] = list(found) if type(found) is list else found
         return result

@@ -68,9 +68,24 @@ def one_shape_streams(plan):
     -- what CONCATENATE/REVERSE stack. Every other stream of a relaxed profile, recurrences
     (carried values) included, may change shape from trip to trip; each element is checked
     against the stream's type, which is a constraint (dtype, and rank and dims where known).
-    Under TensorRT every type is exact, so every stream has one shape."""
-    return frozenset(n.source for n in plan.nodes.values()
-                     if isinstance(n, LoopOut) and n.kind is not LoopOutput.LAST_VALUE)
+    Under TensorRT every type is exact, so every stream has one shape. Derived once per plan."""
+    key = ("one shape",)
+    if key not in plan.derived:
+        plan.derived[key] = frozenset(n.source for n in plan.nodes.values() if isinstance(
+            n, LoopOut) and n.kind is not LoopOutput.LAST_VALUE)
+    return plan.derived[key]
+
+
+def with_trips(plan) -> dict:
+    """The plan's nodes, and for each loop the pseudo-node of its trip count (`Trips`);
+    derived once per plan."""
+    key = ("with trips",)
+    if key not in plan.derived:
+        nodes = dict(plan.nodes)
+        for name in plan.loops:
+            nodes[f"#trips:{name}"] = Trips(f"#trips:{name}", name, None, name)
+        plan.derived[key] = nodes
+    return plan.derived[key]
 
 
 class Machine:
@@ -81,9 +96,7 @@ class Machine:
     def __init__(self, plan: Plan, feeds, max_trips=DEFAULT_MAX_TRIPS, readings=None,
                  trace=None, max_seconds=None, keep_trips=True):
         self.plan = plan
-        self.nodes = dict(plan.nodes)
-        for name in plan.loops:
-            self.nodes[f"#trips:{name}"] = Trips(f"#trips:{name}", name, None, name)
+        self.nodes = with_trips(plan)  # read only
         self.feeds = feeds
         self.fuel = Fuel(max_trips, max_seconds)
         self.max_trips = self.fuel.max_trips
@@ -148,10 +161,13 @@ class Machine:
 
     def store(self, nid, act, i, value, asker=None):
         node = self.nodes[nid]
-        if self.relaxed and isinstance(node.type, TensorType):
+        ty = node.type
+        if self.relaxed and isinstance(ty, TensorType) and not (
+                value.__class__ is np.ndarray and value.dtype == ty.dtype
+                and value.shape == ty.shape and nid not in self.one_shape):
             earlier = act.memo.get(nid) if nid in self.one_shape else None
             first = np.shape(split(next(iter(earlier.values())))[0]) if earlier else None
-            self.check_element(node, value, first)
+            self.check_element(node, value, first)  # (an array of the static type passes)
         if isinstance(value, np.ndarray):
             value.flags.writeable = False
         act.memo.setdefault(nid, {})[i] = value
