@@ -103,7 +103,8 @@ class EngineMachine(Machine):
         already computed and asks the driver for the others (`NeedsValue`): a chain of outer
         elements each needing the last never becomes a chain of Python calls (`stream/order`)."""
         if act.loop is None:
-            return self.demand(nid, act, i)
+            done = self.root.memo.get(nid)
+            return done[0] if done is not None else force_root(self, nid)
         where, k = self.locate(nid, act, i)
         memo = where.memo.get(nid)
         if memo is None or k not in memo:

@@ -5,16 +5,19 @@ which yields what it needs and is resumed with it (`stream/order`). Outside loop
 map, a projection, an input or a constant needs is known before anything runs: its
 arguments, left to right. So the engine forces a value outside loops by walking that static
 cone once, depth first, in the order the driver would reach each node (`root_order`, derived
-once per plan), calling each map's kernel itself; a loop output, an if-conditional's output
-or an undefined value in the cone is forced by the driver, as the reference forces it, when
-the walk reaches it. The elements forced, their order and their values are the reference's
+once per plan), calling each map's kernel itself; an if-conditional's output forces its
+condition, then the taken branch, by the same walk; a loop output or an undefined value is
+forced by the driver, as the reference forces it, when the walk reaches it. The elements forced, their order and their values are the reference's
 (`laziness/dead`, `stream/map`).
 """
 from __future__ import annotations
 
+from numpy import ndarray
+
 from ..errors import LazyLoopError
-from ..plan import Const, Input, Map, Project
+from ..plan import Const, IfOutput, Input, Map, Project
 from ..reference import rules
+from ..types import TensorType
 from ..undefined import Partial
 
 DIRECT = (Map, Project, Const, Input)  # kinds whose inputs are known before the run
@@ -46,8 +49,12 @@ def root_order(plan, nid) -> tuple:
 
 def force_root(machine, nid):
     """Element 0 of `nid`, a node outside loops, and what it needs, as the reference forces
-    them (`machine.demand` forces what is not a map, a projection, an input or a constant)."""
+    them (`machine.demand` forces what is not a map, a projection, an input, a constant or
+    an if-conditional's output)."""
     memo, root, nodes = machine.root.memo, machine.root, machine.plan.nodes
+    done = memo.get(nid)
+    if done is not None:
+        return done[0]
     for k in root_order(machine.plan, nid):
         done = memo.get(k)
         if done is not None:
@@ -62,13 +69,29 @@ def force_root(machine, nid):
                 raise
             except Exception as exc:  # as MapStep.force names it (`stream/map`)
                 raise rules.kernel_refused(node, 0, exc) from None
-            machine.store(k, root, 0, value)
         elif isinstance(node, Project):
-            machine.store(k, root, 0, memo[node.call][0][node.k])
+            value = memo[node.call][0][node.k]
         elif isinstance(node, Input):
-            machine.store(k, root, 0, machine.feeds[k])
+            value = machine.feeds[k]
         elif isinstance(node, Const):
-            machine.store(k, root, 0, node.value)
+            value = node.value
+        elif isinstance(node, IfOutput):  # the condition, then the taken branch only
+            c = force_root(machine, node.cond)
+            value = rules.if_element(node, c, lambda ref: force_root(machine, ref))
         else:
             machine.demand_by_driver(k)
+            continue
+        store(machine, k, node, value)
     return memo[nid][0]
+
+
+def store(machine, k, node, value):
+    """`Machine.store` outside loops, without a trace: an array of a dtype and shape its
+    stream's type was found to admit is marked read-only and kept at once."""
+    ty = node.type
+    if value.__class__ is ndarray and isinstance(ty, TensorType) and (
+            not machine.relaxed or value.dtype == ty.dtype and value.shape in machine.admitted(k)):
+        value.flags.writeable = False
+        machine.root.memo[k] = {0: value}
+    else:
+        machine.store(k, machine.root, 0, value)

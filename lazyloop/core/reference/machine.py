@@ -108,6 +108,7 @@ class Machine:
         self.paths = {}  # loop -> the path its runs took (`ran`)
         self.root = Activation(None, None, 0)
         self.one_shape = one_shape_streams(plan)
+        self.shapes = plan.derived.setdefault(("admitted shapes",), {})  # `admitted`
         self.relaxed = plan.profile != "tensorrt"
 
     # -- the driver ---------------------------------------------------------------------------
@@ -164,16 +165,28 @@ class Machine:
         ty = node.type
         if self.relaxed and isinstance(ty, TensorType) and not (
                 value.__class__ is np.ndarray and value.dtype == ty.dtype
-                and value.shape == ty.shape and nid not in self.one_shape):
+                and value.shape in self.admitted(nid) and nid not in self.one_shape):
             earlier = act.memo.get(nid) if nid in self.one_shape else None
             first = np.shape(split(next(iter(earlier.values())))[0]) if earlier else None
-            self.check_element(node, value, first)  # (an array of the static type passes)
+            self.check_element(node, value, first)
+            if value.__class__ is np.ndarray:
+                self.admitted(nid).add(value.shape)
         if isinstance(value, np.ndarray):
             value.flags.writeable = False
         act.memo.setdefault(nid, {})[i] = value
         if self.trace is not None and not isinstance(node, Trips):
             self.trace.append(ForceEvent(act.loop, nid, i, tuple(ix for _, ix in act.path), asker))
         return value
+
+    def admitted(self, nid) -> set:
+        """Shapes an array of stream `nid`'s dtype was found to agree with its type: an
+        array of one of them agrees too (`structure/shapes` depends on dtype and shape
+        alone); kept with the plan."""
+        found = self.shapes.get(nid)
+        if found is None:
+            ty = self.nodes[nid].type
+            found = self.shapes[nid] = {ty.shape} if ty.is_static else set()
+        return found
 
     def check_element(self, node, value, first_shape=None):
         """`structure/shapes`: every element agrees with the stream's type -- its dtype, and

@@ -238,6 +238,18 @@ def condition_of(c):
     return bool(np.asarray(value).reshape(-1)[0]), mask is None or bool(np.all(mask))
 
 
+def if_element(node, c, branch):
+    """An if-conditional's element from its condition's element `c`: the taken branch's
+    element, `branch(ref)` forcing it -- only that branch is forced (`laziness/dead`). An
+    undefined condition takes neither branch where the type is static: the element is wholly
+    undefined (else the raw value's branch, wholly undefined)."""
+    then, defined = condition_of(c)
+    if not defined and static_type(node):
+        return undefined_branch(node)
+    taken = branch(node.then if then else node.orelse)
+    return taken if defined else undefined_branch(node, taken)
+
+
 def undefined_branch(node, taken=None):
     """The element of an if-conditional whose condition is undefined: wholly undefined --
     the type's fill where the type is static, else the raw value of the branch `taken`."""

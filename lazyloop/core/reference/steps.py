@@ -253,11 +253,8 @@ class IfStep(Step):
         cond, then, orelse = s.reader(node.cond), s.reader(node.then), s.reader(node.orelse)
         if s.masked:  # the condition may be undefined: as `force` reads it
             def compute(k):
-                holds, defined = rules.condition_of(cond(k))
-                if not defined and rules.static_type(node):
-                    return finish(k, rules.undefined_branch(node))
-                taken = then(k) if holds else orelse(k)
-                return finish(k, taken if defined else rules.undefined_branch(node, taken))
+                return finish(k, rules.if_element(node, cond(k), lambda ref: (
+                    then if ref == node.then else orelse)(k)))
             return compute
 
         def compute(k):  # a defined condition: a bool of one element
