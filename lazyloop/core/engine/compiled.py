@@ -47,7 +47,6 @@ class Emitter:
         self.unmarked = unmarked_streams(d)
         self.check = schedule.check
         self.scheduled = set(d.phases[0]) | set(d.phases[1])
-        self.shapes = set()  # members whose admitted shape the function updates
         self.invariants = {}  # ref -> local name
         self.lines = []
 
@@ -108,39 +107,32 @@ class Emitter:
 
     def finish(self, depth, k, c, node, j, v):
         """What `Schedule.finisher` does: check, mark read-only, memoise, record. An array or
-        numpy scalar of the dtype and the shape last admitted passes `structure/shapes`."""
+        numpy scalar of the dtype and of a shape its stream's type was found to admit (the
+        set t<c>, which the check adds to) passes `structure/shapes`."""
         check = self.check and isinstance(node.type, TensorType)
-        same = f"{v}.dtype == d{c} and {v}.shape == t{c}"
+        same = f"{v}.dtype == d{c} and {v}.shape in t{c}"
         if isinstance(node, Recurrence) and not self.recording:
             if check:  # a carried element is another stream's or an invariant: not marked
                 self.emit(depth, f"if not (({v}.__class__ is ND or isinstance({v}, GENERIC)) "
                                  f"and {same}):")
-                self.admit(depth + 1, c, v)
+                self.emit(depth + 1, f"CHECK(N[{c}], {v})")
         else:
             mark = k not in self.unmarked
             if check or mark:
                 self.emit(depth, f"if {v}.__class__ is ND:")
                 if check:
                     self.emit(depth + 1, f"if not ({same}):")
-                    self.admit(depth + 2, c, v)
+                    self.emit(depth + 2, f"CHECK(N[{c}], {v})")
                 if mark:
                     self.emit(depth + 1, f"{v}.flags.writeable = False")
                 elif not check:
                     self.emit(depth + 1, "pass")
                 if check:
                     self.emit(depth, f"elif not (isinstance({v}, GENERIC) and {same}):")
-                    self.admit(depth + 1, c, v)
+                    self.emit(depth + 1, f"CHECK(N[{c}], {v})")
         self.emit(depth, f"m{c}[{j}] = {v}")
         if self.recording:
             self.emit(depth, f"RECORD(({k!r}, {j}))")
-
-    def admit(self, depth, c, v):
-        """`structure/shapes` on an element whose shape is not the one last admitted: the
-        full check, then its shape is the one to compare with (as `Schedule.check_element`)."""
-        self.emit(depth, f"CHECK(N[{c}], {v})")
-        self.emit(depth, f"if {v}.__class__ is ND or isinstance({v}, GENERIC):")
-        self.emit(depth + 1, f"t{c} = {v}.shape")
-        self.shapes.add(c)
 
     # -- the function -----------------------------------------------------------------------
     def trips(self, collected):
@@ -182,8 +174,6 @@ class Emitter:
         for group, names in (("M", "m"), ("STEPS", "s"), ("F", "f"), ("D", "d"), ("S", "t")):
             self.emit(1, f"[{', '.join(names + str(c) for c in self.ids.values())}] = {group}")
         self.emit(1, "def trips(i, until):")
-        if self.shapes:
-            self.emit(2, f"nonlocal {', '.join(f't{c}' for c in sorted(self.shapes))}")
         for ref, name in self.invariants.items():
             self.emit(2, f"{name} = INVS.get({ref!r}, _M)")
         self.emit(2, "while i < until:")
@@ -222,7 +212,7 @@ def trip_function(schedule, trip, hot=HOT_TRIPS):
         [schedule.memo[n.id] for n in members], [schedule.steps[n.id] for n in members],
         [getattr(n, "fn", None) for n in members], members,
         [getattr(n.type, "dtype", None) for n in members],
-        [schedule.admitted.get(n.id, getattr(n.type, "shape", None)) for n in members],
+        [schedule.shapes.get(n.id) for n in members],
         schedule.invariant, schedule.invariants, schedule.get, iterator_element,
         schedule.inner_element, schedule.check_element,
         None if schedule.record is None else schedule.record.append,

@@ -38,9 +38,9 @@ RULE = "laziness/fixed-point"
 # Kernels that do not give the same value for the same inputs (ONNX's random generators).
 NONDETERMINISTIC = ("Random", "Bernoulli", "Multinomial")
 
-# With no COUNT, the state is compared after each of the first trips, then every
-# CHECK_EVERY trips: a fixed point reached at m is seen by trip m + CHECK_EVERY at the
-# latest. With a COUNT (which only a long loop makes worth cutting short), after trip
+# With no COUNT, the state is compared after trips 1, 2, 4, ... FIRST_CHECKS, then every
+# CHECK_EVERY trips: a fixed point reached at m is seen by trip 2m or m + CHECK_EVERY at
+# the latest. With a COUNT (which only a long loop makes worth cutting short), after trip
 # FIRST_COUNTED, then each time the trips have doubled: by trip 2m at the latest.
 FIRST_CHECKS, CHECK_EVERY, FIRST_COUNTED = 64, 64, 16
 
@@ -72,6 +72,8 @@ CHUNK = 2**16  # bytes compared at a time: no copy of a whole (possibly big) sta
 
 def same_bytes(a, b) -> bool:
     """Byte-for-byte equality of two arrays of one dtype and shape, a chunk at a time."""
+    if a.nbytes <= CHUNK:
+        return a.tobytes() == b.tobytes()
     if not (a.flags.c_contiguous and b.flags.c_contiguous):
         a, b = np.ascontiguousarray(a), np.ascontiguousarray(b)
     x, y = a.reshape(-1).view(np.uint8), b.reshape(-1).view(np.uint8)
@@ -146,9 +148,9 @@ class FixedPointWatch:
 
     @staticmethod
     def next_check(trips: int, count) -> int:
-        if count is not None:
+        if count is not None or trips < FIRST_CHECKS:
             return 2 * trips
-        return trips + 1 if trips < FIRST_CHECKS else trips + CHECK_EVERY
+        return trips + CHECK_EVERY
 
     def settled_at(self, memo, last_trip: int) -> Optional[int]:
         """After trip `last_trip` ran: the index m >= 1 whose state equals index m - 1's,

@@ -51,7 +51,7 @@ def force_root(machine, nid):
     """Element 0 of `nid`, a node outside loops, and what it needs, as the reference forces
     them (`machine.demand` forces what is not a map, a projection, an input, a constant or
     an if-conditional's output)."""
-    memo, root, nodes = machine.root.memo, machine.root, machine.plan.nodes
+    memo, nodes = machine.root.memo, machine.plan.nodes
     done = memo.get(nid)
     if done is not None:
         return done[0]

@@ -31,6 +31,7 @@ from ..enums import LoopOutput
 from ..errors import LazyLoopError
 from ..fuel import CLOCK_EVERY
 from ..plan import Recurrence
+from ..reference.machine import admitted_shapes, one_shape_streams
 from ..reference.rules import count_limit, while_holds
 from ..reference.steps import entry
 from ..types import TensorType
@@ -71,7 +72,10 @@ class Schedule:
         self.record = record
         self.check = machine.relaxed
         self.first_shape = {}
-        self.admitted = {}  # stream -> the shape its last checked element had
+        plan, one_shape = demand.plan, one_shape_streams(demand.plan)
+        # stream -> the shapes found to agree with its type (one run's, for a stacked stream)
+        self.shapes = {k: set() if k in one_shape else admitted_shapes(plan, k)
+                       for k, n in demand.members.items() if isinstance(n.type, TensorType)}
         nodes = demand.plan.nodes
         self.lists = {nodes[o].source: [] for o in demand.loop.outputs
                       if o in demand.outputs and nodes[o].kind is not LoopOutput.LAST_VALUE}
@@ -242,12 +246,12 @@ class Schedule:
         check = self.check and isinstance(node.type, TensorType)
         record = self.record
         ndarray = np.ndarray
-        dtype, shape = (node.type.dtype, node.type.shape) if check else (None, None)
+        dtype, shapes = (node.type.dtype, self.shapes[nid]) if check else (None, None)
         mark = nid not in unmarked_streams(self.d)  # stream/memo: only what a kernel could write
         if isinstance(node, Recurrence) and record is None:
             def carry(k, value):  # an element of another stream or an invariant: read-only
                 if check and (value.__class__ is not ndarray or value.dtype != dtype
-                              or value.shape != shape):
+                              or value.shape not in shapes):
                     self.check_element(node, value)
                 memo[k] = value
                 return value
@@ -255,7 +259,7 @@ class Schedule:
 
         def finish(k, value):
             if value.__class__ is ndarray:
-                if check and (value.dtype != dtype or value.shape != shape):
+                if check and (value.dtype != dtype or value.shape not in shapes):
                     self.check_element(node, value)
                 if mark:
                     value.flags.writeable = False
@@ -268,17 +272,19 @@ class Schedule:
         return finish
 
     def check_element(self, node, value):
-        """`structure/shapes`, cheaply when the element has the static type or the shape of
-        the stream's last checked element (the check depends on dtype and shape alone)."""
+        """`structure/shapes`, cheaply when the element has its stream's dtype and a shape
+        its type was found to admit (the check depends on dtype and shape alone); a stacked
+        stream admits, in one run, the first element's shape alone."""
         ty = node.type
         plain = isinstance(value, (np.ndarray, np.generic)) and value.dtype == ty.dtype
-        if plain and value.shape == self.admitted.get(node.id, ty.shape):
+        shapes = self.shapes[node.id]
+        if plain and value.shape in shapes:
             return
         shape = np.shape(split(value)[0])
         first = self.first_shape.setdefault(node.id, shape) if node.id in self.m.one_shape else None
         self.m.check_element(node, value, first)
         if plain:
-            self.admitted[node.id] = shape
+            shapes.add(shape)
 
     # -- the run ------------------------------------------------------------------------------
     def run(self):
@@ -380,8 +386,7 @@ class Schedule:
         self.invariants.clear()
         self.failures.clear()
         for k in self.first_shape:  # a stacked stream's shapes are checked run by run
-            self.admitted.pop(k, None)
-            self.bound = None  # its compiled trips keep the shape last admitted: bind again
+            self.shapes[k].clear()
         self.first_shape.clear()
         self.m = self.act = self.outer = self.given_path = self.collected = None
         if self.batched:

@@ -76,6 +76,18 @@ def one_shape_streams(plan):
     return plan.derived[key]
 
 
+def admitted_shapes(plan, nid) -> set:
+    """Shapes an array of stream `nid`'s dtype was found to agree with its type: an array of
+    one of them agrees too (`structure/shapes` depends on dtype and shape alone). Kept with
+    the plan; the static shape of a static type from the start."""
+    shapes = plan.derived.setdefault(("admitted shapes",), {})
+    found = shapes.get(nid)
+    if found is None:
+        ty = plan.nodes[nid].type
+        found = shapes[nid] = {ty.shape} if ty.is_static else set()
+    return found
+
+
 def with_trips(plan) -> dict:
     """The plan's nodes, and for each loop the pseudo-node of its trip count (`Trips`);
     derived once per plan."""
@@ -108,7 +120,6 @@ class Machine:
         self.paths = {}  # loop -> the path its runs took (`ran`)
         self.root = Activation(None, None, 0)
         self.one_shape = one_shape_streams(plan)
-        self.shapes = plan.derived.setdefault(("admitted shapes",), {})  # `admitted`
         self.relaxed = plan.profile != "tensorrt"
 
     # -- the driver ---------------------------------------------------------------------------
@@ -179,14 +190,8 @@ class Machine:
         return value
 
     def admitted(self, nid) -> set:
-        """Shapes an array of stream `nid`'s dtype was found to agree with its type: an
-        array of one of them agrees too (`structure/shapes` depends on dtype and shape
-        alone); kept with the plan."""
-        found = self.shapes.get(nid)
-        if found is None:
-            ty = self.nodes[nid].type
-            found = self.shapes[nid] = {ty.shape} if ty.is_static else set()
-        return found
+        """`admitted_shapes` of stream `nid`."""
+        return admitted_shapes(self.plan, nid)
 
     def check_element(self, node, value, first_shape=None):
         """`structure/shapes`: every element agrees with the stream's type -- its dtype, and
