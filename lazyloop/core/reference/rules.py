@@ -190,11 +190,17 @@ def stack(node, elements, length, padding: str):
     else:
         values = [np.asarray(split(e)[0]) for e in elements]
         masks = [split(e)[1] for e in elements]
+    n = len(values)
+    whole = masks is True or isinstance(masks, list) and all(m is None for m in masks)
+    if whole and 0 < n == length and isinstance(ty, TensorType):  # no padding, all defined
+        out = np.stack(values) if isinstance(values, list) else np.array(values)
+        if out.dtype == ty.dtype:
+            out = out[::-1] if node.kind is LoopOutput.REVERSE else out
+            return np.ascontiguousarray(np.moveaxis(out, 0, node.axis) if node.axis else out)
     if len(values):
         elem_shape = np.shape(values[0])
     elem_shape = tuple(0 if d is None else d for d in elem_shape)
     dtype = ty.dtype if isinstance(ty, TensorType) else np.float32
-    n = len(values)
     out = filled((length,) + elem_shape, dtype)
     mask = np.zeros((length,) + elem_shape, bool)
     if n:
