@@ -148,3 +148,67 @@ def test_cast_is_the_reference_cast(to, value):
         assert got.dtype == want.dtype and got.tobytes() == want.tobytes()
     if to in ("FLOAT", "INT32", "BOOL"):  # bound straight to numpy
         assert fn.single.__doc__.startswith("Cast:")
+
+
+def node_with(op, arity, **attributes):
+    return helper.make_node(op, [f"x{k}" for k in range(arity)], ["y"], **attributes)
+
+
+def bound_pair(op, arity, opset=17, **attributes):
+    """(the node's binding, its reference kernel bound without the direct path)."""
+    n = node_with(op, arity, **attributes)
+    cls = kernels.kernel_class("", op, opset)
+    run_params = {"log": lambda *a, **k: None, "opsets": {"": opset}, "verbose": 0,
+                  "new_ops": None, "existing_functions": {}, "evaluator_cls": None}
+    return (kernels.bind(n, {"": opset}, f"node {op}"),
+            kernels._bound_reference(cls(n, run_params), f"node {op}"))
+
+
+def i64(*values):
+    return np.array(values, np.int64)
+
+
+X = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+ARRAY_CASES = [  # (op, attributes, inputs): common cases, and ones the reference refuses
+    ("Reshape", {}, (X, i64(4, -1))), ("Reshape", {}, (X, i64(0, 12))),
+    ("Reshape", {"allowzero": 1}, (X, i64(6, 4))), ("Reshape", {}, (X, i64(5, 5))),
+    ("Unsqueeze", {}, (X, i64(0, -1))), ("Unsqueeze", {}, (X, i64(9))),
+    ("Squeeze", {}, (X[:1], i64(0))), ("Squeeze", {}, (X, i64(1))),
+    ("Gather", {"axis": 1}, (X, i64(2, -1, 0))), ("Gather", {}, (X, i64(7))),
+    ("Gather", {}, (X, np.array([[1, 0]], np.int32))),
+    ("Concat", {"axis": -1}, (X, X)), ("Concat", {"axis": 0}, (np.float32(1) * np.ones(()),
+                                                              np.ones(()))),
+    ("Concat", {"axis": 3}, (X, X)),
+    ("Where", {}, (X > 5, X, -X)), ("Where", {}, (X > 5, X, X.astype(np.float64))),
+    ("ReduceSum", {}, (X, i64(1))), ("ReduceSum", {"keepdims": 0}, (X, i64(0, 2))),
+    ("ReduceSum", {}, (X,)), ("ReduceSum", {"noop_with_empty_axes": 1}, (X, i64())),
+    ("ReduceSum", {"keepdims": 0}, (X.astype(np.int32),)), ("ReduceSum", {}, (X, i64(3))),
+    ("Shape", {}, (X,)), ("Shape", {"start": 1}, (X,)),
+    ("Div", {}, (X, X + 1)), ("Div", {}, (i64(-7, 7), i64(2, -2))),
+    ("Div", {}, (X, np.ones((), np.float64))), ("Not", {}, (X > 3,)),
+]
+
+
+@pytest.mark.parametrize("case", range(len(ARRAY_CASES)))
+def test_array_kernels_match_the_reference(case):
+    # rule: onnx/node -- the direct numpy call, or the reference kernel's own, gives the
+    # reference's value, dtype and shape, or refuses where it refuses
+    op, attributes, args = ARRAY_CASES[case]
+    fn, slow = bound_pair(op, len(args), **attributes)
+    try:
+        want = slow(*args)[0]
+    except EvaluationError:
+        with pytest.raises(EvaluationError):
+            fn(*args)
+        return
+    same(fn(*args)[0], np.asarray(want))
+
+
+def test_the_array_kernels_are_bound_directly():
+    # the common cases take the direct path (its records read only; ReduceSum 11, whose
+    # axes are an attribute, keeps the reference's)
+    for op, arity in (("Reshape", 2), ("Gather", 2), ("ReduceSum", 2),
+                      ("Where", 3), ("Div", 2), ("Not", 1), ("Shape", 1)):
+        assert bound_pair(op, arity)[0].reads_only, op
+    assert bound_pair("Concat", 2, axis=0)[0].reads_only
+    assert not bound_pair("ReduceSum", 1, opset=11, axes=[0])[0].reads_only

@@ -122,10 +122,10 @@ def bind(node, opsets: dict, where: str) -> Optional[Kernel]:
     slow = kernel_of(_bound_reference(kernel, where))
     if domain not in ("", "ai.onnx"):
         return slow
-    fast = direct(node.op_type, len(node.input), slow.function, where, kernel)
+    form = batched_form(node.op_type, len(node.input), kernel, slow.function)  # stream/map
+    fast = direct(node.op_type, len(node.input), slow.function, where, kernel, form)
     if fast is not None:
         return fast
-    form = batched_form(node.op_type, len(node.input), kernel, slow.function)  # stream/map
     return slow if form is None else with_batched(slow.function, form)
 
 

@@ -22,6 +22,7 @@ from typing import Callable, Optional
 import numpy as np
 
 from ..core.kernel import Kernel, NotBatchable, elementwise
+from .array_kernels import array_kernel
 
 _ndarray = np.ndarray
 
@@ -162,9 +163,10 @@ def cast(dtype, slow):
 
 
 def direct(op_type: str, arity: int, slow: Callable, where: str,
-           kernel=None) -> Optional[Kernel]:
+           kernel=None, batched_form=None) -> Optional[Kernel]:
     """The direct binding of a default-domain node with `arity` inputs, or None; with its
-    batched form where one gives the same values (`slow`: the reference kernel's call)."""
+    batched form where one gives the same values (`slow`: the reference kernel's call; the
+    ops of `array_kernels` keep `batched_form`, the reference kernel's batched form)."""
     single = batched = None
     if op_type == "Cast" and arity == 1 and cast_dtype(kernel) is not None:
         dtype = cast_dtype(kernel)
@@ -187,6 +189,16 @@ def direct(op_type: str, arity: int, slow: Callable, where: str,
     elif arity == 2 and op_type in BOOL_BINARY:
         fct = BOOL_BINARY[op_type]
         single, batched = binary(fct, slow, False), one_dtype(elementwise(fct))
+    elif arity == 2 and op_type == "Div":  # floats (integers: the reference truncates)
+        single, batched = binary(np.divide, slow, True), one_dtype(elementwise(np.divide,
+                                                                                  same_dtype))
+    elif arity == 1 and op_type == "Not":
+        single, batched = unary(np.logical_not, slow, False), elementwise(np.logical_not,
+                                                                            same_dtype)
+    else:
+        attributes = {name: getattr(kernel, name)
+                      for name in getattr(kernel, "attributes_names_", ())}
+        single, batched = array_kernel(op_type, arity, attributes, slow), batched_form
     if single is None:
         return None
     return with_single(single, where, reads_only=True, passes_input=op_type == "Identity",
