@@ -38,11 +38,12 @@ RULE = "laziness/fixed-point"
 # Kernels that do not give the same value for the same inputs (ONNX's random generators).
 NONDETERMINISTIC = ("Random", "Bernoulli", "Multinomial")
 
-# With no COUNT, the state is compared after trips 1, 2, 4, ... FIRST_CHECKS, then every
-# CHECK_EVERY trips: a fixed point reached at m is seen by trip 2m or m + CHECK_EVERY at
-# the latest. With a COUNT (which only a long loop makes worth cutting short), after trip
-# FIRST_COUNTED, then each time the trips have doubled: by trip 2m at the latest.
-FIRST_CHECKS, CHECK_EVERY, FIRST_COUNTED = 64, 64, 16
+# With no COUNT, the state is compared after trip CHECK_EVERY and every CHECK_EVERY trips
+# after (a loop that ends sooner is not slowed by the watch): a fixed point reached at m is
+# seen by trip m + CHECK_EVERY at the latest. With a COUNT (which only a long loop makes
+# worth cutting short), after trip FIRST_COUNTED, then each time the trips have doubled: by
+# trip 2m at the latest.
+CHECK_EVERY, FIRST_COUNTED = 64, 16
 
 # With a COUNT, the schedule stops early only when that saves more than this many trips:
 # a short loop simply runs (and forces exactly what the reference evaluator forces).
@@ -103,7 +104,7 @@ def first_check(watch, count) -> int:
     if watch is None or watch.stacked and count is not None:
         return -1
     if count is None:
-        return 1
+        return CHECK_EVERY
     return FIRST_COUNTED if count > 2 * WORTH_SKIPPING else -1
 
 
@@ -148,9 +149,7 @@ class FixedPointWatch:
 
     @staticmethod
     def next_check(trips: int, count) -> int:
-        if count is not None or trips < FIRST_CHECKS:
-            return 2 * trips
-        return trips + CHECK_EVERY
+        return 2 * trips if count is not None else trips + CHECK_EVERY
 
     def settled_at(self, memo, last_trip: int) -> Optional[int]:
         """After trip `last_trip` ran: the index m >= 1 whose state equals index m - 1's,
