@@ -10,11 +10,12 @@ taken branch, by the same walk; a loop output or an undefined value is forced by
 as the reference forces it, when the walk reaches it. The elements forced, their order and
 their values are the reference's (`laziness/dead`, `stream/map`).
 
-The walk of a value is one generated Python function, written once per plan from its order
-(`walk_source`, as the compiled trips are): each node's step in line, skipped when the node
-is forced already, its element stored as `Machine.store` stores one outside loops -- marked
-read-only, checked against its stream's type unless its dtype and shape are ones the type
-was found to admit (`structure/shapes`).
+A value walked often (a lowered model evaluated again and again) is walked by one generated
+Python function, written once per plan from its order (`walk_source`, as the compiled trips
+are): each node's step in line, skipped when the node is forced already, its element stored
+as `Machine.store` stores one outside loops -- marked read-only, checked against its
+stream's type unless its dtype and shape are ones the type was found to admit
+(`structure/shapes`).
 """
 from __future__ import annotations
 
@@ -49,19 +50,58 @@ def root_order(plan, nid) -> tuple:
     return tuple(order)
 
 
+HOT_WALKS = 3  # a value's walk is compiled once it has been walked this many times
+
+
 def force_root(machine, nid):
     """Element 0 of `nid`, a node outside loops, and what it needs, as the reference forces
-    them."""
-    done = machine.root.memo.get(nid)
+    them: by its compiled walk once the plan has walked it `HOT_WALKS` times (compiling
+    costs what a few dozen walks do), else node by node (`walk`)."""
+    memo = machine.root.memo
+    done = memo.get(nid)
     if done is not None:
         return done[0]
     plan = machine.plan
     key = ("root walk", nid)
-    walk = plan.derived.get(key)
-    if walk is None:
-        walk = plan.derived[key] = compile_walk(plan, nid)
-    walk(machine.root.memo, machine)
-    return machine.root.memo[nid][0]
+    walked = plan.derived.get(key, 0)
+    if walked.__class__ is int:
+        plan.derived[key] = walked + 1 if walked + 1 < HOT_WALKS else compile_walk(plan, nid)
+        walk(machine, root_order(plan, nid))
+    else:
+        walked(memo, machine)
+    return memo[nid][0]
+
+
+def walk(machine, order):
+    """The walk of `order` node by node: what the compiled walk does, each step by its
+    node's kind."""
+    memo, nodes = machine.root.memo, machine.plan.nodes
+    for k in order:
+        if k in memo:
+            continue
+        node = nodes[k]
+        if isinstance(node, Map):
+            args = [None if a is None else memo[a][0] for a in node.args]
+            try:
+                value = (rules.map_element(node, args) if any(
+                    a.__class__ is Partial for a in args) else node.fn(*args))
+            except LazyLoopError:
+                raise
+            except Exception as exc:  # as MapStep.force names it (`stream/map`)
+                raise rules.kernel_refused(node, 0, exc) from None
+        elif isinstance(node, Project):
+            value = memo[node.call][0][node.k]
+        elif isinstance(node, Input):
+            value = machine.feeds[k]
+        elif isinstance(node, Const):
+            value = node.value
+        elif isinstance(node, IfOutput):  # the condition, then the taken branch only
+            value = rules.if_element(node, force_root(machine, node.cond),
+                                     lambda ref: force_root(machine, ref))
+        else:  # a loop output, an undefined value: the driver forces it
+            machine.demand_by_driver(k)
+            continue
+        machine.store(k, machine.root, 0, value)
 
 
 class Walk:
