@@ -17,9 +17,10 @@ and reports what it did before. Elements a trip stored before it handed back are
 not computed twice (`stream/memo`). A stream whose elements come from a batch
 (`lazyloop.core.engine.batch`) is read through its step, which takes them from the batch.
 
-Compiling costs about a millisecond, so a loop is compiled only once its runs on a plan have
-added up to `HOT_TRIPS` trips; the function is kept with the plan's derived data, and later
-runs start compiled from their first trip.
+Compiling costs about a millisecond, so a loop is compiled only once a run of it reaches
+`HOT_TRIPS` trips, or its runs on a plan have added up to `ACROSS_RUNS` times that many; the
+function is kept with the plan's derived data, and later runs start compiled from their
+first trip.
 `source(schedule)` returns the generated text, for reading.
 """
 from __future__ import annotations
@@ -32,7 +33,8 @@ from ..reference.steps import entry
 from ..types import TensorType
 from .readonly import unmarked_streams
 
-HOT_TRIPS = 64  # by default a loop is compiled once a run of it reaches this trip
+HOT_TRIPS = 64  # by default a loop is compiled once a run of it reaches this trip,
+ACROSS_RUNS = 16  # or once its runs on the plan add up to this many times HOT_TRIPS trips
 
 _MISSING = object()  # an invariant not fetched yet (`stream/invariant`: fetched when read)
 
@@ -190,8 +192,9 @@ def source(schedule, batched=frozenset(), recording=False) -> str:
 
 def trip_function(schedule, trip, hot=HOT_TRIPS):
     """The compiled ordinary trips of `schedule`'s loop, bound to this run's memos and steps;
-    None while the loop is not hot: this run is at `trip`, and its earlier runs on this plan
-    and this one together have run fewer than `hot` trips. The function is kept with the
+    None while the loop is not hot: this run is at a `trip` below `hot`, and its earlier runs
+    on this plan have run fewer than ACROSS_RUNS times `hot` trips (compiling costs what a
+    thousand trips or so save). The function is kept with the
     plan, and its binding with the schedule (which is kept for later runs, `Schedule.take`)
     unless batches feed this run."""
     if schedule.bound is not None and not schedule.batched:
@@ -201,7 +204,7 @@ def trip_function(schedule, trip, hot=HOT_TRIPS):
     key = ("compiled", d.key, recording, schedule.batched)
     derived = d.plan.derived
     if key not in derived:
-        if trip + derived.get(("trips run", d.key), 0) < hot:
+        if trip < hot and derived.get(("trips run", d.key), 0) < hot * ACROSS_RUNS:
             return None
         text = source(schedule, schedule.batched, recording)
         scope = {"_M": _MISSING, "ND": np.ndarray, "GENERIC": np.generic}

@@ -69,11 +69,12 @@ def same_value(a, b) -> bool:
 
 
 CHUNK = 2**16  # bytes compared at a time: no copy of a whole (possibly big) state is made
+SMALL = 2**10  # a state this small is compared by copies of its bytes
 
 
 def same_bytes(a, b) -> bool:
     """Byte-for-byte equality of two arrays of one dtype and shape, a chunk at a time."""
-    if a.nbytes <= CHUNK:
+    if a.nbytes <= SMALL:  # a copy of each costs less than comparing chunk by chunk
         return a.tobytes() == b.tobytes()
     if not (a.flags.c_contiguous and b.flags.c_contiguous):
         a, b = np.ascontiguousarray(a), np.ascontiguousarray(b)

@@ -50,7 +50,7 @@ def root_order(plan, nid) -> tuple:
     return tuple(order)
 
 
-HOT_WALKS = 3  # a value's walk is compiled once it has been walked this many times
+HOT_WALKS = 8  # a value's walk is compiled once it has been walked this many times
 
 
 def force_root(machine, nid):
