@@ -173,6 +173,12 @@ ARRAY_CASES = [  # (op, attributes, inputs): common cases, and ones the referenc
     ("Reshape", {}, (X, i64(4, -1))), ("Reshape", {}, (X, i64(0, 12))),
     ("Reshape", {"allowzero": 1}, (X, i64(6, 4))), ("Reshape", {}, (X, i64(5, 5))),
     ("Unsqueeze", {}, (X, i64(0, -1))), ("Unsqueeze", {}, (X, i64(9))),
+    ("Unsqueeze", {}, (X, np.array(1, np.int64))),
+    ("Expand", {}, (X[0, :, :1], i64(2, 3, 4))), ("Expand", {}, (X, i64(5, 1, 1))),
+    ("Range", {}, (np.array(1, np.int64), np.array(9, np.int64), np.array(3, np.int64))),
+    ("Range", {}, (np.array(0.5, np.float32), np.array(2, np.float32),
+                   np.array(0.25, np.float32))),
+    ("Range", {}, (np.array(0, np.int32), np.array(4, np.int32), np.array(0, np.int32))),
     ("Squeeze", {}, (X[:1], i64(0))), ("Squeeze", {}, (X, i64(1))),
     ("Gather", {"axis": 1}, (X, i64(2, -1, 0))), ("Gather", {}, (X, i64(7))),
     ("Gather", {}, (X, np.array([[1, 0]], np.int32))),
@@ -207,7 +213,8 @@ def test_array_kernels_match_the_reference(case):
 def test_the_array_kernels_are_bound_directly():
     # the common cases take the direct path (its records read only; ReduceSum 11, whose
     # axes are an attribute, keeps the reference's)
-    for op, arity in (("Reshape", 2), ("Gather", 2), ("ReduceSum", 2),
+    for op, arity in (("Reshape", 2), ("Gather", 2), ("ReduceSum", 2), ("Expand", 2),
+                      ("Range", 3), ("Unsqueeze", 2),
                       ("Where", 3), ("Div", 2), ("Not", 1), ("Shape", 1)):
         assert bound_pair(op, arity)[0].reads_only, op
     assert bound_pair("Concat", 2, axis=0)[0].reads_only

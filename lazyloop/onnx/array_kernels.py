@@ -2,7 +2,8 @@
 `onnx/node`).
 
 For the ops below, ONNX's reference kernel is one numpy call (`np.reshape`, `np.expand_dims`,
-`np.squeeze`, `np.take`, `np.concatenate`, `np.where`, `np.sum`, `np.array(x.shape)`)
+`np.squeeze`, `np.take`, `np.concatenate`, `np.where`, `np.sum`, `np.array(x.shape)`, a
+product by `np.ones`, `np.arange`)
 behind a few layers of dispatch and argument handling. Here the same call is made directly,
 for the common case the reference reads the same way -- the attribute values the node has,
 inputs that are plain arrays of the expected kinds -- and anything else (another case, numpy
@@ -35,14 +36,41 @@ def reshape(attributes, slow):
 
 
 def unsqueeze(attributes, slow):
-    """Unsqueeze (axes as an input): `np.expand_dims(data, tuple(axes))`."""
+    """Unsqueeze (axes as an input): `np.expand_dims(data, tuple(axes))`, or for 0-D axes
+    `np.expand_dims(data, axes)`."""
     def single(data, axes):
-        if type(data) is _ndarray and type(axes) is _ndarray and axes.ndim == 1:
+        if type(data) is _ndarray and type(axes) is _ndarray and axes.ndim <= 1:
             try:
-                return np.expand_dims(data, axis=tuple(axes))
+                return np.expand_dims(data, axis=tuple(axes) if axes.ndim else axes)
             except Exception:  # noqa: BLE001
                 pass
         return slow(data, axes)[0]
+    return single
+
+
+def expand(attributes, slow):
+    """Expand: `data * np.ones(shape, dtype=data.dtype)`."""
+    def single(data, shape):
+        if type(data) is _ndarray and type(shape) is _ndarray and shape.dtype == np.int64:
+            try:
+                return data * np.ones(shape, dtype=data.dtype)
+            except Exception:  # noqa: BLE001
+                pass
+        return slow(data, shape)[0]
+    return single
+
+
+def arange(attributes, slow):
+    """Range: `np.arange(start, limit, delta)` in the start's dtype (not float16 or
+    bfloat16, which the reference computes in its stash type)."""
+    def single(start, limit, delta):
+        if (type(start) is _ndarray and type(limit) is _ndarray and type(delta) is _ndarray
+                and start.dtype.kind in "iuf" and start.dtype != np.float16):
+            try:
+                return np.arange(start.item(), limit.item(), delta.item()).astype(start.dtype)
+            except Exception:  # noqa: BLE001
+                pass
+        return slow(start, limit, delta)[0]
     return single
 
 
@@ -140,6 +168,7 @@ def shape(attributes, slow):
 
 #: (op type, number of inputs) -> binder(attributes, slow) -> one-value function or None
 ARRAY_OPS = {("Reshape", 2): reshape, ("Unsqueeze", 2): unsqueeze, ("Squeeze", 2): squeeze,
+             ("Expand", 2): expand, ("Range", 3): arange,
              ("Gather", 2): gather, ("Where", 3): where, ("ReduceSum", 1): reduce_sum,
              ("ReduceSum", 2): reduce_sum, ("Shape", 1): shape}
 
