@@ -274,22 +274,23 @@ class UnknownRankFlattened(_LoopRewrite):
 
 class SleepsOnLoop:
     """Correct (lazyloop's frontend) except that it sleeps `seconds` on every model with a
-    Loop: a backend that hangs. Each model it is given is noted as one line in `log` (a file:
+    Loop (`carried_only`: with a Loop that carries a value): a backend that hangs. Each model it is given is noted as one line in `log` (a file:
     the backend runs in a child process)."""
 
     name = "sleeps-on-loop"
     format = "onnx"
     formats = ("onnx",)
 
-    def __init__(self, log, seconds=60.0):
-        self.log, self.seconds = log, seconds
+    def __init__(self, log, seconds=60.0, carried_only=False):
+        self.log, self.seconds, self.carried_only = log, seconds, carried_only
         self.inner = dt.backend("lazyloop")
 
     def run(self, model, feeds):
         import time
         with open(self.log, "a") as f:
             f.write(f"{len(model.graph.node)}\n")
-        if any(n.op_type == "Loop" for n in model.graph.node):
+        if any(n.op_type == "Loop" and (len(n.input) > 2 or not self.carried_only)
+               for n in model.graph.node):
             time.sleep(self.seconds)
         return self.inner.run(model, feeds)
 
@@ -525,3 +526,135 @@ class RenamesInputs(_Inner):
                     inner_reads(a.g)
         known = {vi.name for vi in model.graph.input}
         return self.inner.run(model, {k: v for k, v in feeds.items() if k in known})
+
+
+# ------------------------------------------------------------------------------------------
+# Planted faults with one symptom each (issue 21): whatever program meets them, they show the
+# same kind of difference, so each must give one root cause.
+# ------------------------------------------------------------------------------------------
+
+def _add_one(value):
+    """`value` + 1 in its own dtype (integers wrap), element by element in a sequence; bool,
+    float16 (whose large values cannot hold + 1) and empty optionals as they are."""
+    import numpy as np
+    if value is None:
+        return None
+    if isinstance(value, (list, tuple)):
+        return [_add_one(v) for v in value]
+    value = np.asarray(value)
+    if value.dtype in (np.bool_, np.float16):
+        return value
+    with np.errstate(over="ignore"):
+        return (value + np.ones((), value.dtype)).astype(value.dtype)
+
+
+class AddsOne:
+    """Correct (lazyloop's own frontend) except that 1 is added to every output (but bool and
+    float16 ones): one fault, shown as a constant offset by whatever program meets it."""
+
+    name = "adds-one"
+    format = "onnx"
+    formats = ("onnx",)
+
+    def __init__(self):
+        self.inner = dt.backend("lazyloop")
+
+    def run(self, model, feeds):
+        return {k: _add_one(v) for k, v in self.inner.run(model, feeds).items()}
+
+
+class AddsOneToScans(AddsOne):
+    """Two planted faults with different symptoms: 1 is added to every numeric output of a
+    model with a Scan (a constant offset), and every float32 output of a model with a Loop
+    comes back as float64 (a wrong dtype)."""
+
+    name = "adds-one-to-scans"
+
+    def run(self, model, feeds):
+        import numpy as np
+        out = self.inner.run(model, feeds)
+        ops = {n.op_type for n in model.graph.node}
+        if "Scan" in ops:
+            out = {k: _add_one(v) for k, v in out.items()}
+        if "Loop" in ops:
+            out = {k: np.asarray(v, np.float64) if getattr(v, "dtype", None) == np.float32
+                   else v for k, v in out.items()}
+        return out
+
+
+class Scan8ReadForward:
+    """onnxruntime, with a planted fault in Scan 8: the `directions` attribute is dropped, so
+    a reversed scan input is read forward. onnxruntime has a Scan 8 fault of its own (it
+    refuses a `sequence_lens` entry of 0: A14), which the planted one must not slip into."""
+
+    name = "onnxruntime+scan8-read-forward"
+    format = "onnx"
+    formats = ("onnx",)
+
+    def __init__(self):
+        self.inner = dt.backend("onnxruntime")
+
+    def run(self, model, feeds):
+        import onnx
+        model = onnx.ModelProto.FromString(model.SerializeToString())
+        for node in model.graph.node:
+            if node.op_type == "Scan":
+                kept = [a for a in node.attribute if a.name != "directions"]
+                del node.attribute[:]
+                node.attribute.extend(kept)
+        return self.inner.run(model, feeds)
+
+
+class SlowSaturatingScansPlusOne:
+    """Two faults, each with one symptom, on a slow backend (0.2 s a model): integer overflow
+    saturates (A30 `saturate`: a finding an ambiguity explains) and every Scan output comes
+    back plus one (a finding that counts)."""
+
+    name = "slow-saturating-scans-plus-one"
+    format = "onnx"
+    formats = ("onnx",)
+
+    def __init__(self, seconds=0.2):
+        self.seconds = seconds
+
+    def run(self, model, feeds):
+        import time
+
+        import lazyloop.onnx as lo
+        time.sleep(self.seconds)
+        out = lo.evaluate(model, feeds, max_trips=100_000, readings={"A30": "saturate"})
+        if any(n.op_type == "Scan" for n in model.graph.node):
+            out = {k: _add_one(v) for k, v in out.items()}
+        return out
+
+
+class OpSwapped:
+    """Correct (lazyloop's frontend) except that every `old` node, in any graph, computes
+    `new` instead (`Max` as `Min`): a fault of one op, wherever it stands (an op fault)."""
+
+    format = "onnx"
+    formats = ("onnx",)
+
+    def __init__(self, old="Max", new="Min", inner=None):
+        self.old, self.new = old, new
+        self.name = f"{old}-as-{new}"
+        self.inner = inner or dt.backend("lazyloop")
+
+    def run(self, model, feeds):
+        import onnx
+        model = onnx.ModelProto.FromString(model.SerializeToString())
+
+        def swap(graph):
+            for node in graph.node:
+                if node.op_type == self.old:
+                    node.op_type = self.new
+                for a in node.attribute:
+                    for g in ([a.g] if a.HasField("g") else []) + list(a.graphs):
+                        swap(g)
+        swap(model.graph)
+        return self.inner.run(model, feeds)
+
+
+def op_and_loop_faults():
+    """Two planted faults: every Loop runs one trip too many, and every Max is a Min."""
+    return OpSwapped(inner=dt.TripCountPlusOne(dt.backend("lazyloop")))

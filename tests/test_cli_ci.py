@@ -65,13 +65,13 @@ def test_fail_on_chooses_what_counts(tmp_path):
     doc = json.loads((tmp_path / "r.json").read_text())
     assert [f["ambiguity"] for f in doc["findings"]] == ["A14"]
     assert doc["verdict"] == {"fail_on": "any", "counted": 1, "known": 0, "explained": 1,
-                              "exit_status": 1}
+                              "op_faults": 0, "exit_status": 1}
 
 
 def test_json_report_schema(scan9_run):
     cwd, _ = scan9_run
     doc = json.loads((cwd / "report.json").read_text())
-    assert doc["schema_version"] == 1 and doc["command"] == "check"
+    assert doc["schema_version"] == 2 and doc["command"] == "check"
     assert doc["backend"]["name"] == "onnxruntime"
     import onnxruntime
     assert doc["backend"]["version"] == onnxruntime.__version__
@@ -214,7 +214,7 @@ def test_conformance_run_exits_1_on_failures_and_writes_reports(tmp_path):
                "--junit", "c.xml", cwd=tmp_path)
     assert done.returncode == 1, done.stderr
     doc = json.loads((tmp_path / "c.json").read_text())
-    assert doc["command"] == "conformance" and doc["schema_version"] == 1
+    assert doc["command"] == "conformance" and doc["schema_version"] == 2
     fails = [f for f in doc["findings"] if f["ambiguity"] is None]
     assert fails and all(f["root_cause"].startswith("conformance/") for f in fails)
     again = cli("conformance", "run", "--backend", "onnx-reference", "--baseline", "c.json",
@@ -234,7 +234,7 @@ def test_report_to_json_in_python():
     import lazyloop.difftest as dt
     report = dt.check(dt.backend("lazyloop"), max_examples=5, seed=0, shrink=False)
     doc = json.loads(report.to_json())
-    assert doc["schema_version"] == 1 and doc["backend"]["name"] == "lazyloop"
+    assert doc["schema_version"] == 2 and doc["backend"]["name"] == "lazyloop"
     assert doc["programs"]["generated"] == 5 and doc["findings"] == []
     assert doc["verdict"]["exit_status"] == 0
 

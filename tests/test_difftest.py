@@ -42,6 +42,21 @@ def test_compare_tolerance():
     assert {d.output for d in dt.compare(want, {}, far)} == {"a", "h"}
 
 
+def test_each_dtype_has_its_own_tolerance_and_an_override_may_name_one():
+    # float16 looser than float32 and float64, integers and bools exact; --rtol DTYPE=X
+    # replaces one dtype's, a plain number every float dtype's
+    assert dt.tolerance(np.float16) == (1e-2, 1e-2)
+    assert dt.tolerance(np.float32) == dt.tolerance(np.float64) == (1e-4, 1e-5)
+    want = {"d": np.array([1.0]), "h": np.array([1.0], np.float16),
+            "i": np.array([7], np.int8), "b": np.array([True])}
+    got = {"d": np.array([1.00005]), "h": np.array([1.005], np.float16),
+           "i": np.array([8], np.int8), "b": np.array([False])}
+    assert {d.output for d in dt.compare(want, {}, got)} == {"i", "b"}
+    assert {d.output for d in dt.compare(want, {}, got, rtol={"float64": 1e-9},
+                                         atol={"float64": 0})} == {"d", "i", "b"}
+    assert {d.output for d in dt.compare(want, {}, got, rtol=0, atol=0)} == {"d", "h", "i", "b"}
+
+
 # -- the planted fault and the correct backend --------------------------------------------------
 
 def test_planted_fault_is_caught_within_200_examples():

@@ -125,4 +125,4 @@ def test_a_campaign_counts_a_mode_mismatch_as_lazyloops_failure():
     tally = Tally()
     tally.add(0, subject, None, Checker(TheReference(), attribute=False).outcome(subject))
     assert tally.invalid == 1 and tally.instances == 0
-    assert len(tally.internal_errors) == 1 and "ModesDisagree" in tally.internal_errors[0]
+    assert len(tally.internal_errors) == 1 and "ModesDisagree" in tally.internal_errors[0]["error"]

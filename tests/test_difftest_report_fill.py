@@ -20,9 +20,9 @@ pytest.importorskip("hypothesis")
 
 
 def test_root_cause_key_is_one_line():
-    key = ("onnx", ("Loop", "Scan"), ("onnx/loop", "trip/count"), "wrong-result")
-    assert key_text(key) == "onnx | Loop+Scan | onnx/loop,trip/count | wrong-result"
-    assert key_text(("core", (), (), "missing-output")) == "core | - | - | missing-output"
+    key = ("onnx", ("Loop", "Scan"), "rows", "0123456789")
+    assert key_text(key) == "onnx | Loop+Scan | rows | case 0123456789"
+    assert key_text(("core", (), "missing-output", "?")) == "core | - | missing-output | case ?"
 
 
 def test_json_findings_carry_the_root_cause_key():

@@ -62,7 +62,8 @@ def test_a_short_campaign_runs_isolated_and_reports_iree_version(iree):
     em.campaign_counts_add_up(report, 4)
     assert not [d for d in report.disagreements if "no answer within" in (d.error or "")]
     assert report.backend_version == version("iree-base-compiler")
-    assert set(report.by_kind) <= {"onnx-loop-m-cond", "onnx-scan9", "onnx-if", "onnx-scan-if"}
+    assert set(report.by_kind) <= {"onnx-loop-m-cond", "onnx-scan11", "onnx-if", "onnx-scan-if",
+                                   "onnx-schema-scan"}
 
 
 def test_repro_py_compiles_and_runs_the_model_with_iree_alone(tmp_path):

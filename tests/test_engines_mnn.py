@@ -59,7 +59,7 @@ def test_a_short_campaign_runs_isolated_and_reports_mnn_version(mnn):
     report = dt.check(mnn, max_examples=20, seed=0, shrink=False)
     em.campaign_counts_add_up(report, 20)
     assert report.backend_version == version("mnn")
-    assert set(report.by_kind) <= {"onnx-loop", "onnx-if"}
+    assert set(report.by_kind) <= {"onnx-loop", "onnx-if-no-8bit", "onnx-schema-loop"}
 
 
 def test_repro_py_converts_and_runs_the_model_with_mnn_alone(tmp_path):

@@ -315,6 +315,26 @@ def test_a_plugins_version_survives_isolation_and_dask_workers(tmp_path):
     assert sorted(os.listdir(tmp_path)) == ["mypkg", "out", "tmp"]
 
 
+def test_a_plugins_repro_imports_the_plugin_by_its_module_and_factory(tmp_path):
+    # rule: onnx/loop -- a planted plug-in (every Loop one trip too long): each case's
+    # repro.py imports mypkg.versioned:factory from the folder it runs in (the one import
+    # besides numpy and onnx) and shows the difference itself, exit status 1
+    (tmp_path / "mypkg").mkdir()
+    (tmp_path / "mypkg" / "versioned.py").write_text(VERSIONED)
+    p = lazyloop(["check", "--backend", "mypkg.versioned:factory", "--examples", "6",
+                  "--seed", "0", "--kind", "onnx-loop", "--shrink-steps", "5",
+                  "--minimize-steps", "0", "--quiet", "--out", "out"], tmp_path)
+    assert p.returncode == 1, p.stderr
+    cases = sorted(d for d in (tmp_path / "out").iterdir() if d.is_dir())
+    assert cases
+    for case in cases:
+        script = (case / "repro.py").read_text()
+        assert "PLUGIN = 'mypkg.versioned:factory'" in script and "write run(" not in script
+        run = subprocess.run([sys.executable, str(case / "repro.py")], cwd=tmp_path,
+                             capture_output=True, text=True, timeout=120)
+        assert run.returncode == 1 and "DIFFERS" in run.stdout, run.stdout + run.stderr
+
+
 # ------------------------------------------------------------------------------------------
 # Loose ends
 # ------------------------------------------------------------------------------------------

@@ -271,7 +271,7 @@ def test_saved_campaign_findings_replay_on_lazyloop():
 @pytest.mark.parametrize("text, says", [
     ("not json", "not JSON"),
     ('{"findings": []}', "no schema_version"),
-    ('{"schema_version": 2, "findings": []}', "schema_version is 2"),
+    ('{"schema_version": 3, "findings": []}', "schema_version is 3"),
     ('{"schema_version": 1, "command": "conformance", "backend": {}, "seed": null, '
      '"programs": {}, "outcomes": {}, "findings": []}', "not a `lazyloop check` report"),
 ])

@@ -16,7 +16,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .common import EXIT_USAGE, Parser, guarded, non_negative_float, positive_int
+from .common import (EXIT_USAGE, Parser, add_tolerance_options, guarded, non_negative_float,
+                     positive_int)
 from .evaluating import DEFAULT_MAX_SECONDS, DEFAULT_MAX_TRIPS
 
 
@@ -66,12 +67,7 @@ def build_parser():
     p.add_argument("--timeout", type=non_negative_float, default=60.0, metavar="SECONDS",
                    help="with --backend: seconds the backend may run before it counts as "
                         "hanging")
-    p.add_argument("--rtol", type=non_negative_float, default=None,
-                   help="relative float tolerance of comparisons (default: 1e-4; float16 "
-                        "1e-2)")
-    p.add_argument("--atol", type=non_negative_float, default=None,
-                   help="absolute float tolerance of comparisons (default: 1e-5; float16 "
-                        "1e-2)")
+    add_tolerance_options(p)
     p = sub.add_parser("explain", help="show, per loop, which stream elements were forced "
                                        "and why (the forcing trace, bounded)")
     add_model_options(p, "explain")

@@ -21,9 +21,11 @@ from ..difftest.backends import BACKENDS
 from ..difftest.cases import Context, write_case
 from ..difftest.check_campaign import check
 from ..difftest.isolation import DEFAULT_MEMORY_MB
+from ..difftest.plugins import plugin_spec
 from ..difftest.schema import FAIL_ON, check_document, judge, lazyloop_version
-from ..difftest.shrinking import (DEFAULT_SHRINK_HANGS, DEFAULT_SHRINK_SECONDS,
-                                   DEFAULT_SHRINK_STEPS, DEFAULT_SHRINK_TOTAL_SECONDS)
+from ..difftest.shrinking import (DEFAULT_MINIMIZE_STEPS, DEFAULT_SHRINK_HANGS,
+                                   DEFAULT_SHRINK_SECONDS, DEFAULT_SHRINK_STEPS,
+                                   DEFAULT_SHRINK_TOTAL_SECONDS, abort_if_asked)
 
 from .backend import close_backend, start_backend
 
@@ -38,8 +40,8 @@ def subject_kinds():
 
 
 def build_parser():
-    from .common import (Parser, non_negative_float, non_negative_int, positive_float,
-                              positive_int)
+    from .common import (Parser, add_tolerance_options, non_negative_float, non_negative_int,
+                         positive_float, positive_int)
     parser = Parser(prog="lazyloop check",
                     description="differential-test a backend against lazyloop: generate loop "
                                 "programs, run them on the backend, shrink what differs")
@@ -93,6 +95,11 @@ def build_parser():
                         help="shrink candidates of one finding that may time out (each with "
                              "a shorter time limit than --timeout, from the backend's slowest "
                              "answer) before its shrinking stops")
+    parser.add_argument("--minimize-steps", type=non_negative_int,
+                        default=DEFAULT_MINIMIZE_STEPS, metavar="N",
+                        help="edited models the model-level minimiser may run on the backend "
+                             "per finding, after shrinking (0: keep the shrunk program's "
+                             "model)")
     parser.add_argument("--max-time", type=positive_float, default=None, metavar="SECONDS",
                         help="stop generating after this long and report what was found so "
                              "far (Ctrl-C does the same) (default: no limit)")
@@ -115,10 +122,7 @@ def build_parser():
                              f"{SCHEDULER_TIMEOUT} s; its workers need lazyloop and the "
                              "backend installed, a module:factory's module too (default: "
                              "none)")
-    parser.add_argument("--rtol", type=non_negative_float, default=None,
-                        help="relative float tolerance (default: 1e-4; float16 1e-2)")
-    parser.add_argument("--atol", type=non_negative_float, default=None,
-                        help="absolute float tolerance (default: 1e-5; float16 1e-2)")
+    add_tolerance_options(parser)
     parser.add_argument("--quiet", action="store_true", help="no progress line")
     return parser
 
@@ -142,6 +146,7 @@ def _check_command(argv) -> int:
         if args.out:
             prepare_out(args.out, args.force)
         report = campaign(b, args)
+        abort_if_asked()  # a second Ctrl-C whose own raise was swallowed: no report
     finally:
         close_backend(b)
     print(report.summary())
@@ -153,10 +158,13 @@ def _check_command(argv) -> int:
     command = "lazyloop check " + " ".join(shlex.quote(a) for a in argv)
     if args.out:
         context = Context(report.backend, report.backend_version, lazyloop_version(),
-                          args.seed, command, rerun_backend=shlex.quote(args.backend))
+                          args.seed, command, rerun_backend=shlex.quote(args.backend),
+                          plugin=plugin_spec(args.backend))
         for k, d in enumerate(report.disagreements):
-            kind = re.sub(r"[^a-z0-9]+", "-", d.kind.lower())[:40]
-            name = f"case_{k:03d}_{d.signature[1]}_{kind}".strip("-")
+            kind = re.sub(r"[^a-z0-9]+", "-", str(d.symptom or d.kind).lower())[:40]
+            program = d.subject.kind if d.subject is not None else d.signature[1]
+            program = f"op-{d.op}" if d.op else program
+            name = f"case_{k:03d}_{program}_{kind}".strip("-")
             write_case(args.out, name, d, context)
             d.case = name
         print(f"\nwrote {len(report.disagreements)} case(s) to {args.out}")
@@ -216,18 +224,21 @@ def ctrl_c_stops():
     interrupted (`INTERRUPTED`) -- exploring and shrinking stop at the next program, a wait
     for an isolated backend ends at once, and the findings so far are reported; raising
     KeyboardInterrupt there instead could land anywhere, also where the report is being
-    made, or be swallowed by a library. A second Ctrl-C stops at once (no report)."""
-    from ..difftest.campaign import INTERRUPTED
+    made, or be swallowed by a library. A second Ctrl-C stops at once: it raises `Abort`,
+    which no handler that keeps a partial campaign catches, and nothing is written."""
+    from ..difftest.shrinking import ABORTED, INTERRUPTED, Abort
 
     def interrupted(signum, frame):
         if INTERRUPTED.is_set():
-            raise KeyboardInterrupt
+            ABORTED.set()  # seen at the next program even if this raise is swallowed
+            raise Abort()
         INTERRUPTED.set()
 
     if threading.current_thread() is not threading.main_thread():
         yield
         return
     INTERRUPTED.clear()
+    ABORTED.clear()
     previous = signal.signal(signal.SIGINT, interrupted)
     try:
         yield
@@ -272,7 +283,7 @@ def campaign(b, args):
                          shrink_steps=args.shrink_steps, progress=progress,
                          shrink_seconds=args.shrink_seconds or None,
                          shrink_total_seconds=args.shrink_total_seconds or None,
-                         shrink_hangs=args.shrink_hangs,
+                         shrink_hangs=args.shrink_hangs, minimize_steps=args.minimize_steps,
                          isolate=args.isolate, timeout=args.timeout, memory_mb=args.memory_mb,
                          workers=args.workers, scheduler=args.scheduler,
                          max_seconds=args.max_time, rtol=args.rtol, atol=args.atol)

@@ -89,6 +89,40 @@ def non_negative_float(text: str) -> float:
     return value
 
 
+FLOAT_DTYPES = ("float16", "float32", "float64")
+
+
+def tolerance_value(text: str):
+    """`--rtol`/`--atol`: a number (every float dtype) or DTYPE=NUMBER (that dtype only)."""
+    dtype, _, number = text.rpartition("=")
+    if dtype and dtype not in FLOAT_DTYPES:
+        raise argparse.ArgumentTypeError(f"{dtype!r} is not a float dtype; give one of "
+                                         f"{', '.join(FLOAT_DTYPES)}")
+    return dtype or "*", non_negative_float(number)
+
+
+class Tolerances(argparse.Action):
+    """Gathers repeated `--rtol`/`--atol` values into {dtype name or "*": number} (what
+    `difftest.comparing.tolerance` takes)."""
+
+    def __call__(self, parser, namespace, value, option_string=None):
+        given = dict(getattr(namespace, self.dest) or {})
+        given[value[0]] = value[1]
+        setattr(namespace, self.dest, given)
+
+
+def add_tolerance_options(parser) -> None:
+    """--rtol and --atol, each a number or DTYPE=NUMBER, repeatable."""
+    from ..difftest.comparing import TOLERANCES
+    for option, k, what in (("--rtol", 0, "relative"), ("--atol", 1, "absolute")):
+        own = "; ".join(f"{d} {t[k]:g}" for d, t in TOLERANCES.items())
+        parser.add_argument(option, type=tolerance_value, action=Tolerances, default=None,
+                            metavar="[DTYPE=]X",
+                            help=f"{what} float tolerance of comparisons, for every float "
+                                 f"dtype or, as DTYPE=X, for one (repeatable) (default: "
+                                 f"{own})")
+
+
 def _number(text, kind):
     try:
         value = kind(text)
@@ -121,8 +155,12 @@ def missing_extra(exc: ImportError) -> str:
 def guarded(prog: str, command, *args) -> int:
     """Run `command(*args)`, mapping what escapes to one line and an exit status."""
     from ..core.errors import InputError, LazyLoopError
+    from ..difftest.shrinking import Abort
     try:
         return command(*args)
+    except Abort:  # a second Ctrl-C during `check`: nothing written
+        return _say(prog, "stopped at once (a second Ctrl-C): no report written",
+                    EXIT_INTERRUPTED)
     except UsageError as exc:
         return _say(prog, str(exc), EXIT_USAGE)
     except InputError as exc:  # feeds that do not match the model: the user's input
@@ -242,13 +280,16 @@ class ProgressLine:
 def report_options(args) -> frozenset:
     """`--json`, `--junit` and `--baseline` of `check` and `conformance run`, checked before
     any work: the report paths writable, the baseline read (its known root causes)."""
-    from ..difftest.schema import load_baseline
+    from ..difftest.schema import StaleBaseline, load_baseline
     writable_file("--json", args.json)
     writable_file("--junit", args.junit)
     if not args.baseline:
         return frozenset()
     try:
         return load_baseline(args.baseline)
+    except StaleBaseline as exc:  # one line; the run goes on with nothing known
+        print(f"lazyloop: --baseline {args.baseline} is stale: {exc}", file=sys.stderr)
+        return frozenset()
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise UsageError(f"--baseline {args.baseline}: cannot read it as a lazyloop JSON "
                          f"report ({exc})") from None
@@ -265,7 +306,9 @@ def write_reports(document, json_paths, junit_path) -> dict:
         with open(junit_path, "w", encoding="utf-8") as f:
             f.write(junit_xml(document))
     verdict = document["verdict"]
+    ops = verdict.get("op_faults", 0)
     print(f"\nverdict: {verdict['counted']} finding(s) count (--fail-on {verdict['fail_on']}; "
           f"{verdict['known']} known from the baseline, {verdict['explained']} explained by "
-          f"an ambiguity); exit status {verdict['exit_status']}")
+          f"an ambiguity{f', {ops} op fault(s)' if ops else ''}); exit status "
+          f"{verdict['exit_status']}")
     return verdict

@@ -126,4 +126,4 @@ def conformance_document(results, backend_name: str, command=None, version=None)
                             if r.status == "unsupported"],
             "coverage": sorted({rule for r in results if r.status != "unsupported"
                                 for rule in r.rules}),
-            "internal_errors": []}
+            "internal_errors": [], "harness_errors": []}

@@ -155,7 +155,10 @@ REGISTER = {a.id: a for a in [
               {"windows": "chunk i is the part_size elements from start + i*stride "
                           "(overlapping or with gaps)",
                "refuse": "a model error: the CPU plugin cuts |stride| elements per trip, the "
-                         "reference ignores part_size"},
+                         "reference ignores part_size",
+               "stride-cut": "the CPU plugin: each trip takes |stride| elements (chunk i from "
+                             "start + i*|stride|) into a part_size chunk whose other elements "
+                             "are undefined; a concatenated result must be |stride| long"},
               "windows"),
     Ambiguity("A24", "openvino/loop5",
               "a Loop with a sliced input that runs more trips than the input has chunks",

@@ -30,31 +30,38 @@ Comparison (`compare`): every expected output must be present; dtype and shape a
 exactly; values only where lazyloop says they are defined (CONCATENATE padding, A3 values are
 ignored), floats with ``rtol=1e-4, atol=1e-5`` (float16: 1e-2), everything else exactly.
 
-Each disagreement is shrunk by hypothesis (at most `shrink_steps` new programs; wall time,
+Each disagreement shows a *symptom* (`symptom`: a normalised error, or a kind of value
+difference) and is shrunk by hypothesis (at most `shrink_steps` new programs; wall time,
 candidates that time out and Ctrl-C bound it too: `shrinking.ShrinkBudget`) to a minimal
-program of the same *signature* (subject kind, kind of difference); minimal programs are
-grouped by root cause (`grouping`); a difference that an alternative reading of the
-ambiguity register explains (lazyloop evaluated under that reading agrees with the backend)
-is reported with that register ID in `ambiguity`. `workers=N` spreads the programs over Dask
-workers (`parallel`) with the same findings.
+program, of any kind, that shows the same symptom; its model is then reduced node by node
+(`minimize`, `minimize_ir`: at most `minimize_steps` edited models), and the minimal cases
+are grouped by root cause (`grouping`: symptom and minimal model up to names and constants).
+A difference that another reading of the ambiguity register computes (lazyloop evaluated
+under that reading gives the backend's answer: `explaining`) is reported with that register
+ID in `ambiguity` and the reading in `reading`. Every input the model declares is fed to the
+engine (`feeding`); an engine that lost one is a finding of its own (`InputLost`).
+`workers=N` spreads the programs over Dask workers (`parallel`) with the same findings.
 
-The package is split by job: `backends` (the built-in backends), `plugins` (naming a
-backend), `isolation` (a backend in a child process), `comparing`, `subject` (what is
-generated), `report`, `checking` (`Checker`, `check`), `campaign` (exploring and finishing),
-`shrinking` (drawing program i, shrinking), `grouping` (root causes), `parallel` (Dask),
-`cases` (backend-test case folders), `repro` (standalone repro.py) and `cli`
-(`lazyloop check`).
+The package is split by job: `backends` (the built-in backends), `errors` (what an adapter
+raises), `feeding` (every input to the engine), `plugins` (naming a backend), `isolation` (a
+backend in a child process), `comparing`, `subject` (what is generated), `report`,
+`checking` (`Checker`), `check_campaign` (`check`, `throughput`), `campaign` (exploring and
+finishing), `shrinking` (drawing program i, shrinking), `symptom`, `errorkey`, `skeleton` and
+`grouping` (root causes), `minimize`,
+`minimize_ir`, `passes` and `reducing` (minimal models), `explaining` (ambiguities by
+meaning), `parallel` (Dask), `engines` (the engines users deploy), `cases` (backend-test
+case folders), `repro` (standalone repro.py) and `cli` (`lazyloop check`).
 """
 from __future__ import annotations
 
 # every public name of the former single module stays importable from the package, and so do
-# the private one used outside it (_error_key); __all__ keeps them all
-from .backends import (BACKENDS, InputLost, LazyloopBackend, LoadFailed, OnnxReferenceBackend,
-                       OnnxRuntimeBackend, OpenVinoBackend, TractBackend, TripCountPlusOne,
-                       Unsupported, formats_of, says_unsupported)
+# the private one used outside it (_error_key); __all__ gains HarnessError
+from .backends import (BACKENDS, HarnessError, InputLost, LazyloopBackend, LoadFailed,
+                       OnnxReferenceBackend, OnnxRuntimeBackend, OpenVinoBackend, TractBackend,
+                       TripCountPlusOne, Unsupported, formats_of, says_unsupported)
 from .cases import case_readme, write_case
 from .check_campaign import check, throughput
-from .checking import REFUSING_READINGS, Checker, alternative_readings
+from .checking import Checker, alternative_readings
 from .comparing import DEFAULT_TOLERANCE, FLOAT_TOLERANCE, Difference, compare, tolerance
 from .isolation import BackendCrashed, BackendStartFailed, Isolated, resident_mb
 from .plugins import ENTRY_POINT_GROUP, BackendSpecError, backend, make_backend
@@ -68,4 +75,4 @@ __all__ = ["Unsupported", "BackendCrashed", "Isolated", "backend", "BACKENDS", "
            "Subject", "subjects", "check", "Report", "Disagreement", "Refusal", "throughput",
            "write_case", "summary_table", "plan_rules", "alternative_readings",
            "LoadFailed", "TractBackend", "BackendStartFailed", "make_backend", "says_unsupported",
-           "ENTRY_POINT_GROUP", "BackendSpecError", "resident_mb", "InputLost"]
+           "ENTRY_POINT_GROUP", "BackendSpecError", "resident_mb", "InputLost", "HarnessError"]

@@ -10,63 +10,18 @@ import re
 
 import numpy as np
 
+from .errors import (HarnessError, InputLost, LoadFailed, Unsupported,  # noqa: F401 (the API)
+                     adapter_step, refusal_or_failure, refusals_while_running,
+                     says_unsupported)
+from .feeding import (input_name, model_inputs, onnx_inputs, onnx_proto,  # noqa: F401
+                      port_values)
 
-class Unsupported(Exception):
-    """Raised by a backend's `run` when it refuses to load or compile a model."""
-
-
-class LoadFailed(Exception):
-    """A backend failed while loading or compiling a model without saying it does not
-    support something in it: for a valid model, a finding (not a refusal)."""
-
-
-class InputLost(LoadFailed):
-    """The engine's compiled model lacks (or renamed) an input the model declares: the
-    engine lost input `v0` on the way, so it cannot be fed as the model says (a finding)."""
-
-
-# what a backend says when it refuses an op, a type or an attribute it does not implement
-_REFUSAL = re.compile(r"not ?implemented|unimplemented|not (yet )?supported|unsupported|"
-                      r"no (kernel|implementation)|could not find an implementation|"
-                      r"does not support|doesn't support|cannot (create|find) (a )?(kernel|"
-                      r"node|operator)|unknown (op|operator)|not registered|is not a registered",
-                      re.IGNORECASE)
-
-
-def says_unsupported(exc: BaseException) -> bool:
-    """Whether a load/compile error is the backend refusing something it does not support
-    (then the program counts as *unsupported*) rather than an internal error, an assertion
-    or a crash (then it is a finding)."""
-    return (isinstance(exc, NotImplementedError) or type(exc).__name__ == "NotImplemented"
-            or bool(_REFUSAL.search(f"{type(exc).__name__}: {exc}")))
-
-
-@contextlib.contextmanager
-def refusals_while_running():
-    """A built-in backend that says, while running, that it does not implement something
-    (onnx's ReferenceEvaluator: "Scan is not implemented for ...") refuses the model."""
-    try:
-        yield
-    except Exception as exc:
-        if says_unsupported(exc):
-            raise Unsupported(f"{type(exc).__name__}: {exc}") from None
-        raise
-
-
-def refusal_or_failure(exc: BaseException) -> Exception:
-    """The exception a backend's load step raises for `exc`: Unsupported or LoadFailed."""
-    text = f"{type(exc).__name__}: {exc}"
-    return Unsupported(text) if says_unsupported(exc) else LoadFailed(text)
 
 def _onnx_bytes(model) -> bytes:
     return model if isinstance(model, bytes) else model.SerializeToString()
 
 
-def _onnx_proto(model):
-    if isinstance(model, bytes):
-        import onnx
-        return onnx.ModelProto.FromString(model)
-    return model
+_onnx_proto = onnx_proto  # the name the engines under difftest/engines import
 
 
 class OnnxRuntimeBackend:
@@ -92,11 +47,13 @@ class OnnxRuntimeBackend:
 
     def run(self, model, feeds):
         session = self.load(model)
-        names = [o.name for o in session.get_outputs()]
-        wanted = {i.name for i in session.get_inputs()}
+        with adapter_step("matching the model's inputs"):
+            ports = [i.name for i in session.get_inputs()]
+            declared, given, unread = onnx_inputs(model)
+        values = port_values(declared, [{p} for p in ports], feeds, given, unread)
         with refusals_while_running():
-            values = session.run(None, {k: v for k, v in feeds.items() if k in wanted})
-        return dict(zip(names, values))
+            out = session.run(None, {ports[k]: v for k, v in values.items()})
+        return dict(zip([o.name for o in session.get_outputs()], out))
 
 
 class OnnxReferenceBackend:
@@ -115,10 +72,32 @@ class OnnxReferenceBackend:
 
     def run(self, model, feeds):
         ev = self.load(model)
-        wanted = set(ev.input_names)
-        with refusals_while_running():
-            values = ev.run(None, {k: v for k, v in feeds.items() if k in wanted})
-        return dict(zip(ev.output_names, values))
+        with adapter_step("matching the model's inputs"):
+            ports = list(ev.input_names)
+            declared, given, unread = onnx_inputs(model)
+        values = port_values(declared, [{p} for p in ports], feeds, given, unread)
+        with refusals_while_running(), naming_the_kernel():
+            out = ev.run(None, {ports[k]: v for k, v in values.items()})
+        return dict(zip(ev.output_names, out))
+
+
+@contextlib.contextmanager
+def naming_the_kernel():
+    """An error raised inside one of the reference evaluator's kernels names that kernel
+    (its module, `op_loop`, `op_concat_from_sequence`, ...): numpy's messages ("need at
+    least one array to concatenate") do not say which operator failed, and that tells
+    faults apart (spec/51, "Symptoms")."""
+    try:
+        yield
+    except Exception as exc:
+        import traceback
+        found = [re.search(r"onnx[/\\]reference[/\\]ops[/\\](op_\w+)\.py$", f.filename)
+                 for f in traceback.extract_tb(exc.__traceback__)]
+        modules = [m.group(1) for m in found if m]
+        if modules and exc.args and isinstance(exc.args[0], str):
+            exc.args = (f"{exc.args[0]} (in the reference's {modules[-1]} kernel)",) + \
+                exc.args[1:]
+        raise
 
 
 class OpenVinoBackend:
@@ -150,21 +129,21 @@ class OpenVinoBackend:
             raise refusal_or_failure(exc) from None
 
     def run(self, model, feeds):
+        with adapter_step("reading the model's inputs"):
+            declared, given, unread = model_inputs(model)
         compiled = self.load(model)
-        inputs = {}
-        for port in compiled.inputs:
-            for name in port.get_names():
-                if name in feeds:
-                    inputs[name] = feeds[name]
-                    break
-        result = compiled(inputs)
+        with adapter_step("matching the model's inputs"):
+            ports = [set(port.get_names()) for port in compiled.inputs]
+        values = port_values(declared, ports, feeds, given, unread)
+        result = compiled({compiled.inputs[k]: v for k, v in values.items()})
         out = {}
-        for k, port in enumerate(compiled.outputs):
-            value = np.array(result[port])
-            # a port may carry several names (OpenVINO's ONNX reader keeps the producer's
-            # name beside the graph output's): the value answers to each of them
-            for name in sorted(port.get_names()) or [str(k)]:
-                out.setdefault(name, value)
+        with adapter_step("reading the outputs"):
+            for k, port in enumerate(compiled.outputs):
+                value = np.array(result[port])
+                # a port may carry several names (OpenVINO's ONNX reader keeps the producer's
+                # name beside the graph output's): the value answers to each of them
+                for name in sorted(port.get_names()) or [str(k)]:
+                    out.setdefault(name, value)
         return out
 
 
@@ -183,8 +162,10 @@ class TractBackend:
         self._tract = tract
 
     def load(self, model, feeds):
+        """(the value of each input port, in order; the runnable model): input facts are
+        fixed from the values fed, then the model is optimised."""
         import tempfile
-        proto = _onnx_proto(model)
+        proto = onnx_proto(model)
         _tract_refusals(proto)
         try:
             with tempfile.TemporaryDirectory() as tmp:
@@ -192,24 +173,29 @@ class TractBackend:
                 with open(path, "wb") as f:
                     f.write(_onnx_bytes(model))
                 inference = self._tract.onnx().load(path)
-            # by position, as the ONNX graph declares them (tract 0.23 may give two outputs
-            # the name of one producer)
-            given = {t.name for t in proto.graph.initializer}
-            inputs = [i.name for i in proto.graph.input if i.name not in given]
-            for k, name in enumerate(inputs):
-                inference.set_input_fact(k, _tract_fact(np.asarray(feeds[name])))
-            return inputs, [o.name for o in proto.graph.output], \
-                inference.into_model().into_runnable()
+        except Exception as exc:
+            raise refusal_or_failure(_without_backtrace(exc)) from None
+        with adapter_step("matching the model's inputs"):
+            ports = [{inference.input_name(k)} for k in range(inference.input_count())]
+            declared, given, unread = onnx_inputs(proto)
+        values = port_values(declared, ports, feeds, given, unread)
+        values = [np.array(values[k], order="C") for k in range(len(ports))]
+        try:
+            for k, value in enumerate(values):
+                inference.set_input_fact(k, _tract_fact(value))
+            return values, inference.into_model().into_runnable()
         except Exception as exc:
             raise refusal_or_failure(_without_backtrace(exc)) from None
 
     def run(self, model, feeds):
-        inputs, outputs, runnable = self.load(model, feeds)
+        values, runnable = self.load(model, feeds)
         try:
-            values = runnable.run([np.array(feeds[n], order="C") for n in inputs])
+            out = runnable.run(values)
         except Exception as exc:
             raise _without_backtrace(exc) from None
-        return {n: v.to_numpy() for n, v in zip(outputs, values)}
+        # by position, as the ONNX graph declares them (tract 0.23 may give two outputs the
+        # name of one producer)
+        return {o.name: v.to_numpy() for o, v in zip(onnx_proto(model).graph.output, out)}
 
 
 def _tract_refusals(proto) -> None:
@@ -268,7 +254,11 @@ class LazyloopBackend:
             compile_network(lowered.network)
         except (ModelError, StructureError, UnsupportedError) as exc:
             raise Unsupported(str(exc)) from None
-        return lowered.evaluate(feeds, EXPECTATION_MAX_TRIPS)
+        declared, given, unread = model_inputs(model)
+        ports = [{b.name, *b.aliases} for b in lowered.inputs]
+        values = port_values(declared, ports, feeds, given, unread)
+        named = {next(d for d in declared if d in ports[k]): v for k, v in values.items()}
+        return lowered.evaluate(named, EXPECTATION_MAX_TRIPS)
 
 
 class TripCountPlusOne:

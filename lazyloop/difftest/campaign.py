@@ -16,10 +16,13 @@ from .isolation import Isolated
 from .plugins import is_backend, make_backend
 from .subject import subjects
 from .grouping import merge_by_root_cause, root_cause
+from .op_faults import op_fault
+from .op_types import body_op_types
 from .errorkey import _error_key
+from .reducing import Reduction, reduce_finding
 from .report import Disagreement, Refusal, Report
-from .shrinking import (INTERRUPTED, ShrinkBudget, draw_program, hang_limit, shrink,
-                        time_limit)
+from .shrinking import (INTERRUPTED, ShrinkBudget, abort_if_asked, draw_program, hang_limit,
+                        shrink, time_limit)
 
 
 @attrs.define
@@ -35,7 +38,9 @@ class Tally:
     not_exportable: int = 0
     by_kind: Counter = attrs.Factory(Counter)
     coverage: set = attrs.Factory(set)
-    internal_errors: list = attrs.Factory(list)
+    op_types: set = attrs.Factory(set)  # ONNX op types inside the bodies of programs run
+    internal_errors: list = attrs.Factory(list)  # lazyloop failed: `problem` records
+    harness_errors: list = attrs.Factory(list)   # lazyloop's adapter failed: the same
     refusals: dict = attrs.Factory(dict)      # reason -> [count, first index, subject, rules]
     first_seen: dict = attrs.Factory(dict)    # signature -> (index, subject, choices, outcome)
     counts: Counter = attrs.Factory(Counter)  # signature -> instances
@@ -46,7 +51,10 @@ class Tally:
         self.generated += 1
         self.by_kind[subject.kind] += 1
         if out.internal:
-            self.internal_errors.append(f"program {index}: {subject!r}: {out.internal}")
+            self.internal_errors.append(problem(index, subject, out.internal))
+        if out.status == "harness-error":  # counted apart, as lazyloop's fault
+            self.harness_errors.append(problem(index, subject, out.error))
+            return
         if out.status == "invalid":
             self.invalid += 1
             return
@@ -55,6 +63,8 @@ class Tally:
             return
         self.examples += 1
         self.coverage.update(out.rules)
+        if out.status != "unsupported":
+            self.op_types.update(bodies_op_types(subject))
         if out.status == "agree":
             self.agreements += 1
         elif out.status == "unsupported":
@@ -74,7 +84,9 @@ class Tally:
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.by_kind.update(other.by_kind)
         self.coverage |= other.coverage
+        self.op_types |= other.op_types
         self.internal_errors += other.internal_errors
+        self.harness_errors += other.harness_errors
         self.counts.update(other.counts)
         self.stopped = self.stopped or other.stopped
         self.slowest = max(self.slowest, other.slowest)
@@ -88,6 +100,26 @@ class Tally:
             if sig not in self.first_seen or seen[0] < self.first_seen[sig][0]:
                 self.first_seen[sig] = seen
         return self
+
+
+def bodies_op_types(subject) -> list:
+    """The ONNX op types inside the loop and branch bodies of a program's model (none for
+    other formats): what the report's `op_types` gathers over the programs run."""
+    if subject.format != "onnx":
+        return []
+    try:
+        model = subject.model()
+    except Exception:  # noqa: BLE001 -- it ran, so it was built; nothing to add otherwise
+        return []
+    return body_op_types(model) if hasattr(model, "graph") else []
+
+
+def problem(index: int, subject, text: str) -> dict:
+    """A failure of lazyloop itself (or of its adapter) on program `index`: the program, its
+    kind, the error's last line and the whole text (a traceback is stored, not printed)."""
+    lines = (text or "").strip().splitlines() or ["?"]
+    return {"program": index, "kind": subject.kind, "error": lines[-1],
+            "traceback": text, "subject": repr(subject)}
 
 
 _KEEPING = []  # the temporary folder hypothesis keeps its files in, while a campaign runs
@@ -126,6 +158,7 @@ def explore(checker, strategy, seed: int, indices, progress=None, total=None,
             if deadline is not None and time.monotonic() > deadline:
                 tally.stopped = "max-time"
                 break
+            abort_if_asked()
             if INTERRUPTED.is_set():  # Ctrl-C, as the command line's handler marks it
                 tally.stopped = "interrupted"
                 break
@@ -153,9 +186,10 @@ def finish(tally: Tally, checker, strategy, backend_name: str, seed: int, shrink
     report.backend_version = backend_version(checker.backend)
     shrink_it = shrink_it and tally.stopped is None
     for name in ("generated", "examples", "agreements", "instances", "invalid",
-                 "not_exportable", "internal_errors", "by_kind"):
+                 "not_exportable", "internal_errors", "harness_errors", "by_kind"):
         setattr(report, name, getattr(tally, name))
     report.coverage = frozenset(tally.coverage)
+    report.op_types = frozenset(tally.op_types)
     report.unsupported = [Refusal(reason, n, subject, rules) for reason, (n, _, subject, rules)
                           in sorted(tally.refusals.items(), key=lambda kv: kv[1][1])]
     found = sorted(tally.first_seen.items(), key=lambda kv: kv[1][0])
@@ -173,12 +207,18 @@ def finish(tally: Tally, checker, strategy, backend_name: str, seed: int, shrink
                 minimal, mout, shrunk, how = stage.shrink(strategy, checker, sig, choices, tick)
             if mout is None or mout.status != "disagree":  # not run again: as explored
                 minimal, mout, shrunk = subject, out, False
+            # an op that disagrees alone, outside any loop: an op fault, whose case is the op
+            fault = op_fault([minimal, subject], checker)
+            if fault is not None:
+                reduction = alone_case(minimal, fault)
+            else:  # a finding whose shrinking was cut by Ctrl-C, time or hangs keeps its
+                # program's model: editing it would meet the same end
+                reduction = stage.reduce(minimal, mout, checker,
+                                         shrink_it and how in ("complete", "steps"))
             record = (minimal, mout, checker, sig, index, tally.counts[sig], shrunk, how)
-            try:
-                disagreements.append(_disagreement(*record, attribute=not stage.hurried))
-            except KeyboardInterrupt:  # Ctrl-C while looking for ambiguities: no more of it
-                stage.interrupted = stage.hurried = True
-                disagreements.append(_disagreement(*record, attribute=False))
+            disagreements.append(_disagreement(*record, reduction=reduction,
+                                               op=fault and fault.op))
+    abort_if_asked()
     if stage.interrupted:
         report.stopped = "interrupted"
     report.disagreements = merge_by_root_cause(disagreements)
@@ -196,7 +236,7 @@ class _Stage:
         total = budget.total_seconds
         self.deadline = None if total is None else time.monotonic() + total
         self.interrupted = False
-        self.hurried = False  # Ctrl-C came while looking for ambiguities: look no more
+        self.used = {}  # what shrinking the current signature spent (steps, hangs)
 
     def shrink(self, strategy, checker, sig, choices, tick=None):
         """(minimal, outcome, shrunk?, why shrinking ended) for one signature; the minimal
@@ -209,29 +249,62 @@ class _Stage:
             return None, None, False, "time"
         ends = [d for d in (self.deadline, self.budget.seconds and now + self.budget.seconds)
                 if d is not None]
+        self.used = {}
         try:
             result = shrink(strategy, checker, sig, choices, self.budget,
-                            min(ends) if ends else None, tick)
+                            min(ends) if ends else None, tick, self.used)
         except KeyboardInterrupt:
             result = (None, None, False, "interrupted")
         self.interrupted = result[3] == "interrupted"
         return result
 
+    def reduce(self, subject, out, checker, wanted: bool) -> Reduction:
+        """The finding's model reduced (reducing.py), unless Ctrl-C or the stage's time
+        ended the stage; a reduction cut by them keeps what it reached."""
+        if not wanted or self.interrupted or INTERRUPTED.is_set() or (
+                self.deadline is not None and time.monotonic() > self.deadline):
+            return reduce_finding(subject, out, checker, 0)
+        return reduce_finding(subject, out, checker, self.budget.model_steps,
+                              stop=lambda: INTERRUPTED.is_set() or (
+                                  self.deadline is not None and
+                                  time.monotonic() > self.deadline),
+                              hangs=self.budget.hangs - self.used.get("hangs", 0))
+
+
+def alone_case(program, fault) -> Reduction:
+    """An op fault's case: the op alone (`op_faults`), in place of a reduced model."""
+    from .minimize import node_count
+    try:
+        before = node_count(program.model())
+    except Exception:  # noqa: BLE001 -- a program that cannot be built again
+        before = 0
+    return Reduction(fault.subject, fault.outcome, before,
+                     node_count(fault.subject.model()), "op-alone")
+
 
 def _disagreement(subject, out, checker, sig, index, count, shrunk, shrinking="off",
-                  attribute=True) -> Disagreement:
-    """The record of one (minimal) disagreement; its ambiguity is looked for here, on the
-    minimal program, where nothing unrelated to the difference is left to explain it (not
-    when `attribute` is False: after a Ctrl-C that came while looking for one)."""
-    expected, defined, rules = subject.expectation()
-    if attribute:
-        checker.attribute(subject, out, out.actual)
-    return Disagreement(model=subject.model(), feeds=subject.feeds, expected=expected,
-                        actual=out.actual, rules=out.rules or rules, ambiguity=out.ambiguity,
-                        defined=defined, differences=out.differences, error=out.error,
-                        subject=subject, signature=sig, found_after=index,
-                        occurrences=count, shrunk=shrunk, shrinking=shrinking,
-                        root_cause=root_cause(subject, out))
+                  reduction=None, op=None) -> Disagreement:
+    """The record of one minimal disagreement: the program `subject` shrunk to, and the case
+    its model was reduced to (`reduction`; the program's own model when nothing was kept; for
+    an op fault of `op`, the op alone). Its explanation is looked for on the case, where
+    nothing unrelated to the difference is left (always, also after Ctrl-C: it runs lazyloop
+    only, and a verdict must not depend on whether the run was interrupted)."""
+    case, cout = subject, out
+    if reduction is not None and reduction.subject is not None:
+        case, cout = reduction.subject, reduction.outcome
+    expected, defined, rules = case.expectation()
+    checker.attribute(case, cout)
+    d = Disagreement(model=case.model(), feeds=case.feeds, expected=expected,
+                     actual=cout.actual, rules=out.rules or rules, ambiguity=cout.ambiguity,
+                     defined=defined, differences=cout.differences, error=cout.error,
+                     subject=subject, signature=sig, found_after=index,
+                     occurrences=count, shrunk=shrunk, shrinking=shrinking,
+                     root_cause=root_cause(case, cout, op), symptom=cout.symptom,
+                     reading=cout.reading, op=op)
+    if reduction is not None:
+        d.nodes_before, d.nodes_after = reduction.nodes_before, reduction.nodes_after
+        d.minimising = reduction.ended
+    return d
 
 
 def runner_for(b, isolate: bool, timeout: float, memory_mb: float):

@@ -24,6 +24,7 @@ import attrs
 import numpy as np
 
 from .backends import _onnx_bytes
+from .feeding import model_inputs
 from .report import EVERY_PROGRAM_RULES, Disagreement
 from .repro import spec_text, versions, write_repro
 
@@ -37,13 +38,15 @@ class Context:
     seed: Optional[int] = None
     command: Optional[str] = None
     rerun_backend: Optional[str] = None  # what --backend was given (a plug-in's module:factory)
+    plugin: Optional[str] = None  # the plug-in's module:factory, which repro.py imports
 
     @classmethod
     def of(cls, report) -> "Context":
         """The context of a campaign's `Report` (when no command line made it)."""
         from .schema import lazyloop_version
         return cls(report.backend, report.backend_version, lazyloop_version(), report.seed,
-                   f"lazyloop check --backend {report.backend} --seed {report.seed}")
+                   f"lazyloop check --backend {report.backend} --seed {report.seed}",
+                   plugin=getattr(report, "backend_spec", None))
 
 
 def write_case(directory: str, name: str, d: Disagreement, context=None) -> str:
@@ -66,7 +69,7 @@ def write_case(directory: str, name: str, d: Disagreement, context=None) -> str:
     else:
         import openvino as ov
         ov.save_model(d.model, os.path.join(case, "model.xml"), compress_to_fp16=False)
-        input_names = [p.get_friendly_name() for p in d.model.get_parameters()]
+        input_names = model_inputs(d.model)[0]
         output_names = list(d.expected)
     write_data_set(data, {n: d.feeds[n] for n in input_names if n in d.feeds},
                    {n: d.expected[n] for n in output_names if n in d.expected}, d.defined)
@@ -75,8 +78,24 @@ def write_case(directory: str, name: str, d: Disagreement, context=None) -> str:
         if context.backend != "?":
             f.write(upstream_section(context, d))
     if context.backend != "?":
-        write_repro(case, context.backend, d)
+        write_repro(case, context.backend, d, context.plugin)
     return case
+
+
+def write_repro_for_case(case: str, backend: str, plugin=None) -> str:
+    """repro.py written again into a case folder, from what the folder holds (its model and
+    lazyloop's expected outputs): how a case written by an earlier version gets today's."""
+    import types
+    saved = read_case(case)
+    if saved.format == "onnx":
+        import onnx
+        model = onnx.load(saved.model_path)
+    else:
+        import openvino as ov
+        model = ov.Core().read_model(saved.model_path)
+    data = saved.data_sets[0]
+    return write_repro(case, backend, types.SimpleNamespace(
+        expected=data.expected, defined=data.defined, model=model), plugin)
 
 
 def write_data_set(data: str, inputs: dict, expected: dict, defined: dict) -> None:
@@ -145,6 +164,29 @@ def shrink_note(d: Disagreement) -> str:
     return f"{partly}: {SHRINKING.get(how, how)}"
 
 
+def nodes_note(d: Disagreement) -> str:
+    """How many nodes the case's model has, and had before model-level minimising."""
+    if d.nodes_after is None:
+        return "the shrunk program's model, not minimised further"
+    from .shrinking import SHRINKING
+    how = {"complete": "complete", "steps": "cut: --minimize-steps spent",
+           "op-alone": "not needed: the case is the op alone",
+           "stopped": "cut: Ctrl-C or wall time", "off": "not tried",
+           "unreadable": "not possible: the model cannot be read back"}.get(
+        d.minimising, SHRINKING.get(d.minimising, d.minimising))
+    return (f"model: {d.nodes_after} node(s), from {d.nodes_before} in the shrunk program's "
+            f"model (model-level minimising: {how})")
+
+
+def op_note(d: Disagreement) -> list:
+    """For an op fault: that the model is the op alone, and where it was met."""
+    if not getattr(d, "op", None):
+        return []
+    return [f"- op fault: `{d.op}` alone, outside any loop, disagrees on the backend too; "
+            f"the model here is that one op, fed the values it reads in the program below "
+            f"(spec/51, \"Op faults\")"]
+
+
 def case_readme(name: str, d: Disagreement, context: Context = Context()) -> str:
     lines = [f"# {name}", "",
              f"Found by `lazyloop check` (signature {d.signature!r}; {d.occurrences} "
@@ -156,7 +198,10 @@ def case_readme(name: str, d: Disagreement, context: Context = Context()) -> str
              f"- found by: `{context.command or 'lazyloop check'}`",
              f"- re-run: `lazyloop run {name} --backend "
              f"{context.rerun_backend or context.backend}` (from the folder "
-             "holding this case)", "",
+             "holding this case)",
+             f"- symptom: {d.symptom or '?'}; explained by: "
+             f"{d.reading or d.ambiguity or 'no registered reading'}",
+             f"- {nodes_note(d)}", *op_note(d), "",
              "## What differs", ""]
     for x in d.differences:
         lines.append(f"- `{x.output}`: {x.kind}: {x.detail}")

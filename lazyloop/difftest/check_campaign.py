@@ -6,10 +6,11 @@ import time
 
 from .campaign import campaign_strategy, explore, finish, running
 from .checking import Checker
-from .isolation import DEFAULT_MEMORY_MB
+from .isolation import DEFAULT_MEMORY_MB, Isolated
+from .plugins import plugin_spec
 from .report import Report
-from .shrinking import (DEFAULT_SHRINK_HANGS, DEFAULT_SHRINK_SECONDS, DEFAULT_SHRINK_STEPS,
-                        DEFAULT_SHRINK_TOTAL_SECONDS, ShrinkBudget)
+from .shrinking import (DEFAULT_MINIMIZE_STEPS, DEFAULT_SHRINK_HANGS, DEFAULT_SHRINK_SECONDS,
+                        DEFAULT_SHRINK_STEPS, DEFAULT_SHRINK_TOTAL_SECONDS, ShrinkBudget)
 
 
 def check(b, max_examples: int = 200, seed: int = 0, formats=None, kinds=None,
@@ -18,7 +19,8 @@ def check(b, max_examples: int = 200, seed: int = 0, formats=None, kinds=None,
           workers: int = 0, scheduler=None, max_seconds=None, rtol=None, atol=None,
           shrink_seconds=DEFAULT_SHRINK_SECONDS,
           shrink_total_seconds=DEFAULT_SHRINK_TOTAL_SECONDS,
-          shrink_hangs: int = DEFAULT_SHRINK_HANGS) -> Report:
+          shrink_hangs: int = DEFAULT_SHRINK_HANGS,
+          minimize_steps: int = DEFAULT_MINIMIZE_STEPS) -> Report:
     """Differential-test backend `b` against lazyloop on programs 0 .. `max_examples`-1 of
     the campaign seeded `seed` (see the package docstring). `b` is a backend object, a
     factory, or a name (built-in, registered in ``lazyloop.backends``, ``module:factory``).
@@ -34,8 +36,10 @@ def check(b, max_examples: int = 200, seed: int = 0, formats=None, kinds=None,
     Shrinking is bounded per signature by `shrink_steps` new programs, `shrink_seconds` and
     `shrink_hangs` candidates that time out (each with a shorter time limit,
     `shrinking.hang_limit`), and in all by `shrink_total_seconds`; each disagreement says
-    why its shrinking ended (`shrinking`). Returns a `Report`."""
-    budget = ShrinkBudget(shrink_steps, shrink_seconds, shrink_total_seconds, shrink_hangs)
+    why its shrinking ended (`shrinking`). Then each finding's model is reduced by at most
+    `minimize_steps` edited models (minimize.py; 0: not reduced). Returns a `Report`."""
+    budget = ShrinkBudget(shrink_steps, shrink_seconds, shrink_total_seconds, shrink_hangs,
+                          minimize_steps)
     start = time.monotonic()
     deadline = None if max_seconds is None else start + max_seconds
     if workers or scheduler:
@@ -52,6 +56,7 @@ def check(b, max_examples: int = 200, seed: int = 0, formats=None, kinds=None,
             report = finish(tally, checker, strategy, getattr(runner, "name", type(b).__name__),
                             seed, shrink, budget, progress)
     report.seconds = time.monotonic() - start
+    report.backend_spec = plugin_spec(b.spec if isinstance(b, Isolated) else b)
     return report
 
 

@@ -5,15 +5,17 @@ the search for a register ambiguity that explains it. The whole campaign is
 from __future__ import annotations
 
 import time
-from typing import Dict
+from typing import Dict, Optional
 
-from ..core.errors import EvaluationError, FuelExhausted, LazyLoopError
-from ..core.fuel import ATTRIBUTION_MAX_TRIPS
-from .backends import Unsupported, _frontend
+from ..core.errors import LazyLoopError
+from .backends import HarnessError, InputLost, Unsupported
 from .comparing import Difference, compare, plain
+from .explaining import alternative_readings, explain  # noqa: F401 (alternative_readings)
+from .feeding import unfed
 from .isolation import BackendCrashed
 from .report import Outcome
 from .subject import Invalid, ModesDisagree, NotExported, Refused, Subject
+from .symptom import Symptom, error_symptom, value_symptom
 
 
 class Checker:
@@ -44,8 +46,13 @@ class Checker:
             return Outcome("unsupported", rules=frozenset(), error=str(exc))
         except LazyLoopError as exc:  # pragma: no cover -- a deliberate error we did not expect
             return Outcome("invalid", error=str(exc))
-        except Exception as exc:  # lazyloop itself failed
-            return Outcome("invalid", internal=f"{type(exc).__name__}: {exc}")
+        except Exception:  # lazyloop itself failed: kept with its traceback
+            import traceback
+            return Outcome("invalid", internal=traceback.format_exc())
+        lacking = unfed(model, subject.feeds) if subject.format in ("onnx", "openvino") else []
+        if lacking:  # the harness must feed every input it hands on (spec/51, "The harness")
+            return Outcome("harness-error", rules=rules,
+                           error=f"HarnessError: no value for the model's input {lacking[0]!r}")
         started = time.monotonic()
         try:
             if hasattr(self.backend, "run_subject"):
@@ -55,63 +62,47 @@ class Checker:
         except Unsupported as exc:
             self.answered(started)
             return Outcome("unsupported", rules=rules, error=str(exc))
+        except HarnessError as exc:  # lazyloop's adapter, not the engine: apart from findings
+            return Outcome("harness-error", rules=rules, error=f"HarnessError: {exc}")
+        except InputLost as exc:  # the engine's fault, never a value from an unfed input
+            self.answered(started)
+            return confirmed(subject, Outcome(
+                "disagree", differences=(Difference("*", "lost-input", str(exc)),),
+                error=f"InputLost: {exc}", symptom=Symptom("lost-input")))
         except Exception as exc:
             if not isinstance(exc, BackendCrashed):  # a death or a hang is not an answer
                 self.answered(started)
+            error = f"{type(exc).__name__}: {exc}"
             return confirmed(subject, Outcome(
                 "disagree", differences=(Difference("*", "error", f"{type(exc).__name__}"),),
-                error=f"{type(exc).__name__}: {exc}"))
+                error=error, symptom=error_symptom(error)))
         self.answered(started)
         diffs = compare(expected, defined, actual, *self.tolerance)
         if not diffs:
             return Outcome("agree", rules=rules)
         return confirmed(subject, Outcome("disagree", differences=tuple(diffs),
-                                          actual={k: plain(v) for k, v in actual.items()}))
+                                          actual={k: plain(v) for k, v in actual.items()},
+                                          symptom=value_symptom(expected, defined, actual)))
 
     def answered(self, started: float) -> None:
         """Note how long an answer took (what is normal for this backend: `hang_limit`)."""
         self.slowest = max(self.slowest, time.monotonic() - started)
 
-    def attribute(self, subject: Subject, out: Outcome, actual) -> None:
-        """Which registered ambiguity, read otherwise, makes lazyloop agree with the backend."""
-        if not self.attribute_ambiguities or subject.format == "core":
-            return
-        if actual is None and "process died" in (out.error or ""):
-            return  # a crash is a bug whatever the reading
-        try:
-            model = subject.model()
-        except Exception:  # pragma: no cover
-            return
-        frontend = _frontend(subject.format)
-        try:  # only a model lazyloop evaluates by default can be read otherwise
-            frontend.run(model, subject.feeds, max_trips=ATTRIBUTION_MAX_TRIPS)
-        except Exception:
-            return
-        from .overflowing import worth_trying
-        for amb_id, reading in alternative_readings(subject.format):
-            if actual is None and reading not in REFUSING_READINGS | {"no-limit", "infinite"}:
-                continue
-            if not worth_trying(amb_id, subject.format, model):
-                continue  # A30: no integer arithmetic for `saturate` to change
-            try:
-                r = frontend.run(model, subject.feeds, max_trips=ATTRIBUTION_MAX_TRIPS,
-                                 readings={amb_id: reading})
-            except FuelExhausted:
-                if actual is None and "no answer within" in (out.error or ""):
-                    out.ambiguity = amb_id  # the backend hangs where this reading never ends
-                    return
-                continue
-            except EvaluationError:
-                if actual is None:  # a reading that refuses, as the backend does
-                    out.ambiguity = amb_id
-                    return
-                continue
-            except Exception:
-                continue
-            if actual is not None and not compare(r.outputs, r.defined, actual,
-                                                  *self.tolerance):
-                out.ambiguity = amb_id
-                return
+    def attribute(self, subject: Subject, out: Outcome, actual=None) -> Optional[str]:
+        """Which registered ambiguity, read otherwise, makes lazyloop agree with the backend
+        (explaining.py): sets `out.ambiguity` and `out.reading` once per outcome, and
+        returns the reading ("A30=saturate") or None."""
+        if self.attribute_ambiguities and not out.explained:
+            explain(subject, out, out.actual if actual is None else actual, self.tolerance)
+            out.explained = True
+        return out.reading
+
+    def computed_reading(self, subject: Subject, out: Outcome) -> Optional[str]:
+        """The reading whose computed answer (values, or never ending) is the backend's, or
+        None: what a shrink candidate must share with its finding (a refusal only says where
+        the backend failed, and is judged on the minimal case)."""
+        reading = self.attribute(subject, out)
+        return None if out.refusal else reading
 
 
 def confirmed(subject: Subject, out: Outcome) -> Outcome:
@@ -125,28 +116,3 @@ def confirmed(subject: Subject, out: Outcome) -> Outcome:
         return Outcome("invalid", internal=f"ModesDisagree: {exc} (a lazyloop bug, "
                                            "laziness/modes)")
     return out
-
-
-# readings under which lazyloop refuses (a runtime error) what the default reading runs
-REFUSING_READINGS = frozenset({"error", "refuse", "eager"})
-
-
-def alternative_readings(fmt: str):
-    """(ambiguity ID, reading) for every reading other than the default, core register first
-    and then the frontend's own entries."""
-    from ..core.ambiguity import REGISTER
-    pairs = []
-    for a in REGISTER.values():
-        pairs += [(a.id, r) for r in a.readings if r != a.default]
-    try:
-        if fmt == "onnx":
-            from ..onnx.lowering import FRONTEND_READINGS
-            for k, options in FRONTEND_READINGS.items():
-                pairs += [(k, r) for r in options[1:]]
-        else:
-            from ..openvino.register import OPENVINO_REGISTER
-            for a in OPENVINO_REGISTER.values():
-                pairs += [(a.id, r) for r in a.readings if r != a.default]
-    except ImportError:  # pragma: no cover
-        pass
-    return pairs

@@ -1,53 +1,46 @@
-"""Grouping disagreements by root cause.
+"""Grouping findings: one fault, one group (spec/51-difftest.md, "Grouping findings").
 
-The *signature* of a disagreement (subject kind, first kind of difference or normalised
-error) decides which programs are shrunk together. After shrinking, the *root-cause key* of
-the minimal program decides which disagreements are one fault:
+Exploring keeps the first instance of each *signature* (program kind, symptom); each is shrunk
+keeping its symptom, possibly into a program of another kind (shrinking.py), and its model is
+reduced (reducing.py). The minimal cases are then grouped by their *root-cause key*:
 
-    (format, loop constructs, control rules, what went wrong)
+    (format, loop constructs, symptom, skeleton of the minimal model)
 
 - format: the model format ("onnx", "openvino", "core");
 - loop constructs: the op types of the loop constructs in the minimal model (Loop, Scan, If,
-  TensorIterator), sorted;
-- control rules: the rules of the minimal program that say how many trips run and what each
-  trip reads (`trip/*`, `iterator/*`, `structure/nesting`, the dialect rules `onnx/*`,
-  `openvino/*`); output kinds and the stream basics are left out: they say how a fault
-  shows, not what it is;
-- what went wrong: "wrong-result" for any dtype, shape or value difference (a loop that runs
-  one trip too many shows as a longer concatenation in one program and as another last value
-  in the next), "missing-output", or the backend's normalised error (its class and message
-  without names and numbers; a crash with its signal, a hang, an out-of-memory kill).
+  TensorIterator), sorted, for the reader (the skeleton holds them too); for an op fault
+  (op_faults.py: a body op that disagrees alone, outside any loop) `op:TYPE`, the case
+  being the op alone;
+- symptom: what the backend showed, names and numbers left out (symptom.py);
+- the minimal model compared up to names and constants (skeleton.py, a short hash).
+
+Two findings with one key are one fault met twice: the same symptom on the same minimal case.
+The key depends on neither the seed nor the program that first met the fault, so a baseline
+taken with one seed knows the fault when another seed finds it.
 """
 from __future__ import annotations
 
-from .errorkey import _error_key
+from .skeleton import bodies, digest
 
 LOOP_OPS = ("Loop", "Scan", "If", "TensorIterator")
-CONTROL_PREFIXES = ("trip/", "iterator/", "onnx/", "openvino/")
-CONTROL_RULES = frozenset({"structure/nesting"})
 
 
-def root_cause(subject, out) -> tuple:
-    """The root-cause key of a (minimal) disagreeing subject; see the module docstring."""
-    rules = tuple(sorted(r for r in out.rules
-                         if r.startswith(CONTROL_PREFIXES) or r in CONTROL_RULES))
-    return (subject.format, loop_ops(subject), rules, what_went_wrong(out))
+def root_cause(subject, out, op=None) -> tuple:
+    """The root-cause key of a minimal case; see the module docstring. An op fault's case is
+    the op alone (op_faults.py): its constructs part names the op (`op:Mod`)."""
+    try:
+        case = digest(subject.model())
+    except Exception:  # noqa: BLE001 -- a model that cannot be built again
+        case = "?"
+    constructs = (f"op:{op}",) if op else loop_ops(subject)
+    return (subject.format, constructs, str(out.symptom), case)
 
 
 def key_text(key: tuple) -> str:
     """A root-cause key as one line, the form the JSON report and baselines carry:
-    ``format | loop constructs | control rules | what went wrong``."""
-    fmt, ops, rules, what = key
-    return " | ".join((fmt, "+".join(ops) or "-", ",".join(rules) or "-", what))
-
-
-def what_went_wrong(out) -> str:
-    kinds = {d.kind for d in out.differences}
-    if "error" in kinds:
-        return "error:" + _error_key(out.error or "")
-    if "missing-output" in kinds:
-        return "missing-output"
-    return "wrong-result"
+    ``format | loop constructs | symptom | case DIGEST``."""
+    fmt, ops, symptom, case = key
+    return " | ".join((fmt, "+".join(ops) or "-", symptom, f"case {case}"))
 
 
 def loop_ops(subject) -> tuple:
@@ -60,7 +53,7 @@ def loop_ops(subject) -> tuple:
     if hasattr(model, "graph"):
         _onnx_ops(model.graph, found)
     elif hasattr(model, "get_ordered_ops"):
-        found = {op.get_type_name() for op in model.get_ordered_ops()}
+        _openvino_ops(model, found)
     return tuple(sorted(found & set(LOOP_OPS)))
 
 
@@ -72,6 +65,13 @@ def _onnx_ops(graph, found: set) -> None:
                 _onnx_ops(a.g, found)
             for g in a.graphs:
                 _onnx_ops(g, found)
+
+
+def _openvino_ops(model, found: set) -> None:
+    for op in model.get_ordered_ops():
+        found.add(op.get_type_name())
+        for body in bodies(op):
+            _openvino_ops(body, found)
 
 
 def merge_by_root_cause(disagreements: list) -> list:

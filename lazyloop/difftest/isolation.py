@@ -17,9 +17,9 @@ from typing import Optional
 
 import numpy as np
 
-from .backends import Unsupported, _onnx_bytes
+from .backends import HarnessError, InputLost, Unsupported, _onnx_bytes
 from .comparing import plain
-from .shrinking import INTERRUPTED
+from .shrinking import ABORTED, INTERRUPTED, Abort
 
 
 class BackendCrashed(Exception):
@@ -134,14 +134,12 @@ class Isolated:
             raise BackendCrashed(self._died()) from None
         try:
             status, value = self._await(self.timeout, "running")
-        except KeyboardInterrupt:  # its answer would come to the next question: start afresh
+        except (KeyboardInterrupt, Abort):  # its answer would come to the next question
             self._kill()
             raise
         if status == "ok":
             return value
         kind, text = value
-        if kind == "Unsupported":
-            raise Unsupported(text)
         raise _remote_error(kind)(text)
 
     def _await(self, limit: float, doing: str):
@@ -156,6 +154,9 @@ class Isolated:
                     raise BackendCrashed(self._died()) from None
             if not self._proc.is_alive():
                 raise BackendCrashed(self._died())
+            if ABORTED.is_set():  # a second Ctrl-C: the child goes, nothing is kept
+                self._kill()
+                raise Abort()
             if INTERRUPTED.is_set():  # Ctrl-C (the command line's handler): stop waiting
                 raise KeyboardInterrupt
             rss = resident_mb(self._proc.pid)
@@ -248,11 +249,15 @@ def _describe_exit(code) -> str:
     return f"exit code {code}"
 
 
-_REMOTE_TYPES = {}
+# the harness's own exceptions come back as themselves: they mean something to the tester
+_HARNESS_TYPES = {"Unsupported": Unsupported, "InputLost": InputLost,
+                  "HarnessError": HarnessError}
+_REMOTE_TYPES = dict(_HARNESS_TYPES)
 
 
 def _remote_error(kind: str):
-    """An exception class named like the backend's own (the message keeps its text)."""
+    """The harness's own exception class, or one named like the backend's own (the message
+    keeps its text)."""
     if kind not in _REMOTE_TYPES:
         _REMOTE_TYPES[kind] = type(kind, (RuntimeError,), {"__module__": "backend"})
     return _REMOTE_TYPES[kind]
@@ -321,9 +326,9 @@ def _child_main(conn, factory, spec):  # pragma: no cover -- runs in the child p
         try:
             out = b.run(_unpack_model(payload), feeds)
             answer = ("ok", {k: plain(v) for k, v in out.items()})
-        except Unsupported as exc:
-            answer = ("error", ("Unsupported", str(exc)))
         except Exception as exc:
-            answer = ("error", (type(exc).__name__, str(exc)))
+            kind = next((k for k, cls in _HARNESS_TYPES.items() if isinstance(exc, cls)),
+                        type(exc).__name__)
+            answer = ("error", (kind, str(exc)))
         conn.send(answer)
 

@@ -115,6 +115,26 @@ def factory_of(spec):
                            f"registered: {sorted(registered)}; or give module:factory")
 
 
+def plugin_spec(spec) -> Optional[str]:
+    """The ``module:factory`` that makes the plug-in `spec` names, for a case folder's
+    repro.py to import: `spec` itself, a registered name's entry point, or the module and
+    name of a factory (a function or class) handed over as an object; None for a built-in
+    (repro.py has its own runner) and for a backend object, which no name makes again."""
+    if isinstance(spec, str):
+        if spec in BACKENDS:
+            return None
+        registered = entry_point_backends()
+        if spec in registered:
+            return registered[spec].value
+        return spec if ":" in spec else None
+    if is_backend(spec) or not callable(spec):
+        return None
+    module, name = getattr(spec, "__module__", None), getattr(spec, "__qualname__", "")
+    if not module or module == "__main__" or "<" in name:
+        return None
+    return f"{module}:{name}"
+
+
 def search_first(folder: str) -> None:
     """Put `folder` at the front of ``sys.path`` (once), as ``python -m`` does with the
     current folder, so that ``module:factory`` finds a module written there."""

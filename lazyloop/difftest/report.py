@@ -7,28 +7,32 @@ from typing import List, Optional
 
 import attrs
 
-from .errorkey import _error_key
+from .errorkey import _error_key  # noqa: F401 (re-exported)
 from .subject import Subject
+from .symptom import Symptom
 
 
 @attrs.define
 class Outcome:
-    status: str                      # agree, disagree, unsupported, invalid, not-exportable
+    status: str                      # agree, disagree, unsupported, invalid, not-exportable,
+                                     # harness-error (lazyloop's adapter failed)
     rules: frozenset = frozenset()
     differences: tuple = ()
     actual: Optional[dict] = None
     error: Optional[str] = None
     ambiguity: Optional[str] = None
-    internal: Optional[str] = None   # lazyloop itself crashed
+    internal: Optional[str] = None   # lazyloop itself crashed: the traceback
+    symptom: Optional[Symptom] = None  # what a disagreement shows (symptom.py)
+    reading: Optional[str] = None    # the reading whose computed answer explains it
+    explained: bool = False          # whether the readings were tried (Checker.attribute)
+    refusal: bool = False            # the reading matched by refusing, as the backend failed
 
     def signature(self, subject) -> tuple:
+        """Which instances are shrunk together: those of one program kind that show one
+        symptom (shrinking then keeps the symptom and may change the kind)."""
         if self.status != "disagree":
             return (self.status,)
-        kinds = sorted({d.kind for d in self.differences})
-        head = kinds[0] if kinds else "?"
-        if head == "error":
-            head = "error:" + _error_key(self.error or "")
-        return ("disagree", subject.kind, head)
+        return ("disagree", subject.kind, str(self.symptom))
 
 
 @attrs.define
@@ -54,8 +58,20 @@ class Disagreement:
     shrunk: bool = False
     shrinking: str = "off"     # why its shrinking ended: a key of shrinking.SHRINKING
     case: Optional[str] = None  # the case folder it was written to, if any
-    root_cause: tuple = ()     # grouping.root_cause of the minimal program
+    root_cause: tuple = ()     # grouping.root_cause of the minimal case
     also_seen_as: tuple = ()   # other signatures with the same root cause
+    symptom: Optional[Symptom] = None  # what the backend showed (symptom.py)
+    reading: Optional[str] = None      # "A22=inference": the reading whose answer matched
+    nodes_before: Optional[int] = None  # nodes of the shrunk program's model
+    nodes_after: Optional[int] = None   # nodes of the case after model-level minimising
+    minimising: str = "off"    # why model-level minimising ended (reducing.Reduction)
+    op: Optional[str] = None   # an op fault: the body op that disagrees alone (op_faults.py)
+
+    @property
+    def fault(self) -> str:
+        """"op" when a body op disagrees alone, outside any loop (its case is the op); else
+        "loop"."""
+        return "op" if self.op else "loop"
 
     @property
     def kind(self) -> str:
@@ -66,8 +82,10 @@ class Disagreement:
                  + "; ".join(f"{d.output}: {d.kind}: {d.detail}" for d in self.differences)]
         if self.error:
             lines.append(f"backend error: {self.error.strip()[:500]}")
+        if self.op:
+            lines.append(f"op fault: {self.op} alone, outside any loop, shows it")
         if self.ambiguity:
-            lines.append(f"explained by ambiguity {self.ambiguity}")
+            lines.append(f"explained by ambiguity {self.reading or self.ambiguity}")
         lines.append(f"rules: {', '.join(sorted(self.rules))}")
         return "\n".join(lines)
 
@@ -95,11 +113,14 @@ class Report:
     unsupported: List[Refusal] = attrs.Factory(list)
     coverage: frozenset = frozenset()
     instances: int = 0                # disagreeing examples before grouping
-    internal_errors: List[str] = attrs.Factory(list)
+    internal_errors: List[dict] = attrs.Factory(list)  # lazyloop failed: program, traceback
+    harness_errors: List[dict] = attrs.Factory(list)   # lazyloop's adapter failed
     seconds: float = 0.0
     by_kind: Counter = attrs.Factory(Counter)
     backend_version: Optional[str] = None
     stopped: Optional[str] = None     # None: complete; "interrupted" or "max-time": partial
+    backend_spec: Optional[str] = None  # a plug-in's module:factory (plugins.plugin_spec)
+    op_types: frozenset = frozenset()  # ONNX op types inside the bodies of programs run
 
     @property
     def ran(self) -> int:
@@ -135,10 +156,13 @@ def summary_table(report: Report) -> str:
             ("agreements", report.agreements),
             ("disagreeing examples", report.instances),
             ("distinct disagreements (root causes)", len(report.disagreements)),
+            ("  op faults (a body op disagrees alone)",
+             sum(1 for d in report.disagreements if d.op)),
             ("  explained by an ambiguity", sum(1 for d in report.disagreements if d.ambiguity)),
             ("unsupported (refused to load/compile)", report.unsupported_count),
             ("invalid for lazyloop (skipped)", report.invalid),
             ("not exportable (skipped)", report.not_exportable),
+            ("op types inside loop and branch bodies", len(report.op_types)),
             ("seconds", f"{report.seconds:.1f}")]
     if report.stopped:
         unshrunk = sum(d.shrinking in ("off", "interrupted") for d in report.disagreements)
@@ -153,19 +177,35 @@ def summary_table(report: Report) -> str:
                           if r not in EVERY_PROGRAM_RULES)
         for rule, n in sorted(by_rule.items(), key=lambda kv: (-kv[1], kv[0])):
             lines.append(f"  {rule:<28} {n}")
-        lines += ["", "distinct disagreements:"]
-        for k, d in enumerate(report.disagreements):
-            amb = f" [ambiguity {d.ambiguity}]" if d.ambiguity else ""
-            if d.shrinking not in ("complete", "off"):
-                amb += f" [shrinking cut: {d.shrinking}]"
-            lines.append(f"  {k}: {d.signature[1]} {d.kind} x{d.occurrences}{amb}: "
-                         + "; ".join(f"{x.output}: {x.detail}" for x in d.differences)[:160])
+        for title, fault in (("distinct disagreements (loop faults):", "loop"),
+                             ("op faults (the op alone, outside any loop, disagrees too):",
+                              "op")):
+            listed = [(k, d) for k, d in enumerate(report.disagreements) if d.fault == fault]
+            if listed:
+                lines += ["", title] + [finding_line(k, d) for k, d in listed]
     if report.unsupported:
         lines += ["", "unsupported (reason: count):"]
         for r in sorted(report.unsupported, key=lambda r: -r.count):
             lines.append(f"  {r.count:>4}  {r.reason[:150]}")
     lines += ["", f"rule coverage ({len(report.coverage)}): " + ", ".join(sorted(report.coverage))]
-    if report.internal_errors:
-        lines += ["", f"lazyloop internal errors: {len(report.internal_errors)}"]
-        lines += ["  " + e.splitlines()[-1][:200] for e in report.internal_errors[:5]]
+    for title, errors in (("lazyloop internal errors", report.internal_errors),
+                          ("harness errors (lazyloop's adapter failed)", report.harness_errors)):
+        if errors:
+            lines += ["", f"{title}: {len(errors)}"]
+            lines += [f"  program {e['program']} ({e['kind']}): {e['error'][:200]}"
+                      for e in errors[:5]]
     return "\n".join(lines)
+
+
+def finding_line(k: int, d: Disagreement) -> str:
+    """One finding in the summary: its program kind, symptom, occurrences and notes."""
+    amb = f" [ambiguity {d.reading or d.ambiguity}]" if d.ambiguity else ""
+    if d.op:
+        amb += f" [op fault: {d.op}]"
+    if d.shrinking not in ("complete", "off"):
+        amb += f" [shrinking cut: {d.shrinking}]"
+    if d.nodes_after is not None:
+        amb += f" [{d.nodes_before} -> {d.nodes_after} nodes]"
+    program = d.subject.kind if d.subject is not None else d.signature[1]
+    return (f"  {k}: {program} {d.symptom or d.kind} x{d.occurrences}{amb}: "
+            + "; ".join(f"{x.output}: {x.detail}" for x in d.differences)[:160])

@@ -4,8 +4,11 @@ The script sits in the case folder beside `model.onnx` (or `model.xml`) and
 `test_data_set_0/`. It needs numpy, onnx (to read the `.pb` tensors) and the backend's own
 package — not lazyloop: it runs the model on the backend, compares with the expected outputs
 written by lazyloop (positions lazyloop leaves undefined are listed in the script and
-skipped) and prints expected vs actual. A crash of the backend ends the script as it ended
-the backend's process.
+skipped) and prints expected vs actual, or the backend's error in one line. It feeds every
+input the model declares to the engine's input that names it, as the tester's adapters do,
+and says so when the engine lost one. Exit status 1 when the backend differs (or failed),
+0 when it agrees, 2 when the script cannot read the case; a crash of the backend ends the
+script as it ended the backend's process.
 """
 from __future__ import annotations
 
@@ -15,33 +18,39 @@ import re
 
 import numpy as np
 
-# how each built-in backend runs the case's model: `run(inputs) -> {name: array}`
+from .feeding import model_inputs
+
+# how each built-in backend runs the case's model: `run(inputs) -> {name: array}`, each input
+# fed to the engine's input port that names it (`fed`, in the script)
 RUNNERS = {
     "onnxruntime": '''import onnxruntime as ort
 def run(inputs):
     session = ort.InferenceSession(os.path.join(HERE, "model.onnx"),
                                    providers=["CPUExecutionProvider"])
-    names = [o.name for o in session.get_outputs()]
-    wanted = {i.name for i in session.get_inputs()}
-    return dict(zip(names, session.run(None, {k: v for k, v in inputs.items() if k in wanted})))
+    ports = [i.name for i in session.get_inputs()]
+    values = fed([{p} for p in ports], inputs)
+    out = session.run(None, {ports[k]: v for k, v in values.items()})
+    return dict(zip([o.name for o in session.get_outputs()], out))
 ''',
     "onnx-reference": '''from onnx.reference import ReferenceEvaluator
 def run(inputs):
     ev = ReferenceEvaluator(os.path.join(HERE, "model.onnx"))
-    wanted = set(ev.input_names)
-    return dict(zip(ev.output_names, ev.run(None, {k: v for k, v in inputs.items() if k in wanted})))
+    ports = list(ev.input_names)
+    values = fed([{p} for p in ports], inputs)
+    return dict(zip(ev.output_names, ev.run(None, {ports[k]: v for k, v in values.items()})))
 ''',
     "openvino": '''import openvino as ov
 def run(inputs):
-    path = os.path.join(HERE, "model.xml" if os.path.exists(os.path.join(HERE, "model.xml"))
-                        else "model.onnx")
-    compiled = ov.Core().compile_model(path, "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
-    feeds = {}
-    for port in compiled.inputs:
-        for name in port.get_names():
-            if name in inputs:
-                feeds[name] = inputs[name]
-    result = compiled(feeds)
+    core = ov.Core()
+    if os.path.exists(os.path.join(HERE, "model.xml")):
+        model = core.read_model(os.path.join(HERE, "model.xml"))
+    else:  # an ONNX model is read from its bytes, as lazyloop's tester hands it over (read
+        # from a path, OpenVINO's ONNX reader answers some models otherwise)
+        with open(os.path.join(HERE, "model.onnx"), "rb") as f:
+            model = core.read_model(f.read())
+    compiled = core.compile_model(model, "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
+    values = fed([set(port.get_names()) for port in compiled.inputs], inputs)
+    result = compiled({compiled.inputs[k]: v for k, v in values.items()})
     out = {}
     for k, port in enumerate(compiled.outputs):
         for name in sorted(port.get_names()) or [str(k)]:
@@ -51,15 +60,14 @@ def run(inputs):
     "tract": '''import tract
 def run(inputs):
     model = onnx.load(os.path.join(HERE, "model.onnx"))
-    given = {t.name for t in model.graph.initializer}
-    names = [i.name for i in model.graph.input if i.name not in given]
     inference = tract.onnx().load(os.path.join(HERE, "model.onnx"))
-    for k, name in enumerate(names):
-        value = inputs[name]
+    ports = [{inference.input_name(k)} for k in range(inference.input_count())]
+    values = fed(ports, inputs)
+    values = [np.array(values[k], order="C") for k in range(len(ports))]
+    for k, value in enumerate(values):
         inference.set_input_fact(k, ",".join([*map(str, value.shape), TRACT[value.dtype.name]]))
     runnable = inference.into_model().into_runnable()
-    values = runnable.run([np.array(inputs[n], order="C") for n in names])
-    return {o.name: v.to_numpy() for o, v in zip(model.graph.output, values)}
+    return {o.name: v.to_numpy() for o, v in zip(model.graph.output, runnable.run(values))}
 
 TRACT = {"float32": "f32", "float64": "f64", "float16": "f16", "int8": "i8", "int16": "i16",
          "int32": "i32", "int64": "i64", "uint8": "u8", "bool": "bool"}
@@ -145,6 +153,27 @@ def run(inputs):
                                               for i in session.get_inputs()}})))
 ''' for name, (imports, call) in OPTIMISED.items()})
 
+# a plug-in (`module:factory`, a registered name's entry point): the one import besides numpy
+# and onnx (and openvino, to read an OpenVINO model) is the plug-in's own module, imported as
+# `lazyloop check` imported it -- from the current folder first, as python -m does
+PLUGIN_RUNNER = '''import importlib
+PLUGIN = {spec!r}  # the plug-in's module:factory
+def run(inputs):
+    module, _, factory = PLUGIN.partition(":")
+    sys.path.insert(0, os.getcwd())  # as python -m: a module in the current folder first
+    made = importlib.import_module(module)
+    for part in factory.split("."):
+        made = getattr(made, part)
+    backend = made if callable(getattr(made, "run", None)) and not isinstance(made, type) \\
+        else made()
+    if os.path.exists(os.path.join(HERE, "model.xml")):
+        import openvino as ov
+        model = ov.Core().read_model(os.path.join(HERE, "model.xml"))
+    else:
+        model = onnx.load(os.path.join(HERE, "model.onnx"))
+    return dict(backend.run(model, {{name: inputs[name] for name in DECLARED if name in inputs}}))
+'''
+
 PACKAGES = {"onnxruntime": "onnxruntime", "onnx-reference": "onnx", "openvino": "openvino",
             "tract": "tract", "iree": ("iree-base-compiler", "iree-base-runtime"),
             "mnn": "mnn", **{name: (name, "onnxruntime") for name in OPTIMISED}}
@@ -152,7 +181,8 @@ PACKAGES = {"onnxruntime": "onnxruntime", "onnx-reference": "onnx", "openvino": 
 _TEMPLATE = '''"""Reproduces a disagreement lazyloop found between backend {backend!r} and the
 specification (see README.md). Needs numpy, onnx and the backend's package; not lazyloop.
 
-    python repro.py      # prints expected vs actual; exit status 1 when they differ
+    python repro.py   # prints expected vs actual (or the backend's error, one line);
+                      # exit status 1 when they differ, 2 when this script cannot read the case
 """
 import glob
 import os
@@ -163,13 +193,21 @@ import onnx
 from onnx import numpy_helper
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+BACKEND = {backend!r}
 # positions lazyloop leaves undefined (any value is right there), flat indices per output
 UNDEFINED = {undefined}
 RTOL_ATOL = {{"float16": (1e-2, 1e-2), "float32": (1e-4, 1e-5), "float64": (1e-4, 1e-5)}}
+# the inputs the model declares, in order, and those no node reads (an engine may drop them)
+DECLARED = {declared}
+UNREAD = {unread}
 
 
 # outputs that are sequences (SequenceProto) or empty optionals (OptionalProto), by file
 KINDS = {kinds}
+
+
+class Lost(Exception):
+    """The engine's compiled model lacks or renames an input the model declares."""
 
 
 def tensors(prefix):
@@ -180,9 +218,33 @@ def tensors(prefix):
             kind, onnx.TensorProto)()
         with open(path, "rb") as f:
             t.ParseFromString(f.read())
-        out[t.name] = {{"sequence": numpy_helper.to_list, "optional": numpy_helper.to_optional
-                       }}.get(kind, numpy_helper.to_array)(t)
+        out[t.name] = writable({{"sequence": numpy_helper.to_list,
+                                "optional": numpy_helper.to_optional}}.get(
+                                   kind, numpy_helper.to_array)(t))
     return out
+
+
+def writable(value):
+    """A writable copy (numpy_helper's arrays may be read-only views of the file's bytes)."""
+    if value is None or isinstance(value, (list, tuple)):
+        return None if value is None else [writable(v) for v in value]
+    return np.array(value, copy=True)
+
+
+def fed(ports, inputs):
+    """{{port position: value}}: every declared input to the engine's port that names it,
+    none skipped; a declared input no port names (read by the model) was lost."""
+    named = {{k: d for k, names in enumerate(ports) for d in DECLARED if d in names}}
+    spare = [k for k in range(len(ports)) if k not in named]
+    for d in DECLARED:
+        if d not in named.values() and d not in UNREAD:
+            raise Lost(f"the engine lost input `{{d}}`: " + (
+                f"its compiled model asks for {{sorted(ports[spare[0]])}} in its place"
+                if spare else "its compiled model has no input of that name"))
+    if spare:
+        raise Lost(f"the engine asks for input {{sorted(ports[spare[0]])}}, which the model "
+                   "does not declare")
+    return {{k: writable(inputs[d]) for k, d in named.items()}}
 
 
 def shown(value):
@@ -213,9 +275,21 @@ def differs(name, want, got):
 
 
 def main():
-    inputs, expected = tensors("input"), tensors("output")
-    print("inputs:", {{k: v.tolist() for k, v in inputs.items()}})
-    actual = run(inputs)
+    try:
+        inputs, expected = tensors("input"), tensors("output")
+    except Exception as exc:  # the case itself, not the backend
+        print(f"repro.py cannot read the case: {{type(exc).__name__}}: {{exc}}")
+        return 2
+    print("inputs:", {{k: shown(v) for k, v in inputs.items()}})
+    try:
+        actual = run(inputs)
+    except Lost as exc:
+        print(f"{{BACKEND}}: {{exc}}")
+        return 1
+    except Exception as exc:  # the backend failed: that is what differs
+        print(f"{{BACKEND}} failed: {{type(exc).__name__}}: "
+              f"{{' '.join(str(exc).split())[:600]}}")
+        return 1
     bad = 0
     for name, want in expected.items():
         missing = name not in actual
@@ -236,13 +310,23 @@ if __name__ == "__main__":
 '''
 
 
-def repro_script(backend: str, d) -> str:
-    """The text of `repro.py` for disagreement `d` found on `backend`."""
-    runner = RUNNERS.get(backend)
-    if runner is None:
-        runner = (f"def run(inputs):  # backend {backend!r} is not built into lazyloop: call "
-                  f"it here\n    raise SystemExit('repro.py: write run(inputs) for backend "
-                  f"{backend}')\n")
+def runner_text(backend: str, plugin=None) -> str:
+    """How repro.py runs the model: the built-in backend's runner, or the plug-in's
+    `module:factory` imported and run (`PLUGIN_RUNNER`); a backend handed to lazyloop as an
+    object, which no name imports again, leaves `run` to write."""
+    if plugin:
+        return PLUGIN_RUNNER.format(spec=plugin)
+    if backend in RUNNERS:
+        return RUNNERS[backend]
+    return (f"def run(inputs):  # backend {backend!r} was given as an object no module:factory "
+            f"names: call it here\n    raise SystemExit('repro.py: write run(inputs) for "
+            f"backend {backend}')\n")
+
+
+def repro_script(backend: str, d, plugin=None) -> str:
+    """The text of `repro.py` for disagreement `d` found on `backend` (a plug-in named by
+    its `module:factory`, `plugin`)."""
+    runner = runner_text(backend, plugin)
     tensors = {name: v for name, v in d.expected.items()
                if v is not None and not isinstance(v, list)}
     undefined = {name: np.flatnonzero(~np.broadcast_to(np.asarray(mask, bool),
@@ -251,14 +335,16 @@ def repro_script(backend: str, d) -> str:
     undefined = {k: v for k, v in undefined.items() if v}
     kinds = {f"output_{k}.pb": "optional" if v is None else "sequence"
              for k, v in enumerate(d.expected.values()) if v is None or isinstance(v, list)}
+    declared, _, unread = model_inputs(d.model)
     return _TEMPLATE.format(backend=backend, runner=runner, undefined=json.dumps(undefined),
-                            kinds=json.dumps(kinds))
+                            kinds=json.dumps(kinds), declared=json.dumps(declared),
+                            unread=json.dumps(sorted(unread)))
 
 
-def write_repro(case: str, backend: str, d) -> str:
+def write_repro(case: str, backend: str, d, plugin=None) -> str:
     path = os.path.join(case, "repro.py")
     with open(path, "w", encoding="utf-8") as f:
-        f.write(repro_script(backend, d))
+        f.write(repro_script(backend, d, plugin))
     return path
 
 

@@ -8,12 +8,16 @@ import re
 from typing import Optional
 from xml.sax.saxutils import escape, quoteattr
 
-SCHEMA_VERSION = 1
+from .grouping import key_text
+
+SCHEMA_VERSION = 2  # 2: root causes by symptom and minimal case; nodes; readings; errors
 OUTCOMES = ("agree", "disagree", "crash", "hang", "oom", "unsupported", "refused-by-spec")
 FAIL_ON = {
     "unexplained": "findings no registered ambiguity explains (the default)",
     "any": "every finding, those an ambiguity explains too",
     "crash": "only crashes, hangs and out-of-memory ends of the backend",
+    "loop": "loop faults no registered ambiguity explains: op faults (a body op that "
+            "disagrees alone, outside any loop) are listed but do not count",
     "never": "no finding (the exit status then only says whether the run worked)",
 }
 # the Python distribution whose version a built-in backend reports
@@ -72,18 +76,25 @@ def root_cause(d) -> str:
     """A finding's key: stable across runs and seeds for one fault (what a baseline lists)."""
     own = getattr(d, "root_cause", None)
     if own:
-        from .grouping import key_text
         return own if isinstance(own, str) else key_text(own)
     return "/".join(str(part) for part in d.signature[1:]) or "unknown"
 
 
 def finding_entry(d) -> dict:
+    symptom = getattr(d, "symptom", None)
     return {"root_cause": root_cause(d), "outcome": outcome_of(d),
             "kind": d.subject.kind if d.subject is not None else None,
+            "symptom": None if symptom is None else str(symptom),
             "rules": sorted(d.rules), "ambiguity": d.ambiguity,
+            "explained_by": getattr(d, "reading", None),
             "crash_signal": crash_signal(d), "case": d.case,
             "occurrences": d.occurrences, "found_after": d.found_after, "shrunk": d.shrunk,
             "shrinking": getattr(d, "shrinking", "off"),
+            "nodes": {"before": getattr(d, "nodes_before", None),
+                      "after": getattr(d, "nodes_after", None)},
+            "minimising": getattr(d, "minimising", "off"),
+            "fault": "op" if getattr(d, "op", None) else "loop",
+            "op": getattr(d, "op", None),
             "differences": [f"{x.output}: {x.kind}: {x.detail}" for x in d.differences],
             "error": (d.error or None) and d.error.strip()[:2000]}
 
@@ -110,7 +121,9 @@ def check_document(report, command: Optional[str] = None) -> dict:
         "outcomes": outcomes, "findings": findings,
         "unsupported": [{"reason": r.reason, "count": r.count} for r in report.unsupported],
         "coverage": sorted(report.coverage),
-        "internal_errors": [e.splitlines()[-1][:500] for e in report.internal_errors],
+        "op_types": sorted(getattr(report, "op_types", ())),
+        "internal_errors": [dict(e) for e in report.internal_errors],
+        "harness_errors": [dict(e) for e in getattr(report, "harness_errors", [])],
     }
 
 
@@ -123,13 +136,28 @@ def to_json(document: dict) -> str:
 # ------------------------------------------------------------------------------------------
 
 
+class StaleBaseline(ValueError):
+    """A baseline written before root causes were keyed by symptom and minimal case
+    (`schema_version` 1): its keys cannot name a finding of this version."""
+
+
 def load_baseline(path: str) -> set:
-    """The root-cause keys of an earlier report (its findings are known, not new)."""
+    """The root-cause keys of an earlier report (its findings are known, not new). A report
+    of `schema_version` 1 keyed root causes otherwise (by rules, not by symptom and minimal
+    case), and its keys cannot be mapped onto today's: `StaleBaseline`."""
     with open(path, encoding="utf-8") as f:
         document = json.load(f)
     if not isinstance(document, dict) or "findings" not in document:
         raise ValueError("not a lazyloop JSON report (no 'findings')")
-    return {f["root_cause"] for f in document["findings"]}
+    keys = {f["root_cause"] for f in document["findings"]}
+    if all(k.startswith("conformance/") for k in keys):
+        return keys  # the conformance suite's keys are its case names, in every version
+    if document.get("schema_version", 1) < SCHEMA_VERSION:
+        raise StaleBaseline(f"it is a schema_version {document.get('schema_version', 1)} "
+                            f"report: its root-cause keys predate grouping by symptom and "
+                            f"minimal case (schema_version {SCHEMA_VERSION}) and match no "
+                            f"finding; take a new baseline with this version")
+    return keys
 
 
 def counts(finding: dict, fail_on: str) -> bool:
@@ -139,18 +167,20 @@ def counts(finding: dict, fail_on: str) -> bool:
         return True
     if fail_on == "crash":
         return finding["outcome"] in ("crash", "hang", "oom")
+    if fail_on == "loop" and finding.get("fault") == "op":
+        return False
     return finding["ambiguity"] is None
 
 
 def judge(document: dict, fail_on: str = "unexplained", known=frozenset()) -> dict:
     """Mark each finding `known` (in the baseline) and `counts` (fails the run), and add the
-    `verdict` with its exit status: 3 lazyloop failed, 1 a finding counts, 130 interrupted
-    (Ctrl-C) with none that counts, 2 nothing ran, else 0."""
+    `verdict` with its exit status: 3 lazyloop (or its adapter for the backend) failed, 1 a
+    finding counts, 130 interrupted (Ctrl-C) with none that counts, 2 nothing ran, else 0."""
     for f in document["findings"]:
         f["known"] = f["root_cause"] in known
         f["counts"] = counts(f, fail_on)
     counted = sum(f["counts"] for f in document["findings"])
-    if document.get("internal_errors"):
+    if document.get("internal_errors") or document.get("harness_errors"):
         status = 3
     elif counted:
         status = 1
@@ -161,6 +191,8 @@ def judge(document: dict, fail_on: str = "unexplained", known=frozenset()) -> di
     document["verdict"] = {"fail_on": fail_on, "counted": counted,
                            "known": sum(f["known"] for f in document["findings"]),
                            "explained": sum(f["ambiguity"] is not None
+                                            for f in document["findings"]),
+                           "op_faults": sum(f.get("fault") == "op"
                                             for f in document["findings"]),
                            "exit_status": status}
     return document
@@ -186,7 +218,9 @@ def junit_xml(document: dict) -> str:
         else:
             why = ("known (in the baseline)" if f["known"] else
                    f"explained by ambiguity {f['ambiguity']}" if f["ambiguity"] else
-                   "not counted (--fail-on)")
+                   f"an op fault ({f.get('op')}), not counted (--fail-on loop)"
+                   if f.get("fault") == "op" and document["verdict"]["fail_on"] == "loop"
+                   else "not counted (--fail-on)")
             inner = f"<skipped message={quoteattr(why)}/><system-out>{body}</system-out>"
         cases.append(f"  <testcase classname={quoteattr(cls)} "
                      f"name={quoteattr(f['root_cause'])}>{inner}</testcase>")

@@ -38,6 +38,25 @@ from ..core.export import Structure
 from .export_layers import INT64_MIN, LayerTranslation, _ops
 
 
+def sliced_shape(inferred, itl) -> list:
+    """The shape of a sliced input's body Parameter: OpenVINO's inferred shape of the iterated
+    value with the iterated axis cut to one chunk (`openvino/loop5`). OpenVINO's shape
+    inference may give that value a rank the network's tensor does not have (the output of a
+    loop whose condition folds to false is inferred `[0]`, A22); then there is no axis to
+    slice and the target refuses the network (`TargetRefused`, counted as unsupported)."""
+    rank = len(itl.get_input(0).shape)
+    if inferred.rank.is_static and inferred.rank.get_length() != rank:
+        raise TargetRefused(f"iterator {itl.name!r}", "openvino/loop5",
+                            f"OpenVINO infers its input as {inferred} (rank "
+                            f"{inferred.rank.get_length()}) where the network's tensor has "
+                            f"rank {rank}, so axis {itl.axis} cannot be sliced (A22: the "
+                            "shapes OpenVINO infers for a loop that runs zero trips)",
+                            "a limitation of OpenVINO's shape inference, not of the network")
+    shape = list(inferred) if inferred.rank.is_static else [-1] * rank
+    shape[itl.axis] = 1
+    return shape
+
+
 def partial_shape(ty):
     import openvino as ov
     if not isinstance(ty, TensorType):
@@ -192,8 +211,7 @@ class Exporter:
                 elem = ops.gather(data, index, ops.constant(np.int64(itl.axis)))
                 body.local[id(itl.get_output(0))] = elem.output(0)
                 continue
-            shape = list(src.get_partial_shape())
-            shape[itl.axis] = 1
+            shape = sliced_shape(src.get_partial_shape(), itl)
             p = ops.parameter(ov.PartialShape(shape), src.get_element_type(),
                               name=self.fresh(itl.name))
             body.params.append(p)

@@ -28,16 +28,18 @@ class NodeKernel:
 
     __slots__ = ("node", "where", "out_types", "out_shapes")
 
-    def __init__(self, node):
+    def __init__(self, node, trusted: bool = True):
         self.node = node
         self.where = describe(node)
         self.out_types = [node.get_output_element_type(k) for k in range(node.get_output_size())]
         # Output tensors start with the declared shape when it is static (some evaluations
-        # only fill a tensor of the right size) and empty otherwise (evaluate resizes them).
+        # only fill a tensor of the right size) and empty otherwise (evaluate resizes them);
+        # also empty when the declared shape is not `trusted` (OpenVINO inferred it from a
+        # view of the inputs that lazyloop's values do not share: lowering's `unsure`).
         shapes = []
         for k in range(node.get_output_size()):
             ps = node.get_output_partial_shape(k)
-            shapes.append(ps.to_shape() if ps.is_static else ov.Shape([0]))
+            shapes.append(ps.to_shape() if ps.is_static and trusted else ov.Shape([0]))
         self.out_shapes = shapes
 
     def __call__(self, *values):
@@ -115,10 +117,11 @@ def _saturating(node):
     return saturating
 
 
-def kernel_for(node, overflow: str = WRAP):
+def kernel_for(node, overflow: str = WRAP, trusted: bool = True):
     """`openvino/node`: OpenVINO's Node.evaluate, or the hand kernel where it has none, or
-    under the overflow reading `saturate` (A30) a saturating kernel for integer arithmetic."""
+    under the overflow reading `saturate` (A30) a saturating kernel for integer arithmetic;
+    `trusted`: whether the output shapes OpenVINO declared are those of the values."""
     if overflow == SATURATE and saturates(node):
         return _saturating(node)
     own = HAND_KERNELS.get(node.get_type_name())
-    return own(node) if own is not None else NodeKernel(node)
+    return own(node) if own is not None else NodeKernel(node, trusted)

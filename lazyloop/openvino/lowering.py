@@ -30,7 +30,8 @@ from .conditional import IfLowerer
 from .kernels import kernel_for
 from .loop import LoopLowerer
 from .lowered import as_core_value
-from .types import compatible, describe, numpy_dtype, output_type, relaxed, tensor_type
+from .types import (compatible, describe, numpy_dtype, other_rank, output_type, relaxed,
+                    tensor_type)
 from .values import _key, _scalar_value
 
 
@@ -43,6 +44,7 @@ class Lowerer:
         self.given = dict(readings or {})  # as the caller gave them
         self.readings = resolve(readings)
         self.env: Dict[tuple, object] = {}
+        self.unsure: set = set()  # outputs whose shape OpenVINO may have inferred otherwise
         self.loops = LoopLowerer(self)
         self.ifs = IfLowerer(self)
 
@@ -145,14 +147,20 @@ class Lowerer:
         inputs = [self.value(v, where) for v in node.input_values()]
         types = [output_type(node.output(k), where) for k in range(node.get_output_size())]
         # OpenVINO inferred the node's shapes from its own view of the inputs; where lazyloop's
-        # view differs (A22: zero trips against shape inference), keep only dtypes and ranks.
-        if any(not compatible(t.type, node.get_input_partial_shape(i))
-               for i, t in enumerate(inputs)):
-            any_rank = any(isinstance(t.type, TensorType) and t.type.shape is None
-                           for t in inputs)
+        # view differs (A22: zero trips against shape inference), or an input was inferred from
+        # such a view (a ShapeOf of it, a Range of that, ...), keep only dtypes, and ranks
+        # where both views agree on them.
+        unsure = [not compatible(t.type, node.get_input_partial_shape(i))
+                  or _key(v) in self.unsure
+                  for i, (t, v) in enumerate(zip(inputs, node.input_values()))]
+        if any(unsure):
+            any_rank = any(isinstance(t.type, TensorType) and (
+                t.type.shape is None or other_rank(t.type, node.get_input_partial_shape(i)))
+                for i, t in enumerate(inputs))
             types = [relaxed(t, any_rank) for t in types]
-        layer = self.function(kernel_for(node, self.readings["A30"]), inputs, types, node.get_type_name(),
-                              node.get_friendly_name())
+            self.unsure.update(_key(node.output(k)) for k in range(node.get_output_size()))
+        layer = self.function(kernel_for(node, self.readings["A30"], trusted=not any(unsure)),
+                              inputs, types, node.get_type_name(), node.get_friendly_name())
         for k in range(node.get_output_size()):
             self.env[_key(node.output(k))] = layer.get_output(k)
 

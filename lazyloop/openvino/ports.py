@@ -14,6 +14,7 @@ import numpy as np
 from ..core.enums import ElementWiseOperation, LoopOutput
 from ..core.errors import ModelError, UnsupportedError
 from ..core.types import TensorType
+from ..core.undefined import filled, join
 
 
 class SliceRule:
@@ -24,10 +25,11 @@ class SliceRule:
     chunks running down to `lo`. [lo, hi) comes from start and end (A20).
     """
 
-    def __init__(self, where, axis, start, stride, part, end, reading):
+    def __init__(self, where, axis, start, stride, part, end, reading, cut=False):
         self.where, self.axis = where, axis
         self.start, self.stride, self.part, self.end = start, stride, part, end
         self.reading = reading
+        self.cut = cut  # A23 "stride-cut": |stride| elements per chunk, the rest undefined
 
     def bounds(self, dim: int) -> Tuple[int, int]:
         """[lo, hi) of the sliced range on an axis of extent `dim` (A20)."""
@@ -48,12 +50,13 @@ class SliceRule:
     def starts(self, dim: int) -> List[int]:
         lo, hi = self.bounds(dim)
         step = abs(self.stride)
-        if hi - lo < self.part:
+        taken = step if self.cut else self.part  # elements each trip takes from the input
+        if hi - lo < taken:
             return []
-        count = (hi - lo - self.part) // step + 1
+        count = (hi - lo - taken) // step + 1
         if self.stride > 0:
             return [lo + i * step for i in range(count)]
-        return [hi - self.part - i * step for i in range(count)]
+        return [hi - taken - i * step for i in range(count)]
 
     def count(self, dim: Optional[int]) -> Optional[int]:
         return None if dim is None else len(self.starts(dim))
@@ -62,10 +65,27 @@ class SliceRule:
         """All chunks, stacked on a new axis `axis` (the chunk's own axis follows it)."""
         x = np.asarray(x)
         a = self.axis
-        chunks = [np.take(x, np.arange(s, s + self.part), axis=a) for s in self.starts(x.shape[a])]
-        if not chunks:
+        starts = self.starts(x.shape[a])
+        if not starts:
             return (np.empty(x.shape[:a] + (0, self.part) + x.shape[a + 1:], x.dtype),)
+        if self.cut:
+            return (self.cut_chunks(x, starts),)
+        chunks = [np.take(x, np.arange(s, s + self.part), axis=a) for s in starts]
         return (np.stack(chunks, axis=a),)
+
+    def cut_chunks(self, x, starts):
+        """A23 "stride-cut": chunk i holds the |stride| elements from its start, then
+        part_size - |stride| undefined ones (or is cut to part_size when |stride| is larger)."""
+        a, step = self.axis, abs(self.stride)
+        held = min(step, self.part)
+        shape = x.shape[:a] + (len(starts), self.part) + x.shape[a + 1:]
+        value = filled(shape, x.dtype)
+        mask = np.zeros(shape, bool)
+        for i, s in enumerate(starts):
+            where = (slice(None),) * a + (i, slice(0, held))
+            value[where] = np.take(x, np.arange(s, s + held), axis=a)
+            mask[where] = True
+        return join(value, mask)
 
 
 def _merge_axes(axis):
@@ -131,7 +151,9 @@ class Ports:
             raise ModelError(where, "openvino/slice", f"|stride| = {abs(d.stride)} differs from "
                              f"part_size = {d.part_size}", "reading A23=refuse refuses it; "
                              "A23=windows cuts overlapping or gapped chunks")
-        rule = SliceRule(where, axis, d.start, d.stride, d.part_size, d.end, self.readings["A20"])
+        cut = abs(d.stride) != d.part_size and self.readings["A23"] == "stride-cut"
+        rule = SliceRule(where, axis, d.start, d.stride, d.part_size, d.end, self.readings["A20"],
+                         cut)
         shape = src.shape
         count = rule.count(shape[axis])
         wtype = TensorType(src.dtype, shape[:axis] + (count, d.part_size) + shape[axis + 1:])
@@ -170,6 +192,8 @@ class Ports:
         if abs(d.stride) != d.part_size and self.readings["A23"] == "refuse":
             raise ModelError(where, "openvino/concat", f"|stride| = {abs(d.stride)} differs "
                              f"from part_size = {d.part_size}", "reading A23=refuse refuses it")
+        if self.readings["A23"] == "stride-cut":
+            self.check_stride_cut(ty, d, where)
         kind = LoopOutput.REVERSE if d.stride < 0 else LoopOutput.CONCATENATE
         if ty.rank is None:   # the axis is found when the values arrive
             stacked = loop.add_loop_output(value, kind, axis=0).get_output(0)
@@ -187,6 +211,21 @@ class Ports:
         stacked = loop.add_loop_output(value, kind, axis=axis).get_output(0)
         merged = TensorType(ty.dtype, ty.shape[:axis] + (None,) + ty.shape[axis + 1:])
         return self.graph.function(_merge_axes(axis), [stacked], [merged], "openvino/concat").get_output(0)
+
+    @staticmethod
+    def check_stride_cut(ty, d, where):
+        """A23 "stride-cut": a concatenated result contributes exactly |stride| elements on
+        the concatenation axis; one of another (static) extent is refused, as the CPU plugin
+        fails on it."""
+        if ty.rank is None or ty.rank == 0:
+            return
+        axis = d.axis + ty.rank if d.axis < 0 else d.axis
+        extent = ty.shape[axis] if 0 <= axis < ty.rank else None
+        if extent is not None and extent != abs(d.stride):
+            raise ModelError(where, "openvino/concat", f"the result is {extent} long on axis "
+                             f"{d.axis}, not |stride| = {abs(d.stride)}",
+                             "reading A23=stride-cut refuses it; A23=windows joins every "
+                             "trip's whole value")
 
     def last_iteration(self, loop, d, results, result_of_back_edge, where, rule):
         """Output by last iteration: the value the body produced on the last trip, Y_{n-1}.

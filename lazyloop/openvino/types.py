@@ -60,6 +60,12 @@ def compatible(core_type, partial_shape) -> bool:
         a is None or b is None or a == b for a, b in zip(shape, core_type.shape))
 
 
+def other_rank(core_type: TensorType, partial_shape) -> bool:
+    """OpenVINO's partial shape has a known rank, and not the core type's."""
+    shape = dims(partial_shape)
+    return shape is not None and core_type.shape is not None and len(shape) != core_type.rank
+
+
 def relaxed(core_type: TensorType, any_rank=False) -> TensorType:
     """The same dtype with every dimension unknown (and the rank too when `any_rank`)."""
     if any_rank or core_type.shape is None:
@@ -68,4 +74,4 @@ def relaxed(core_type: TensorType, any_rank=False) -> TensorType:
 
 
 __all__ = ["DTYPES", "describe", "numpy_dtype", "dims", "tensor_type", "output_type",
-           "compatible", "relaxed", "ov"]
+           "compatible", "other_rank", "relaxed", "ov"]

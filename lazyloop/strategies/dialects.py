@@ -30,8 +30,8 @@ rules their lowering uses (the difference tester adds those read from the lowere
 The recipes live in `onnx_loop`, `onnx_scan` and `openvino_loop` (what they share in
 `recipes`); this module gathers them, names each kind (`ONNX_KINDS`, `OPENVINO_KINDS`) and
 draws their union (`dialect_programs`); kinds that only an engine asks for
-(`ONNX_NAMED_KINDS`: Loops with both M and cond and no scan output) are drawn only where
-they are named (`dialect_kinds`).
+(`ONNX_NAMED_KINDS`: Loops with both M and cond and no scan output, Scans from opset 11 on,
+If without 8-bit types) are drawn only where they are named (`dialect_kinds`).
 """
 from __future__ import annotations
 
@@ -43,10 +43,10 @@ from .onnx_loop import (CARRIED_SHAPES, CARRIED_UPDATES, LOOP_MODES, LOOP_OPSETS
 from .onnx_carried import (OnnxGrowLoopRecipe, OnnxOneLoopRecipe, onnx_grow_loops,
                            onnx_one_loops)
 from .onnx_scan import (ELEMENT_SHAPES, SCAN9_OPSETS, SCAN_OUTPUT_SOURCES,  # noqa: F401
-                        OnnxScan8Recipe, OnnxScanRecipe, onnx_scan8_recipes, onnx_scan8s,
-                        onnx_scan_recipes, onnx_scans, state_body)
-from .onnx_wide import (OnnxIfRecipe, OnnxLongLoopRecipe, onnx_ifs, onnx_long_loops,
-                        onnx_scan_ifs)
+                        OnnxScan8Recipe, OnnxScanRecipe, onnx_scan11s, onnx_scan8_recipes,
+                        onnx_scan8s, onnx_scan_recipes, onnx_scans, state_body)
+from .onnx_wide import (OnnxIfRecipe, OnnxLongLoopRecipe, onnx_ifs, onnx_ifs_without_8bit,
+                        onnx_long_loops, onnx_scan_ifs)
 from .onnx_corners import (OnnxCountLoopRecipe, OnnxHalfChainRecipe,  # noqa: F401
                            OnnxWideLoopRecipe, onnx_count_loops, onnx_half_chains,
                            onnx_wide_loops)
@@ -73,7 +73,8 @@ ONNX_KINDS = {"onnx-loop": onnx_loops, "onnx-scan9": onnx_scans, "onnx-scan8": o
 OPENVINO_KINDS = {"openvino-loop": openvino_loops}
 # kinds drawn only where a backend (its `kinds`) or `--kind` names them: the programs an
 # engine runs, kept out of the default mix so that program i of a campaign stays the same
-ONNX_NAMED_KINDS = {"onnx-loop-m-cond": onnx_counted_loops}
+ONNX_NAMED_KINDS = {"onnx-loop-m-cond": onnx_counted_loops, "onnx-scan11": onnx_scan11s,
+                    "onnx-if-no-8bit": onnx_ifs_without_8bit}
 
 
 def dialect_kinds(fmt: str, kinds=None) -> dict:
@@ -96,7 +97,7 @@ def dialect_programs(formats=("onnx", "openvino")):
 
 __all__ = ["DialectProgram", "OnnxLoopRecipe", "OnnxScanRecipe", "OnnxScan8Recipe",
            "OnnxLongLoopRecipe", "OnnxIfRecipe", "OnnxSeqLoopRecipe", "OnnxGrowLoopRecipe",
-           "OnnxOneLoopRecipe", "onnx_counted_loops", "onnx_seq_loops", "onnx_grow_loops",
+           "OnnxOneLoopRecipe", "onnx_counted_loops", "onnx_scan11s", "onnx_ifs_without_8bit", "onnx_seq_loops", "onnx_grow_loops",
            "onnx_one_loops", "onnx_long_loops", "onnx_ifs", "onnx_scan_ifs",
            "OvLoopRecipe", "onnx_loops", "onnx_scans", "onnx_scan8s", "openvino_loops",
            "dialect_programs", "onnx_loop_recipes", "onnx_scan_recipes", "onnx_scan8_recipes",

@@ -128,8 +128,8 @@ class OnnxScanRecipe:
 
 
 @st.composite
-def onnx_scan_recipes(draw):
-    opset = draw(st.sampled_from(SCAN9_OPSETS + (newest_opset(),)))
+def onnx_scan_recipes(draw, opsets=SCAN9_OPSETS):
+    opset = draw(st.sampled_from(opsets + (newest_opset(),)))
     element = draw(st.sampled_from(ELEMENT_SHAPES))
     rank = len(element) + 1
     low = 0 if opset < 11 else -rank
@@ -150,6 +150,16 @@ def onnx_scan_recipes(draw):
 def onnx_scans():
     """ONNX Scan programs, opset 9 and later, with axes and directions (`onnx/scan9`)."""
     return onnx_scan_recipes().map(DialectProgram)
+
+
+# what an engine that converts Scan from opset 11 on runs (IREE's ONNX import)
+SCAN11_OPSETS = tuple(o for o in SCAN9_OPSETS if o >= 11)
+
+
+def onnx_scan11s():
+    """`onnx_scans` from opset 11 on (kind `onnx-scan11`): the Scans an engine that converts
+    Scan only from opset 11 runs."""
+    return onnx_scan_recipes(opsets=SCAN11_OPSETS).map(DialectProgram)
 
 
 # ------------------------------------------------------------------------------------------

@@ -55,18 +55,24 @@ def calls_for(construct: str, opset: int):
 def body_calls(draw, construct: str, opset: int = SCHEMA_OPSET):
     """1 to MAX_CALLS calls of ops from the catalogue, wired to their sources and sinks."""
     table = calls_for(construct, opset)
-    ops = tuple(table)
     calls = []
     for _ in range(draw(st.integers(1, MAX_CALLS))):
-        op = draw(st.sampled_from(ops))
-        call = draw(st.sampled_from(table[op]))
-        sources = tuple(draw(st.sampled_from(_options_for_source(construct, call, k, p, calls)))
-                        for k, p in call.data)
-        sinks = tuple(draw(st.sampled_from(("scan", "carried", "both", "none")
-                                           if call.static(k) else ("carried", "none")))
-                      for k in range(len(call.outputs)))
-        calls.append(BodyCall(call, sources, sinks))
+        # one span per call (no choice of its own): a shrinker lowering the count can delete
+        # a whole call, any one of them
+        calls.append(draw(_body_call(construct, table, tuple(calls))))
     return tuple(_everything_read(calls))
+
+
+@st.composite
+def _body_call(draw, construct: str, table, calls):
+    op = draw(st.sampled_from(tuple(table)))
+    call = draw(st.sampled_from(table[op]))
+    sources = tuple(draw(st.sampled_from(_options_for_source(construct, call, k, p, calls)))
+                    for k, p in call.data)
+    sinks = tuple(draw(st.sampled_from(("scan", "carried", "both", "none")
+                                       if call.static(k) else ("carried", "none")))
+                  for k in range(len(call.outputs)))
+    return BodyCall(call, sources, sinks)
 
 
 def _everything_read(calls):

@@ -176,10 +176,10 @@ class OnnxIfRecipe:
 
 
 @st.composite
-def onnx_if_recipes(draw, in_scan: bool = False):
+def onnx_if_recipes(draw, in_scan: bool = False, dtypes=IF_DTYPES):
     return OnnxIfRecipe(
         opset=draw(st.sampled_from((16, 14, 19, 21, newest_opset()))),
-        dtype=draw(st.sampled_from(IF_DTYPES)),
+        dtype=draw(st.sampled_from(dtypes)),
         shape=draw(st.sampled_from(((2,), (), (1, 3)))),
         cond=draw(st.sampled_from(("input", "true", "false"))),
         cond_value=draw(st.booleans()), in_scan=in_scan,
@@ -189,6 +189,16 @@ def onnx_if_recipes(draw, in_scan: bool = False):
 def onnx_ifs():
     """If-only programs (`onnx/if`)."""
     return onnx_if_recipes().map(DialectProgram)
+
+
+# an engine whose 8-bit arithmetic fails outside any If too (MNN: an int8 Add crashes, an
+# int8 Mul gives wrong values) is not tested on If with them: they would only show that
+IF_DTYPES_NO_8BIT = tuple(d for d in IF_DTYPES if d not in ("int8", "uint8"))
+
+
+def onnx_ifs_without_8bit():
+    """`onnx_ifs` without int8 and uint8 branches (kind `onnx-if-no-8bit`)."""
+    return onnx_if_recipes(dtypes=IF_DTYPES_NO_8BIT).map(DialectProgram)
 
 
 def onnx_scan_ifs():

@@ -1,5 +1,5 @@
 """Saved differential-testing campaigns, for notebook 7: read the report `lazyloop check`
-writes (spec/52-report-schema.md, `schema_version` 1) with the case folders beside it
+writes (spec/52-report-schema.md, `schema_version` 1 or 2) with the case folders beside it
 (`--out DIR`: DIR/report.json and DIR/case_*), replay a finding's minimal program on lazyloop,
 run it again on a backend, and plot outcomes and expected against actual values.
 
@@ -21,8 +21,9 @@ import numpy as np
 from ..core.errors import InputError
 from .plots import hatch_undefined, undefined_legend
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSIONS = (1, 2)  # 2 keys root causes by symptom and minimal case (spec/52)
 WHERE = "lazyloop.teach.campaign"
+CONTROL_PREFIXES = ("trip/", "iterator/", "onnx/", "openvino/")  # rules deciding the trips
 STATUS_COLOURS = {"agree": "#93c47d", "disagree": "#e06666", "crash": "#990000",
                   "hang": "#e69138", "oom": "#b4a7d6", "unsupported": "#cccccc",
                   "refused-by-spec": "#eeeeee"}
@@ -35,7 +36,7 @@ class ReportError(InputError):
 def _refuse(path, problem: str):
     raise ReportError(f"{WHERE}.load_report({str(path)!r})", "spec/52", problem,
                       "give the report.json that `lazyloop check --out DIR` (or --json PATH) "
-                      f"writes, schema_version {SCHEMA_VERSION}")
+                      f"writes, schema_version {' or '.join(map(str, SCHEMA_VERSIONS))}")
 
 
 @attrs.frozen
@@ -50,11 +51,18 @@ class Finding:
 
     @property
     def key(self) -> tuple:
-        """The root-cause key's four parts: (format, loop constructs, control rules, what
-        went wrong); constructs and rules as tuples (spec/51-difftest.md)."""
-        fmt, ops, rules, what = self.entry["root_cause"].split(" | ", 3)
+        """The root cause as (format, loop constructs, control rules, what went wrong);
+        constructs and rules as tuples. A schema 1 key is these four parts; a schema 2 key
+        (format, constructs, symptom, minimal case) gives the symptom as what went wrong and
+        the finding's rules that decide the trips and what each reads as its rules
+        (spec/51-difftest.md)."""
+        fmt, ops, third, fourth = self.entry["root_cause"].split(" | ", 3)
         split = (lambda text, sep: () if text == "-" else tuple(text.split(sep)))
-        return fmt, split(ops, "+"), split(rules, ","), what
+        if not fourth.startswith("case "):  # schema 1
+            return fmt, split(ops, "+"), split(third, ","), fourth
+        rules = tuple(r for r in self.entry["rules"] if r.startswith(CONTROL_PREFIXES) or
+                      r == "structure/nesting")
+        return fmt, split(ops, "+"), rules, third
 
     def _data(self):
         if self.case is None:
@@ -106,9 +114,9 @@ def load_report(path) -> Report:
         _refuse(path, f"it is not JSON ({exc})")
     if not isinstance(document, dict) or "schema_version" not in document:
         _refuse(path, "it is not a lazyloop report (no schema_version)")
-    if document["schema_version"] != SCHEMA_VERSION:
+    if document["schema_version"] not in SCHEMA_VERSIONS:
         _refuse(path, f"its schema_version is {document['schema_version']!r}; this reader "
-                      f"knows {SCHEMA_VERSION}")
+                      f"knows {' and '.join(map(str, SCHEMA_VERSIONS))}")
     missing = [k for k in ("command", "backend", "seed", "programs", "outcomes", "findings")
                if k not in document]
     if missing or document["command"] != "check":

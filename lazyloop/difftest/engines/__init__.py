@@ -1,8 +1,8 @@
 """Engines users deploy, built in as backends, one module each: IREE (`iree`: ONNX import,
 llvm-cpu), MNN (`mnn`: its converter and Module API) and the graph optimisers run in front
 of onnxruntime (`optimisers`: `onnxslim`, `onnxsim`, `onnxoptimizer`). Each is behind its
-own extra; `feeding` holds what the adapters share (the inputs a model declares, the
-arrays handed to an engine, the error for an input the engine lost). What each runs,
+own extra; they feed engines as every built-in adapter does (`difftest/feeding.py`: every
+declared input, as a writable copy; an input the engine lost is `InputLost`). What each runs,
 refuses and converts: spec/51-difftest.md, "Engines users deploy".
 
 The factories below (`iree_backend`, ...; not named like the modules, which would replace

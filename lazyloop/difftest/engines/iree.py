@@ -21,7 +21,7 @@ import re
 import numpy as np
 
 from ..backends import LoadFailed, Unsupported, _onnx_proto, says_unsupported
-from .feeding import declared_inputs, feeds_in_order
+from ..feeding import in_engine_order
 
 # the compiler's flags: the CPU it runs on, and float64 kept
 COMPILE_FLAGS = ("--iree-hal-target-device=local",
@@ -38,7 +38,8 @@ class IreeBackend:
     name = "iree"
     format = "onnx"
     formats = ("onnx",)
-    kinds = ("onnx-loop-m-cond", "onnx-scan9", "onnx-if", "onnx-scan-if")
+    # what it compiles: counted Loops, Scans from opset 11 on (bodies of any op too), If
+    kinds = ("onnx-loop-m-cond", "onnx-scan11", "onnx-if", "onnx-scan-if", "onnx-schema-scan")
 
     def __init__(self):
         import iree.compiler.api  # noqa: F401 -- missing: the extra is not installed
@@ -57,7 +58,7 @@ class IreeBackend:
         module = rt.VmModule.copy_buffer(context.instance, bytecode)
         context.add_vm_module(module)
         function = context.modules.module[entry(module.function_names, proto.graph.name)]
-        results = function(*feeds_in_order(declared_inputs(proto), takes, feeds))
+        results = function(*in_engine_order(proto, takes, feeds))
         if not isinstance(results, (tuple, list)):
             results = (results,)
         return {out.name: as_declared(value, out)

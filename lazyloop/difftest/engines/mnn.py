@@ -20,7 +20,7 @@ import tempfile
 import numpy as np
 
 from ..backends import LoadFailed, Unsupported, _onnx_bytes, _onnx_proto, says_unsupported
-from .feeding import declared_inputs, handed, matched
+from ..feeding import in_engine_order, writable
 
 # the package whose import runs `pip install` and uploads logs: never imported here
 TELEMETRY_PACKAGE = "MNN.tools"
@@ -39,7 +39,9 @@ class MnnBackend:
     name = "mnn"
     format = "onnx"
     formats = ("onnx",)
-    kinds = ("onnx-loop", "onnx-if")
+    # Loop (bodies of any op too) and If; no 8-bit If: MNN's 8-bit arithmetic fails outside
+    # any If too (an int8 Add crashes, an int8 Mul is wrong), which the If kind cannot separate
+    kinds = ("onnx-loop", "onnx-if-no-8bit", "onnx-schema-loop")
 
     def __init__(self):
         block_telemetry()
@@ -63,9 +65,9 @@ class MnnBackend:
         # lists what the model has; named, it would echo any name back)
         info = module.get_info()
         takes, gives = list(info["inputNames"]), list(info["outputNames"])
-        matched(declared_inputs(proto), takes, feeds)
-        outputs = module.forward([self._input(feeds[name], var)
-                                  for name, var in zip(takes, info["inputs"])])
+        given = in_engine_order(proto, takes, feeds)
+        outputs = module.forward([self._input(value, var)
+                                  for value, var in zip(given, info["inputs"])])
         declared = {out.name: out for out in proto.graph.output}
         return {name: as_declared(value.read(), declared.get(name))
                 for name, value in zip(gives, outputs)}
@@ -99,7 +101,7 @@ class MnnBackend:
         if value.dtype.kind in "iub" and value.size and not _fits(value, carrier):
             raise Unsupported(f"mnn: an input of {value.dtype} holds values past "
                               f"{np.dtype(carrier).name}, the type MNN keeps it in")
-        array = handed(value.astype(carrier))
+        array = writable(value.astype(carrier))
         carried_as = {np.float32: expr.float, np.int32: expr.int, np.uint8: expr.uint8}[carrier]
         made = expr.const(array, list(array.shape), expr.NCHW, carried_as)
         return made if np.dtype(carrier) == np.dtype(EXACT[kind]) else \

@@ -18,7 +18,7 @@ from __future__ import annotations
 from importlib.metadata import version
 
 from ..backends import OnnxRuntimeBackend, _onnx_proto, refusal_or_failure
-from .feeding import declared_inputs, handed, matched
+from ..feeding import in_engine_order, onnx_inputs
 
 
 def slim(model):
@@ -68,7 +68,7 @@ class OptimisedOnnxRuntime:
     def run(self, model, feeds):
         proto = _onnx_proto(model)
         optimised = self.optimised(proto)
-        takes = declared_inputs(optimised)
-        matched(declared_inputs(proto), takes, feeds)
-        return self.runtime.run(optimised, {name: handed(feeds[name]) for name in takes})
+        takes = onnx_inputs(optimised)[0]
+        given = in_engine_order(proto, takes, feeds, unread_may_go=False)
+        return self.runtime.run(optimised, dict(zip(takes, given)))
 
