@@ -181,7 +181,13 @@ ARRAY_CASES = [  # (op, attributes, inputs): common cases, and ones the referenc
     ("Range", {}, (np.array(0, np.int32), np.array(4, np.int32), np.array(0, np.int32))),
     ("Squeeze", {}, (X[:1], i64(0))), ("Squeeze", {}, (X, i64(1))),
     ("Gather", {"axis": 1}, (X, i64(2, -1, 0))), ("Gather", {}, (X, i64(7))),
-    ("Gather", {}, (X, np.array([[1, 0]], np.int32))),
+    ("Gather", {}, (X, np.array([[1, 0]], np.int32))), ("Gather", {}, (X, np.int64(1))),
+    ("Gather", {}, (X[0, 0], np.int64(-1))), ("Gather", {}, (X[0, 0], np.array(2))),
+    ("Gather", {}, (X, np.int64(5))),
+    ("CastLike", {}, (X, np.ones((), np.int32))), ("CastLike", {}, (np.int64(3), X)),
+    ("CastLike", {}, (i64(300, -1), np.ones((), np.uint8))),
+    ("CastLike", {}, (X > 3, np.ones(1, np.float16))),
+    ("CastLike", {}, (X[0], np.array(["a"], object))),
     ("Concat", {"axis": -1}, (X, X)), ("Concat", {"axis": 0}, (np.float32(1) * np.ones(()),
                                                               np.ones(()))),
     ("Concat", {"axis": 3}, (X, X)),
@@ -208,6 +214,27 @@ def test_array_kernels_match_the_reference(case):
             fn(*args)
         return
     same(fn(*args)[0], np.asarray(want))
+
+
+def refusing_slow(*args):
+    raise AssertionError("the reference kernel was called")
+
+
+def test_a_loops_iteration_number_takes_the_direct_path():
+    # rule: onnx/node -- a Loop's iteration number is a numpy integer (its counter adds 0-D
+    # arrays): Gather by it and CastLike of it are made by numpy directly, and give 0-D
+    # arrays where numpy gives a scalar, as the bound reference kernel does (np.take and
+    # astype computed here by hand)
+    from lazyloop.onnx.array_kernels import gather
+    from lazyloop.onnx.numpy_kernels import cast_like
+    take = gather({"axis": 0}, refusing_slow)
+    row = take(X, np.int64(1))
+    assert type(row) is np.ndarray and row.tolist() == X[1].tolist()
+    element = take(X[0, 0], np.int64(-1))
+    assert type(element) is np.ndarray and element.shape == () and element == 3.0
+    cast = cast_like(refusing_slow)(np.int64(4), np.ones(2, np.float32))
+    assert type(cast) is np.ndarray and cast.dtype == np.float32 and cast.shape == () and cast == 4
+    assert bound_pair("CastLike", 2)[0].single.__doc__.startswith("CastLike:")
 
 
 def test_the_array_kernels_are_bound_directly():

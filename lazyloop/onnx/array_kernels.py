@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 _ndarray = np.ndarray
+_index_types = (np.ndarray, np.integer)
 
 
 def reshape(attributes, slow):
@@ -87,15 +88,19 @@ def squeeze(attributes, slow):
 
 
 def gather(attributes, slow):
-    """Gather: `np.take(x, indices, axis)`."""
+    """Gather: `np.take(x, indices, axis)`, the indices an array or a numpy integer (a Loop's
+    iteration number is one); a scalar result made a 0-D array, as the bound reference
+    kernel makes it."""
     axis = attributes.get("axis", 0)
 
     def single(x, indices):
-        if type(x) is _ndarray and type(indices) is _ndarray and indices.dtype.kind == "i":
+        if (type(x) is _ndarray and isinstance(indices, _index_types)
+                and indices.dtype.kind == "i"):
             try:
-                return np.take(x, indices, axis=axis)
+                r = np.take(x, indices, axis=axis)
             except Exception:  # noqa: BLE001
-                pass
+                return slow(x, indices)[0]
+            return r if type(r) is _ndarray else np.array(r)
         return slow(x, indices)[0]
     return single
 

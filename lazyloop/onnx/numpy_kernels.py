@@ -162,6 +162,18 @@ def cast(dtype, slow):
     return single
 
 
+def cast_like(slow):
+    def single(x, like):
+        """CastLike: Cast to the dtype of `like` -- for plain dtypes `x.astype(like.dtype)`
+        (a numpy scalar's result made a 0-D array); others by the reference kernel."""
+        if (isinstance(x, (_ndarray, np.generic)) and type(like) is _ndarray
+                and x.dtype.kind in "biuf" and like.dtype.kind in "biuf"):
+            r = x.astype(like.dtype)
+            return r if type(r) is _ndarray else np.array(r)
+        return slow(x, like)[0]
+    return single
+
+
 def direct(op_type: str, arity: int, slow: Callable, where: str,
            kernel=None, batched_form=None) -> Optional[Kernel]:
     """The direct binding of a default-domain node with `arity` inputs, or None; with its
@@ -171,6 +183,8 @@ def direct(op_type: str, arity: int, slow: Callable, where: str,
     if op_type == "Cast" and arity == 1 and cast_dtype(kernel) is not None:
         dtype = cast_dtype(kernel)
         single, batched = cast(dtype, slow), elementwise(lambda x: x.astype(dtype))
+    elif op_type == "CastLike" and arity == 2:
+        single = cast_like(slow)
     elif op_type == "Identity" and arity == 1:
         single, batched = identity(slow), elementwise(lambda x: x)
     elif arity == 1 and op_type in SAME_DTYPE_UNARY:
