@@ -8,6 +8,8 @@ import os
 
 import numpy as np
 
+from lazyloop.bench.corpus import unpack  # the .npz format, shared with the bench
+
 CORPUS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "corpus")
 
 
@@ -15,22 +17,6 @@ def case_ids():
     """'exporter/case' for every committed model, sorted."""
     paths = sorted(glob.glob(os.path.join(CORPUS, "*", "*.onnx")))
     return [os.path.relpath(p, CORPUS)[:-len(".onnx")].replace(os.sep, "/") for p in paths]
-
-
-def unpack(entries, prefix: str, names) -> dict:
-    """The feeds ('in') or outputs ('out') of a case, keyed by name in saved order: arrays,
-    lists (sequences), None (empty optionals)."""
-    values = {}
-    for k, name in enumerate(names):
-        key = f"{prefix}{k}"
-        if key in entries.files:
-            values[name] = entries[key]
-        elif key + ".none" in entries.files:
-            values[name] = None
-        else:
-            n = int(entries[key + ".len"])
-            values[name] = [entries[f"{key}.{j}"] for j in range(n)]
-    return values
 
 
 def load(case_id: str):

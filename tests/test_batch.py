@@ -27,7 +27,7 @@ def both(net, feeds, mode="fast"):
     plan = compile_network(net)
     reference = ll.run(plan, feeds)
     values, machine = on_engine(plan, feeds, mode=mode)
-    ran = {loop: d for loop, d in machine._demands.items() if d is not None}
+    ran = dict(machine.scheduled_loops)
     return reference, values, machine.record, ran, machine
 
 

@@ -94,7 +94,7 @@ def fast(plan, feeds):
     machine = EngineMachine(plan, check_feeds(plan, feeds))
     machine.record = []
     values = {name: split(machine.demand(nid))[0] for name, nid in plan.outputs}
-    ran = [loop for loop, d in machine._demands.items() if d is not None]
+    ran = list(machine.scheduled_loops)
     return values, machine.record, ran
 
 

@@ -498,7 +498,7 @@ def run_fast(plan, feeds, mode="fast"):
     """Evaluate on the engine in `mode`: (output values, the (stream, index) pairs the
     schedule forced, the loops it ran)."""
     values, machine = on_engine(plan, feeds, mode=mode)
-    ran = {loop for loop, demand in machine._demands.items() if demand is not None}
+    ran = set(machine.scheduled_loops)
     return values, machine.record, ran
 
 

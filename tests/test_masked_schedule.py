@@ -38,9 +38,7 @@ def fast_and_reference(net, feeds, readings=None, mode="fast"):
         np.testing.assert_array_equal(untraced.defined[name], reference.defined[name])
     _, machine = on_engine(plan, feeds, readings, mode)
     assert len(machine.record) == len(set(machine.record))  # stream/memo
-    for loop, demand in machine._demands.items():
-        if demand is None:
-            continue
+    for loop, demand in machine.scheduled_loops.items():
         forced = {r if len(r) == 3 else r + ((),) for r in machine.record
                   if r[0] in demand.members}
         assert forced == {(e.stream, e.index, e.activation) for e in reference.trace
@@ -193,7 +191,7 @@ def test_a_zero_trip_last_value_read_by_a_later_loop(trips1):
     assert np.array_equal(values["ss"], ss, equal_nan=True)
     np.testing.assert_array_equal(defined["ss"], np.full(2, trips1 > 0))
     # both loops ran on the schedule: the first carries the undefined start
-    assert {"loop0", "loop1"} <= {k for k, d in machine._demands.items() if d is not None}
+    assert {"loop0", "loop1"} <= set(machine.scheduled_loops)
     assert ("loop1" in machine.masked_loops) == (trips1 == 0)
     assert ("loop0" in machine.masked_loops) == (trips1 == 0)
 

@@ -46,7 +46,7 @@ def test_an_inner_loop_runs_on_its_own_schedule_per_outer_trip():
     net, inner = triangle()
     plan, machine, values = fast(net)
     assert int(values[0]) == 10
-    assert machine._demands[inner] is not None  # the inner loop had a schedule
+    assert machine.paths[inner] == "engine"  # the inner loop had a schedule
     reference = ll.run(plan, {})
     forced = {r for r in machine.record if len(r) == 3}
     assert len(forced) == len([r for r in machine.record if len(r) == 3])  # stream/memo
@@ -55,14 +55,20 @@ def test_an_inner_loop_runs_on_its_own_schedule_per_outer_trip():
     assert {outer for _, _, outer in forced} == {(0,), (1,), (2,), (3,)}
 
 
-def test_an_inner_loop_with_two_outputs_is_left_to_the_reference():
-    # rule: laziness/dead -- one outer element may need only one of them, so the schedule
-    # (which computes all outputs of a run) is not used; the values are the same
+def test_an_inner_loop_with_two_outputs_computes_both_in_one_run():
+    # rule: laziness/dead, stream/memo -- every outer element needs both outputs, so one run
+    # of the inner loop per outer element makes both (the reference memoises what they
+    # share); by hand: s_i + (i + 1) = 1, 3, 6, 10; total = 20
     net, inner = triangle(outputs=2)
     plan, machine, values = fast(net)
-    assert machine._demands[inner] is None
-    # by hand: s_i + (i + 1) = 1, 3, 6, 10; total = 20
     assert int(values[0]) == 20 == int(list(ll.run(plan, {}).outputs.values())[0])
+    assert machine.paths == {"loop0": "engine", inner: "engine"}
+    assert [p for p, _ in machine.trips[inner]] == [(0,), (1,), (2,), (3,)]  # one run each
+    reference = ll.run(plan, {})
+    forced = [r for r in machine.record if len(r) == 3]
+    assert len(forced) == len(set(forced))
+    assert set(forced) == {(e.stream, e.index, e.activation) for e in reference.trace
+                           if e.loop == inner}
 
 
 def test_nested_onnx_loops_match_the_reference_evaluator():

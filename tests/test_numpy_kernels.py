@@ -148,3 +148,101 @@ def test_cast_is_the_reference_cast(to, value):
         assert got.dtype == want.dtype and got.tobytes() == want.tobytes()
     if to in ("FLOAT", "INT32", "BOOL"):  # bound straight to numpy
         assert fn.single.__doc__.startswith("Cast:")
+
+
+def node_with(op, arity, **attributes):
+    return helper.make_node(op, [f"x{k}" for k in range(arity)], ["y"], **attributes)
+
+
+def bound_pair(op, arity, opset=17, **attributes):
+    """(the node's binding, its reference kernel bound without the direct path)."""
+    n = node_with(op, arity, **attributes)
+    cls = kernels.kernel_class("", op, opset)
+    run_params = {"log": lambda *a, **k: None, "opsets": {"": opset}, "verbose": 0,
+                  "new_ops": None, "existing_functions": {}, "evaluator_cls": None}
+    return (kernels.bind(n, {"": opset}, f"node {op}"),
+            kernels._bound_reference(cls(n, run_params), f"node {op}"))
+
+
+def i64(*values):
+    return np.array(values, np.int64)
+
+
+X = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+ARRAY_CASES = [  # (op, attributes, inputs): common cases, and ones the reference refuses
+    ("Reshape", {}, (X, i64(4, -1))), ("Reshape", {}, (X, i64(0, 12))),
+    ("Reshape", {"allowzero": 1}, (X, i64(6, 4))), ("Reshape", {}, (X, i64(5, 5))),
+    ("Unsqueeze", {}, (X, i64(0, -1))), ("Unsqueeze", {}, (X, i64(9))),
+    ("Unsqueeze", {}, (X, np.array(1, np.int64))),
+    ("Expand", {}, (X[0, :, :1], i64(2, 3, 4))), ("Expand", {}, (X, i64(5, 1, 1))),
+    ("Range", {}, (np.array(1, np.int64), np.array(9, np.int64), np.array(3, np.int64))),
+    ("Range", {}, (np.array(0.5, np.float32), np.array(2, np.float32),
+                   np.array(0.25, np.float32))),
+    ("Range", {}, (np.array(0, np.int32), np.array(4, np.int32), np.array(0, np.int32))),
+    ("Squeeze", {}, (X[:1], i64(0))), ("Squeeze", {}, (X, i64(1))),
+    ("Gather", {"axis": 1}, (X, i64(2, -1, 0))), ("Gather", {}, (X, i64(7))),
+    ("Gather", {}, (X, np.array([[1, 0]], np.int32))), ("Gather", {}, (X, np.int64(1))),
+    ("Gather", {}, (X[0, 0], np.int64(-1))), ("Gather", {}, (X[0, 0], np.array(2))),
+    ("Gather", {}, (X, np.int64(5))),
+    ("CastLike", {}, (X, np.ones((), np.int32))), ("CastLike", {}, (np.int64(3), X)),
+    ("CastLike", {}, (i64(300, -1), np.ones((), np.uint8))),
+    ("CastLike", {}, (X > 3, np.ones(1, np.float16))),
+    ("CastLike", {}, (X[0], np.array(["a"], object))),
+    ("Concat", {"axis": -1}, (X, X)), ("Concat", {"axis": 0}, (np.float32(1) * np.ones(()),
+                                                              np.ones(()))),
+    ("Concat", {"axis": 3}, (X, X)),
+    ("Where", {}, (X > 5, X, -X)), ("Where", {}, (X > 5, X, X.astype(np.float64))),
+    ("ReduceSum", {}, (X, i64(1))), ("ReduceSum", {"keepdims": 0}, (X, i64(0, 2))),
+    ("ReduceSum", {}, (X,)), ("ReduceSum", {"noop_with_empty_axes": 1}, (X, i64())),
+    ("ReduceSum", {"keepdims": 0}, (X.astype(np.int32),)), ("ReduceSum", {}, (X, i64(3))),
+    ("Shape", {}, (X,)), ("Shape", {"start": 1}, (X,)),
+    ("Div", {}, (X, X + 1)), ("Div", {}, (i64(-7, 7), i64(2, -2))),
+    ("Div", {}, (X, np.ones((), np.float64))), ("Not", {}, (X > 3,)),
+]
+
+
+@pytest.mark.parametrize("case", range(len(ARRAY_CASES)))
+def test_array_kernels_match_the_reference(case):
+    # rule: onnx/node -- the direct numpy call, or the reference kernel's own, gives the
+    # reference's value, dtype and shape, or refuses where it refuses
+    op, attributes, args = ARRAY_CASES[case]
+    fn, slow = bound_pair(op, len(args), **attributes)
+    try:
+        want = slow(*args)[0]
+    except EvaluationError:
+        with pytest.raises(EvaluationError):
+            fn(*args)
+        return
+    same(fn(*args)[0], np.asarray(want))
+
+
+def refusing_slow(*args):
+    raise AssertionError("the reference kernel was called")
+
+
+def test_a_loops_iteration_number_takes_the_direct_path():
+    # rule: onnx/node -- a Loop's iteration number is a numpy integer (its counter adds 0-D
+    # arrays): Gather by it and CastLike of it are made by numpy directly, and give 0-D
+    # arrays where numpy gives a scalar, as the bound reference kernel does (np.take and
+    # astype computed here by hand)
+    from lazyloop.onnx.array_kernels import gather
+    from lazyloop.onnx.numpy_kernels import cast_like
+    take = gather({"axis": 0}, refusing_slow)
+    row = take(X, np.int64(1))
+    assert type(row) is np.ndarray and row.tolist() == X[1].tolist()
+    element = take(X[0, 0], np.int64(-1))
+    assert type(element) is np.ndarray and element.shape == () and element == 3.0
+    cast = cast_like(refusing_slow)(np.int64(4), np.ones(2, np.float32))
+    assert type(cast) is np.ndarray and cast.dtype == np.float32 and cast.shape == () and cast == 4
+    assert bound_pair("CastLike", 2)[0].single.__doc__.startswith("CastLike:")
+
+
+def test_the_array_kernels_are_bound_directly():
+    # the common cases take the direct path (its records read only; ReduceSum 11, whose
+    # axes are an attribute, keeps the reference's)
+    for op, arity in (("Reshape", 2), ("Gather", 2), ("ReduceSum", 2), ("Expand", 2),
+                      ("Range", 3), ("Unsqueeze", 2),
+                      ("Where", 3), ("Div", 2), ("Not", 1), ("Shape", 1)):
+        assert bound_pair(op, arity)[0].reads_only, op
+    assert bound_pair("Concat", 2, axis=0)[0].reads_only
+    assert not bound_pair("ReduceSum", 1, opset=11, axes=[0])[0].reads_only

@@ -22,7 +22,7 @@ def nested_programs():
 
 def scheduled_nests(machine):
     """The loops the schedule ran that contain a loop."""
-    return [loop for loop, d in machine._demands.items() if d is not None and d.inner]
+    return [loop for loop, d in machine.scheduled_loops.items() if d.inner]
 
 
 @given(nested_programs())
@@ -113,10 +113,11 @@ def test_an_inner_error_is_the_references_and_forced_once():
     assert len(machine.record) == len(set(machine.record))
 
 
-def test_an_inner_loop_reading_the_outer_loop_only_in_some_runs_is_left_to_the_reference():
+def test_an_inner_loop_reading_the_outer_loop_only_in_some_runs_forces_it_on_demand():
     # rule: laziness/dead -- the inner COUNT is the outer counter (0 on the first element),
-    # and its body reads an outer stream: that run reads it, the first does not; so the
-    # enclosing loop is not scheduled whole. sum over i < 4 of i * (i + 10) = 74
+    # and its body reads an outer stream w: that run reads it, the first does not; so w is
+    # made on demand, when a run reads it (w_0 is never forced, as in the reference).
+    # sum over i < 4 of i * (i + 10) = 74
     net = ll.Network()
     outer = net.add_loop()
     outer.add_trip_limit(const(net, 4, np.int32), ll.TripLimit.COUNT)
@@ -131,17 +132,22 @@ def test_an_inner_loop_reading_the_outer_loop_only_in_some_runs_is_left_to_the_r
                                            SUM).get_output(0))
     net.mark_output(last(outer, total.get_output(0)))
     plan = compile_network(net)
-    machine = EngineMachine(plan, check_feeds(plan, {}))
+    machine = EngineMachine(plan, check_feeds(plan, {}), record=[])
     (nid,) = [nid for _, nid in plan.outputs]
     assert int(split(machine.demand(nid))[0]) == 74
-    assert not scheduled_nests(machine)
-    assert int(list(ll.run(net, {}).outputs.values())[0]) == 74
+    assert scheduled_nests(machine) == [outer.name]
+    reference = ll.run(net, {})
+    assert int(list(reference.outputs.values())[0]) == 74
+    forced = {r[:2] for r in machine.record if plan.nodes[r[0]].scope == outer.name}
+    assert forced == {(e.stream, e.index) for e in reference.trace if e.loop == outer.name}
+    assert sorted(k for s, k in forced if s == w.name) == [1, 2, 3]
 
 
 def test_runs_of_an_inner_loop_leave_nothing_behind(monkeypatch):
-    # stream/memo -- each run's schedule is freed when the run ends, without waiting for
-    # Python's cycle collector (its steps would otherwise keep it in a reference cycle), and
-    # `ll.evaluate` keeps no per-run trip counts: the enclosing loop's memory stays flat
+    # stream/memo -- a run's schedule is kept for the next run of its loop (50 inner runs
+    # make one schedule), holding no element once the run ended; one not kept is freed
+    # without waiting for Python's cycle collector (its steps would otherwise keep it in a
+    # reference cycle); `ll.evaluate` keeps no per-run trip counts: memory stays flat
     import gc
     import weakref
     from lazyloop.core.engine import schedule as sched
@@ -156,11 +162,15 @@ def test_runs_of_an_inner_loop_leave_nothing_behind(monkeypatch):
     gc.disable()
     try:
         (y,) = ll.evaluate(net, {"xs": np.ones(3, np.float32)}).values()
-        alive = [r for r in made if r() is not None]
+        alive = [r() for r in made if r() is not None]
+        monkeypatch.setattr(sched, "KEEP", 0)  # none kept: each is freed when its run ends
+        ll.evaluate(carried_through(50, 3)[0], {"xs": np.ones(3, np.float32)})
+        freed = [r for r in made[2:] if r() is not None]
     finally:
         gc.enable()
-    assert float(y) == 150.0 and len(made) == 51  # the outer run and 50 inner runs
-    assert not alive
+    assert float(y) == 150.0 and len(made) == 2 + 51  # one per loop, then one per run
+    assert len(alive) == 2 and all(not m for s in alive for m in s.memo.values())
+    assert not freed
 
 
 def test_three_levels_run_on_schedules_reading_the_outermost_loop():

@@ -21,7 +21,11 @@ ratio, since absolute times drift on shared machines (DESIGN §7):
     (per row tanh(x_t W)), an elementwise map over an iterator, nested 100 x 100 Loops, an
     LSTM-like Scan -- and a Loop of M = 2^63-1 that reaches a fixed point. Targets (the
     speed issue's): map-like Scans and elementwise maps faster than onnxruntime, the scalar
-    Loop and nested Loops within 3x of it, the fixed point answered in milliseconds.
+    Loop and nested Loops within 3x of it, the fixed point answered in milliseconds;
+(r) lazyloop side by side with onnxruntime (one thread) on every model of the exporter
+    corpus (a clone's `tests/corpus`): the geometric mean, median and worst ratio, and how
+    many models ran every loop on the engine (`corpus`; targets, issue 25's: geometric mean
+    at most 2x, no model worse than 5x).
 
 Options: --quick (small sizes, for tests), --json FILE (the rows as JSON), --only SECTION.
 Nothing here asserts a timing; the table says which targets were met. The LSTM ratio depends
@@ -31,7 +35,7 @@ setting of DESIGN §7).
 
 The sections live in submodules (`measure`: sizes, rows and measuring helpers; `evaluators`:
 sections a-c; `onnx_loop`: section d; `throughput`: section e; `versus` and `versus_models`:
-section v); this module holds the table and the command.
+section v; `corpus`: section r); this module holds the table and the command.
 """
 from __future__ import annotations
 
@@ -43,6 +47,7 @@ from typing import List
 
 import numpy as np
 
+from .corpus import bench_corpus
 from .evaluators import (bench_counter, bench_lstm, bench_memory, counter_network,
                          numpy_counter, state_network)
 from .measure import FULL, QUICK, Row, best_time, kib, ms, peak_memory, us
@@ -85,7 +90,8 @@ def machine_load():
 
 
 SECTIONS = {"counter": bench_counter, "lstm": bench_lstm, "memory": bench_memory,
-            "onnx": bench_onnx, "throughput": bench_throughput, "versus": bench_versus}
+            "onnx": bench_onnx, "throughput": bench_throughput, "versus": bench_versus,
+            "corpus": bench_corpus}
 
 
 def main(argv=None, parser_class=argparse.ArgumentParser) -> int:

@@ -56,6 +56,9 @@ def build_parser():
     add_model_options(p, "run")
     p.add_argument("--save", metavar="DIR", default=None,
                    help="also write each output as DIR/NAME.npy (default: not saved)")
+    p.add_argument("-v", "--verbose", action="store_true",
+                   help="also say, per loop, whether it ran on the engine (its per-trip "
+                        "schedule) or on the reference machine, and why")
     p.add_argument("--backend", default=None, metavar="NAME",
                    help="also run the model on this backend (in a child process) and print "
                         "what differs from lazyloop, and which registered ambiguity explains "

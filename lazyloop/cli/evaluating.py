@@ -2,7 +2,7 @@
 `lazyloop.core.lowered.Lowered`, whatever the model's format).
 
 - `outputs_and_masks`: a run without a trace: mode "fast", keeping only what demand needs,
-  with the masks of defined positions that `evaluate` drops.
+  with the masks of defined positions that `evaluate` drops (and which path ran each loop).
 - `traced`: mode "reference" with its forcing events handed to a sink, for `explain` only
   (which keeps what it draws).
 - `progress_while`: on a terminal, a progress line while an evaluation runs long.
@@ -17,11 +17,14 @@ from ..core.fuel import COMMAND_LINE_MAX_SECONDS as DEFAULT_MAX_SECONDS  # noqa:
 from ..core.fuel import DEFAULT_MAX_TRIPS  # noqa: F401 -- the fuel default for --help
 
 
-def outputs_and_masks(lowered, user_feeds, max_trips, max_seconds=None):
+def outputs_and_masks(lowered, user_feeds, max_trips, max_seconds=None, paths=None):
     """{output: value} and {output: defined mask}, by the model's output names: a run
-    without a trace (mode "fast"), which keeps only what demand still needs."""
+    without a trace (mode "fast"), which keeps only what demand still needs. `paths`, a
+    dict, is given which evaluator ran each loop (`Evaluation.paths`)."""
     result = lowered.run(user_feeds, max_trips, trace=False, max_seconds=max_seconds,
                          mode="fast")
+    if paths is not None:
+        paths.update(result.paths)
     return result.outputs, result.defined
 
 

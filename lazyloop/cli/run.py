@@ -27,6 +27,15 @@ def show_value(name, value, defined):
         print(repr(value))
 
 
+def show_paths(paths):
+    """`--verbose`: which evaluator ran each loop (`laziness/modes`)."""
+    print("loops (engine: the per-trip schedule; reference: the reference machine, and why):")
+    if not paths:
+        print("  (no loop ran)")
+    for loop, path in paths.items():
+        print(f"  {loop}: {path}")
+
+
 def cmd_run(args) -> int:
     """Everything the user gave is checked before the model is evaluated: --save writable,
     the model file read, the feeds matched to it, the backend started and taking the model's
@@ -37,13 +46,17 @@ def cmd_run(args) -> int:
         writable_folder("--save", args.save)
     lowered = load_model(args.model)
     feeds = parse_inputs(args.input, lowered)
+    paths = {}
     with started(args.backend, args.timeout, "lazyloop run") as b:
         takes_format(b, args.backend, args.model)
         outputs, masks = progress_while(f"lazyloop: evaluating {args.model}",
                                         lambda: outputs_and_masks(lowered, feeds, args.max_trips,
-                                                                  args.max_seconds or None))
+                                                                  args.max_seconds or None,
+                                                                  paths))
         for name, value in outputs.items():
             show_value(name, value, masks.get(name))
+        if args.verbose:
+            show_paths(paths)
         if args.save:
             save_outputs(args.save, outputs)
         if b is not None and against_backend(b, args, args.model, feeds, outputs, masks):
@@ -77,13 +90,17 @@ def run_case_folder(args) -> int:
         print(f"case {case.directory} ({a_model(case.format)}, "
               f"{len(case.data_sets)} data set(s))")
         for data in case.data_sets:
+            paths = {}
             outputs, masks = progress_while(f"lazyloop: evaluating {case.model_path}",
                                             lambda: outputs_and_masks(lowered, data.inputs,
                                                                       args.max_trips,
-                                                                      args.max_seconds or None))
+                                                                      args.max_seconds or None,
+                                                                      paths))
             print(f"\n{data.name}: lazyloop {_version()}")
             for name, value in outputs.items():
                 show_value(name, value, masks.get(name))
+            if args.verbose:
+                show_paths(paths)
             diffs = compare(data.expected, data.defined, outputs, args.rtol, args.atol)
             print(f"lazyloop against the saved expected outputs: "
                   f"{'same' if not diffs else 'DIFFERENT'}")

@@ -35,12 +35,17 @@ MODES = ("reference", "fast", "schedule", "compiled")
 
 @attrs.frozen
 class Evaluation:
+    """`run`'s answer. `paths`: for each loop that ran, which evaluator made its runs --
+    "engine" (its per-trip schedule), or "reference: <why>", the first reason a run of it
+    took the reference machine (in mode "reference": `reference: mode "reference"`); a
+    loop nothing needed ran no run and is absent (`laziness/modes`)."""
     outputs: Dict[str, object]
     defined: Dict[str, object]
     trace: Optional[List[ForceEvent]]  # None: no trace was recorded (not the reference)
     trips: Dict[str, list]  # loop name -> [(activation path, n), ...]
     plan: Plan
     mode: str = "reference"
+    paths: Dict[str, str] = attrs.field(factory=dict)
 
 
 def _plain(element):
@@ -130,7 +135,8 @@ def run(net, feeds, max_trips=DEFAULT_MAX_TRIPS, readings=None, trace=True,
                          and not isinstance(mask, bool) else whole_mask(outputs[name], mask is None or mask))
     eager(machine, plan)
     return Evaluation(outputs, defined, None if sink is None else list(sink), machine.trips,
-                      plan, mode)
+                      plan, mode, {loop: machine.paths[loop] for loop in plan.loops
+                                   if loop in machine.paths})
 
 
 def eager(machine, plan):

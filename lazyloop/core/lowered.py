@@ -49,10 +49,15 @@ class OutputBinding:
 class LoweredRun:
     """`run`'s answer: outputs and `defined` masks (True where a value is defined) keyed by
     the model's output names, and the core's `Evaluation` behind them (its trace, trip
-    counts, mode)."""
+    counts, mode, and `paths`: per loop, "engine" or "reference: <why>")."""
     outputs: dict
     defined: dict
     evaluation: object
+
+    @property
+    def paths(self) -> dict:
+        """Per loop that ran, "engine" or "reference: <why>" (`Evaluation.paths`)."""
+        return self.evaluation.paths
 
 
 def _as_is(value, binding):
@@ -72,6 +77,17 @@ class Lowered:
     rule: str = "onnx/graph"
     convert: Callable = attrs.field(default=_as_is, eq=False)
     model: object = attrs.field(default=None, eq=False)
+    # derived once: every name a binding answers to, and the readings resolved
+    by_name: dict = attrs.field(init=False, eq=False, repr=False)
+    resolved: object = attrs.field(init=False, eq=False, repr=False)
+
+    def __attrs_post_init__(self):
+        by_name = {}
+        for b in self.inputs:
+            for name in (b.name,) + b.aliases:
+                by_name.setdefault(name, b)
+        object.__setattr__(self, "by_name", by_name)
+        object.__setattr__(self, "resolved", resolve(self.readings))
 
     def __repr__(self):
         return (f"Lowered({self.format}, inputs={[b.name for b in self.inputs]}, "
@@ -89,10 +105,7 @@ class Lowered:
         """The caller's feeds, keyed by input name (or an alias), as the network's feeds;
         an input not fed takes its default, else it is an error, as is a name the model
         does not have or an input fed twice (the frontend's `rule`)."""
-        by_name = {}
-        for b in self.inputs:
-            for name in (b.name,) + b.aliases:
-                by_name.setdefault(name, b)
+        by_name = self.by_name
         feeds, unknown = {}, []
         for key, value in feed_dict(user_feeds).items():
             b = by_name.get(key)
@@ -122,7 +135,7 @@ class Lowered:
     def evaluate(self, feeds, max_trips: int = DEFAULT_MAX_TRIPS, readings=None,
                  max_seconds=None, mode: str = "fast") -> dict:
         """{output name: value}; `readings` None: the ones it was lowered with."""
-        readings = resolve(self.readings if readings is None else readings)
+        readings = self.resolved if readings is None else resolve(readings)
         return self.user_outputs(core_evaluate(self.network, self.core_feeds(feeds),
                                                max_trips, readings, max_seconds, mode))
 
@@ -131,7 +144,7 @@ class Lowered:
         """As `evaluate`, also with the `defined` masks and the core's `Evaluation` (its
         forcing trace when `trace`, which only mode "reference" records; by default the
         mode is "reference" with a trace, "fast" without)."""
-        readings = resolve(self.readings if readings is None else readings)
+        readings = self.resolved if readings is None else resolve(readings)
         ev = core_run(self.network, self.core_feeds(feeds), max_trips, readings, trace,
                       max_seconds, mode)
         return LoweredRun(self.user_outputs(ev.outputs), self.user_outputs(ev.defined), ev)

@@ -135,10 +135,10 @@ def bind(node, opsets: dict, where: str) -> Optional[Kernel]:
         return slow
     if node.op_type == "NonMaxSuppression":
         return kernel_of(scalar_limits_as_vectors(slow.function))
-    fast = direct(node.op_type, len(node.input), slow.function, where, kernel)
+    form = batched_form(node.op_type, len(node.input), kernel, slow.function)  # stream/map
+    fast = direct(node.op_type, len(node.input), slow.function, where, kernel, form)
     if fast is not None:
         return fast
-    form = batched_form(node.op_type, len(node.input), kernel, slow.function)  # stream/map
     return slow if form is None else with_batched(slow.function, form)
 
 

@@ -22,6 +22,7 @@ from typing import Callable, Optional
 import numpy as np
 
 from ..core.kernel import Kernel, NotBatchable, elementwise
+from .array_kernels import array_kernel
 
 _ndarray = np.ndarray
 
@@ -161,14 +162,29 @@ def cast(dtype, slow):
     return single
 
 
+def cast_like(slow):
+    def single(x, like):
+        """CastLike: Cast to the dtype of `like` -- for plain dtypes `x.astype(like.dtype)`
+        (a numpy scalar's result made a 0-D array); others by the reference kernel."""
+        if (isinstance(x, (_ndarray, np.generic)) and type(like) is _ndarray
+                and x.dtype.kind in "biuf" and like.dtype.kind in "biuf"):
+            r = x.astype(like.dtype)
+            return r if type(r) is _ndarray else np.array(r)
+        return slow(x, like)[0]
+    return single
+
+
 def direct(op_type: str, arity: int, slow: Callable, where: str,
-           kernel=None) -> Optional[Kernel]:
+           kernel=None, batched_form=None) -> Optional[Kernel]:
     """The direct binding of a default-domain node with `arity` inputs, or None; with its
-    batched form where one gives the same values (`slow`: the reference kernel's call)."""
+    batched form where one gives the same values (`slow`: the reference kernel's call; the
+    ops of `array_kernels` keep `batched_form`, the reference kernel's batched form)."""
     single = batched = None
     if op_type == "Cast" and arity == 1 and cast_dtype(kernel) is not None:
         dtype = cast_dtype(kernel)
         single, batched = cast(dtype, slow), elementwise(lambda x: x.astype(dtype))
+    elif op_type == "CastLike" and arity == 2:
+        single = cast_like(slow)
     elif op_type == "Identity" and arity == 1:
         single, batched = identity(slow), elementwise(lambda x: x)
     elif arity == 1 and op_type in SAME_DTYPE_UNARY:
@@ -187,6 +203,16 @@ def direct(op_type: str, arity: int, slow: Callable, where: str,
     elif arity == 2 and op_type in BOOL_BINARY:
         fct = BOOL_BINARY[op_type]
         single, batched = binary(fct, slow, False), one_dtype(elementwise(fct))
+    elif arity == 2 and op_type == "Div":  # floats (integers: the reference truncates)
+        single, batched = binary(np.divide, slow, True), one_dtype(elementwise(np.divide,
+                                                                                  same_dtype))
+    elif arity == 1 and op_type == "Not":
+        single, batched = unary(np.logical_not, slow, False), elementwise(np.logical_not,
+                                                                            same_dtype)
+    else:
+        attributes = {name: getattr(kernel, name)
+                      for name in getattr(kernel, "attributes_names_", ())}
+        single, batched = array_kernel(op_type, arity, attributes, slow), batched_form
     if single is None:
         return None
     return with_single(single, where, reads_only=True, passes_input=op_type == "Identity",

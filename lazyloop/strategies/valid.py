@@ -205,9 +205,14 @@ class ProgramBuilder:
         for _ in self.parts.repeat(3):
             self.body_op(loop)
         if plan.nested:
+            fitting = []
             for out in self.loop(loop.scope, loop):
                 fits = out.defined and out.dtype == FLOAT and out.shape == loop.shape
                 (loop.pool if fits else loop.terminal).append(out)
+                fitting += [out] if fits else []
+            if len(fitting) >= 2 and self.draw(st.booleans()):  # one body layer reads two
+                loop.pool.append(w.elementwise(fitting[0], fitting[1], self.draw(binary_ops)))
+                w.features.add("inner-outputs-combined")
         if plan.conditional:
             self.conditional(loop)
         self.parts.close_recurrences(loop, recs)
@@ -223,6 +228,20 @@ class ProgramBuilder:
         return outputs
 
     # -- the whole program ------------------------------------------------------------------
+    def needed_outputs(self, outs) -> list:
+        """The outputs of a loop outside loops that are marked: all, or some of them, the
+        others read by nobody (the weights an exporter carries out of a scan)."""
+        if len(outs) < 2 or not self.draw(st.booleans()):
+            return outs
+        kept = [out for out in outs if self.draw(st.booleans())] or outs[:1]
+        for out in outs:
+            if out not in kept:
+                self.w.values.remove(out)
+        if len(kept) < len(outs):
+            self.w.rules.add("laziness/dead")
+            self.w.features.add("partly-needed-outputs")
+        return kept
+
     def program(self) -> Program:
         w = self.w
         marked, unmarked = [], []
@@ -231,7 +250,7 @@ class ProgramBuilder:
                 w.features.add("sequential-loops")
             outs = self.loop((), None)
             if self.draw(st.integers(0, 4)) < 4:
-                marked += outs
+                marked += self.needed_outputs(outs)
             else:  # nobody marks its outputs (or reads them): the loop is never run
                 unmarked.append(outs)
                 for out in outs:

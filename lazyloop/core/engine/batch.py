@@ -52,26 +52,32 @@ MAX_BATCH_BYTES = 1 << 27
 
 def candidates(demand):
     """Streams that may be batched, in an order where inputs come first (derived once)."""
-    key = ("batchable", demand.loop.name)
+    key = ("batchable", demand.key)
     derived = demand.plan.derived
     if key not in derived:
-        found = []
-        chosen = set()
-        for nid, node in demand.members.items():
-            if demand.certain[nid] is None:
-                continue
-            if isinstance(node, Iterator):
-                ok = True
-            elif isinstance(node, Map) and not node.multi and node.kernel.batched:
-                ok = all(a is not None and (a in chosen or a not in demand.members)
-                         for a in node.args) and any(a in chosen for a in node.args)
-            else:
-                ok = False
-            if ok:
-                found.append(nid)
-                chosen.add(nid)
-        derived[key] = tuple(found)
+        derived[key] = batchable(demand)
     return derived[key]
+
+
+def batchable(demand) -> tuple:
+    """Iterators and maps with a batched kernel, needed at every index below n + p, that
+    read only batchable streams and invariants (and at least one batchable stream)."""
+    found = []
+    chosen = set()
+    for nid, node in demand.members.items():
+        if demand.certain[nid] is None:
+            continue
+        if isinstance(node, Iterator):
+            ok = True
+        elif isinstance(node, Map) and not node.multi and node.kernel.batched:
+            ok = all(a is not None and (a in chosen or a not in demand.members)
+                     for a in node.args) and any(a in chosen for a in node.args)
+        else:
+            ok = False
+        if ok:
+            found.append(nid)
+            chosen.add(nid)
+    return tuple(found)
 
 
 def batch_maps(schedule, n, max_bytes=MAX_BATCH_BYTES) -> int:

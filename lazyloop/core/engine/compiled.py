@@ -17,8 +17,10 @@ and reports what it did before. Elements a trip stored before it handed back are
 not computed twice (`stream/memo`). A stream whose elements come from a batch
 (`lazyloop.core.engine.batch`) is read through its step, which takes them from the batch.
 
-Compiling costs about a millisecond, so a loop is compiled only once it has run
-`HOT_TRIPS` trips in some run; the function is kept with the plan's derived data.
+Compiling costs about a millisecond, so a loop is compiled only once a run of it reaches
+`HOT_TRIPS` trips, or its runs on a plan have added up to `ACROSS_RUNS` times that many; the
+function is kept with the plan's derived data, and later runs start compiled from their
+first trip.
 `source(schedule)` returns the generated text, for reading.
 """
 from __future__ import annotations
@@ -31,7 +33,8 @@ from ..reference.steps import entry
 from ..types import TensorType
 from .readonly import unmarked_streams
 
-HOT_TRIPS = 64  # by default a loop is compiled once a run of it reaches this trip
+HOT_TRIPS = 64  # by default a loop is compiled once a run of it reaches this trip,
+ACROSS_RUNS = 16  # or once its runs on the plan add up to this many times HOT_TRIPS trips
 
 _MISSING = object()  # an invariant not fetched yet (`stream/invariant`: fetched when read)
 
@@ -46,7 +49,6 @@ class Emitter:
         self.unmarked = unmarked_streams(d)
         self.check = schedule.check
         self.scheduled = set(d.phases[0]) | set(d.phases[1])
-        self.shapes = set()  # members whose admitted shape the function updates
         self.invariants = {}  # ref -> local name
         self.lines = []
 
@@ -107,39 +109,32 @@ class Emitter:
 
     def finish(self, depth, k, c, node, j, v):
         """What `Schedule.finisher` does: check, mark read-only, memoise, record. An array or
-        numpy scalar of the dtype and the shape last admitted passes `structure/shapes`."""
+        numpy scalar of the dtype and of a shape its stream's type was found to admit (the
+        set t<c>, which the check adds to) passes `structure/shapes`."""
         check = self.check and isinstance(node.type, TensorType)
-        same = f"{v}.dtype == d{c} and {v}.shape == t{c}"
+        same = f"{v}.dtype == d{c} and {v}.shape in t{c}"
         if isinstance(node, Recurrence) and not self.recording:
             if check:  # a carried element is another stream's or an invariant: not marked
                 self.emit(depth, f"if not (({v}.__class__ is ND or isinstance({v}, GENERIC)) "
                                  f"and {same}):")
-                self.admit(depth + 1, c, v)
+                self.emit(depth + 1, f"CHECK(N[{c}], {v})")
         else:
             mark = k not in self.unmarked
             if check or mark:
                 self.emit(depth, f"if {v}.__class__ is ND:")
                 if check:
                     self.emit(depth + 1, f"if not ({same}):")
-                    self.admit(depth + 2, c, v)
+                    self.emit(depth + 2, f"CHECK(N[{c}], {v})")
                 if mark:
                     self.emit(depth + 1, f"{v}.flags.writeable = False")
                 elif not check:
                     self.emit(depth + 1, "pass")
                 if check:
                     self.emit(depth, f"elif not (isinstance({v}, GENERIC) and {same}):")
-                    self.admit(depth + 1, c, v)
+                    self.emit(depth + 1, f"CHECK(N[{c}], {v})")
         self.emit(depth, f"m{c}[{j}] = {v}")
         if self.recording:
             self.emit(depth, f"RECORD(({k!r}, {j}))")
-
-    def admit(self, depth, c, v):
-        """`structure/shapes` on an element whose shape is not the one last admitted: the
-        full check, then its shape is the one to compare with (as `Schedule.check_element`)."""
-        self.emit(depth, f"CHECK(N[{c}], {v})")
-        self.emit(depth, f"if {v}.__class__ is ND or isinstance({v}, GENERIC):")
-        self.emit(depth + 1, f"t{c} = {v}.shape")
-        self.shapes.add(c)
 
     # -- the function -----------------------------------------------------------------------
     def trips(self, collected):
@@ -173,7 +168,7 @@ class Emitter:
         self.emit(2, "i += 1")
         self.emit(2, f"g = i - {d.window + 1}  # no scheduled reader asks for it any more")
         for k, c in self.ids.items():
-            if d.prefix[k] is not None:
+            if d.prefix[k] is not None or k in d.conditional and k not in d.chains:
                 self.emit(2, f"m{c}.pop(g, None)")
         body, self.lines = self.lines, []
         self.emit(0, "def bind(M, STEPS, F, N, D, S, INV, INVS, GET, ITERATE, INNER, CHECK, RECORD, "
@@ -181,8 +176,6 @@ class Emitter:
         for group, names in (("M", "m"), ("STEPS", "s"), ("F", "f"), ("D", "d"), ("S", "t")):
             self.emit(1, f"[{', '.join(names + str(c) for c in self.ids.values())}] = {group}")
         self.emit(1, "def trips(i, until):")
-        if self.shapes:
-            self.emit(2, f"nonlocal {', '.join(f't{c}' for c in sorted(self.shapes))}")
         for ref, name in self.invariants.items():
             self.emit(2, f"{name} = INVS.get({ref!r}, _M)")
         self.emit(2, "while i < until:")
@@ -199,26 +192,34 @@ def source(schedule, batched=frozenset(), recording=False) -> str:
 
 def trip_function(schedule, trip, hot=HOT_TRIPS):
     """The compiled ordinary trips of `schedule`'s loop, bound to this run's memos and steps;
-    None while the loop is not hot (this run is at `trip`, below `hot`, and no earlier run
-    compiled it)."""
+    None while the loop is not hot: this run is at a `trip` below `hot`, and its earlier runs
+    on this plan have run fewer than ACROSS_RUNS times `hot` trips (compiling costs what a
+    thousand trips or so save). The function is kept with the
+    plan, and its binding with the schedule (which is kept for later runs, `Schedule.take`)
+    unless batches feed this run."""
+    if schedule.bound is not None and not schedule.batched:
+        return schedule.bound
     d = schedule.d
     recording = schedule.record is not None
-    key = ("compiled", d.loop.name, recording, schedule.batched)
+    key = ("compiled", d.key, recording, schedule.batched)
     derived = d.plan.derived
     if key not in derived:
-        if trip < hot:
+        if trip < hot and derived.get(("trips run", d.key), 0) < hot * ACROSS_RUNS:
             return None
         text = source(schedule, schedule.batched, recording)
         scope = {"_M": _MISSING, "ND": np.ndarray, "GENERIC": np.generic}
         exec(compile(text, f"<trips of {d.loop.name}>", "exec"), scope)  # noqa: S102
         derived[key] = scope["bind"]
     members = list(d.members.values())
-    return derived[key](
+    bound = derived[key](
         [schedule.memo[n.id] for n in members], [schedule.steps[n.id] for n in members],
         [getattr(n, "fn", None) for n in members], members,
         [getattr(n.type, "dtype", None) for n in members],
-        [schedule.admitted.get(n.id, getattr(n.type, "shape", None)) for n in members],
+        [schedule.shapes.get(n.id) for n in members],
         schedule.invariant, schedule.invariants, schedule.get, iterator_element,
         schedule.inner_element, schedule.check_element,
         None if schedule.record is None else schedule.record.append,
         list(schedule.collected.values()))
+    if not schedule.batched and not recording:
+        schedule.bound = bound
+    return bound

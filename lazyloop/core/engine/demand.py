@@ -3,60 +3,88 @@
 For a loop whose demand does not depend on values, which elements are needed is known before
 it runs, as a function of the trip count n: *prefix* demands (every index below n + p) and
 *point* demands (the index n + q); a recurrence that feeds itself turns a point demand into a
-prefix one. `Demand` works this out once per loop of a plan; `lazyloop.core.engine.schedule` runs it.
+prefix one. What is forced only in some trips -- a branch of an if-conditional, what an inner
+loop reads only in some runs -- is *conditional*: made on demand within the trip
+(`branches.py`). `Demand` works this out once per loop of a plan and set of its outputs to
+compute; `lazyloop.core.engine.schedule` runs it.
 """
 from __future__ import annotations
 
 import functools
 from collections import deque
-from typing import Dict, Optional
-
-import numpy as np
+from typing import Dict, FrozenSet, Optional
 
 from ..enums import LoopOutput
-from ..plan import Const, LoopOut, Plan, Recurrence
+from ..plan import LoopOut, Plan, Recurrence
 from ..reference.steps import entry
-
-
-class NotStatic(Exception):
-    """The loop's demand depends on values; the reference evaluator runs it."""
+from .branches import NotStatic, branch_meets, chains, conditional_streams, on_demand_lows
+from .nests import external_reads, inner_reads, inner_runs
 
 
 def same_trip_inputs(node):
-    """(input id, index offset) pairs a node's element reads inside its own loop: what its
-    entry of the step table says it reads (`reads`)."""
+    """(input id, index offset) pairs a node's element reads inside its own loop whatever the
+    values: what its entry of the step table says it reads (`reads`)."""
     return entry(node).reads(node)
 
 
 class Demand:
-    """The static demand analysis of one loop.
+    """The static demand analysis of one loop, computing the outputs `outputs` (all of them
+    by default).
 
     `certain[k]`: stream k is needed at every index below n + certain[k], however the loop
     stops. `prefix[k]`: the same with the WHILE input's demand added (`trip/both`: when a COUNT
     stops the loop, X_n of the WHILE input is not forced, so neither is what only it reads).
-    `points[k]`: offsets q of single indices n + q needed (LAST_VALUE reads n)."""
+    `points[k]`: offsets q of single indices n + q needed (LAST_VALUE reads n).
+    `conditional`: streams made only on demand (a branch's, an inner run's some-run reads);
+    `chains`: those of them that read their own earlier elements, kept whole.
+    `runs[inner loop]`: the outputs of a loop nested in this one that each of its runs
+    computes together."""
 
-    def __init__(self, plan: Plan, loop: str):
+    def __init__(self, plan: Plan, loop: str, outputs: Optional[FrozenSet[str]] = None):
         self.plan = plan
         self.loop = plan.loops[loop]
+        self.outputs = frozenset(self.loop.outputs) if outputs is None else outputs
+        self.key = (loop, self.outputs)  # what the plan's derived data of this demand is under
         self.members = {k: n for k, n in plan.nodes.items() if n.scope == loop}
-        self.inner = {}  # loop output of an inner loop -> what every run of it reads here
-        for k, node in self.members.items():
-            if entry(node).step is None:  # a kind the schedule does not run (if-conditionals)
-                raise NotStatic(f"{loop} contains {node!r}")
-            if isinstance(node, LoopOut):
-                self.inner[k] = inner_reads(plan, node, self.members)
         if self.loop.count is None and self.loop.while_ is None:
-            raise NotStatic(f"{loop} has no trip limit")
-        self.edges = {k: [(r, 0) for r in self.inner[k]] if k in self.inner else
-                      [(r, o) for r, o in same_trip_inputs(n) if r in self.members]
-                      for k, n in self.members.items()}
+            raise NotStatic("it has no trip limit")
+        depth = 2 * sum(isinstance(n, Recurrence) for n in self.members.values()) + 4
+        meets = branch_meets(self.members, depth)
+        self.inner = {}  # inner loop output -> what every run of it reads here
+        self.nested = {}  # inner loop output -> the inner loop's demand for it alone
+        self.edges, self.cond_edges = {}, {}
+        for k, node in self.members.items():
+            step = entry(node)
+            if isinstance(node, LoopOut):
+                self.nested[k] = inner = demand_of(plan, node.loop, frozenset({k}))
+                if inner is None:
+                    raise NotStatic(f"inner loop {node.loop!r}: "
+                                    f"{why_not(plan, node.loop, frozenset({k}))}")
+                every, some = inner_reads(node, self.members, inner)
+                self.inner[k] = every
+                reads = [(r, 0) for r in every]
+                conditional = [(r, 0) for r in some]
+            else:
+                reads = list(same_trip_inputs(node)) + sorted(meets.get(k, ()))
+                conditional = [(b, 0) for b in step.branches(node)]
+            self.edges[k] = [(r, o) for r, o in reads if r in self.members]
+            self.cond_edges[k] = [(r, o) for r, o in conditional if r in self.members]
         prefix, points = self.output_roots()
         self.certain, self.points = self.solve(prefix, points)
         cond = self.loop.while_
         if cond is not None and self.local(cond):
             prefix[cond] = 1
         self.prefix, _ = self.solve(prefix, points)
+        demanded = {k for k in self.members if self.prefix[k] is not None or self.points.get(k)}
+        self.conditional = conditional_streams(self.members, demanded, self.cond_edges,
+                                               self.edges)
+        self.chains = chains(self.conditional, self.cond_edges, self.edges)
+        self.lows = on_demand_lows(self.origins(), self.made(), self.cond_edges, self.edges,
+                                   depth, self.chains)
+        self.runs = inner_runs(self)
+        for inner_loop, outs in self.runs.items():
+            if demand_of(plan, inner_loop, outs) is None:
+                raise NotStatic(f"inner loop {inner_loop!r}: {why_not(plan, inner_loop, outs)}")
 
     def local(self, ref):
         return ref in self.members
@@ -66,7 +94,7 @@ class Demand:
         prefix, points = {}, {}
         for out_id in self.loop.outputs:
             out = self.plan.nodes[out_id]
-            if not self.local(out.source):
+            if out_id not in self.outputs or not self.local(out.source):
                 continue
             if out.kind is LoopOutput.LAST_VALUE:
                 points.setdefault(out.source, set()).add(0)
@@ -91,7 +119,7 @@ class Demand:
                 if qs and min(qs) <= -depth + 1:
                     top = self.contiguous_top(qs, depth)
                     if top is None:
-                        raise NotStatic(f"stream {k} is demanded at a pattern of indices "
+                        raise NotStatic(f"stream {k!r} is demanded at a pattern of indices "
                                         "the schedule does not model")
                     if found.get(k) is None or top + 1 > found[k]:
                         found[k] = top + 1
@@ -138,6 +166,29 @@ class Demand:
             run += 1
         return q if run >= depth // 2 else None
 
+    def offsets(self, k) -> list:
+        """The indices, relative to trip i, at which the phases make stream k on trip i:
+        i + prefix - 1 in the WHILE input's cone (phase A makes i, and what the cone reads a
+        trip back is made on demand), i + certain for what the outputs need (phase B)."""
+        p, c = self.prefix[k], self.certain[k]
+        found = [p - 1] if p is not None and (p >= 1 or p != c) else []
+        return found + ([self.certain[k]] if self.certain[k] is not None else [])
+
+    def made(self) -> dict:
+        """Streams the phases make trip by trip -> the highest index, relative to the trip,
+        made once that trip ran."""
+        return {k: max(self.offsets(k)) for k in self.members if self.offsets(k)}
+
+    def origins(self) -> dict:
+        """Statically demanded streams -> the lowest index, relative to the trip, at which
+        one is made: by the phases, or as a point demand once the loop stopped."""
+        found = {}
+        for k in self.members:
+            at = self.offsets(k) + list(self.points.get(k, ()))
+            if at:
+                found[k] = min(at)
+        return found
+
     def order(self, group, prefix):
         """Members of one phase, each after the same-step elements it reads."""
         done, out = set(), []
@@ -152,7 +203,7 @@ class Demand:
                     out.append(k)
                     continue
                 stack.append((k, True))
-                for ref, off in same_trip_inputs(self.members[k]):
+                for ref, off in self.edges[k]:
                     if ref in group and ref not in done and prefix[ref] == prefix[k] + off:
                         stack.append((ref, False))
         return out
@@ -160,15 +211,15 @@ class Demand:
     @functools.cached_property
     def window(self):
         """How many indices below the current trip a stream's elements are kept: as deep as
-        any scheduled reader reads. A stream is computed at index i + f on trip i (f = 0 in
-        the WHILE cone, else its `certain` offset) and reads its inputs at that index plus the
-        edge's offset; the outputs read n + q after the loop, and what those need one below."""
+        any scheduled reader reads. A stream is made at the indices `offsets` says and reads
+        its inputs there plus the edge's offset; the outputs read n + q after the loop, and
+        what those need one below; what is made on demand reads as low as `lows` says."""
         deepest = max([-q for qs in self.points.values() for q in qs] + [0])
         lowest = -1  # the WHILE cone reads one trip back on demand
         for k in self.members:
-            f = 0 if (self.prefix[k] or -1) >= 1 else self.certain[k]
-            if f is not None:
+            for f in self.offsets(k):
                 lowest = min([lowest] + [f + off for _, off in self.edges[k]])
+        lowest = min([lowest] + list(self.lows.values()))
         return max(deepest + 1, -lowest)
 
     @functools.cached_property
@@ -180,75 +231,35 @@ class Demand:
         return (self.order([k for k in members if (self.prefix[k] or -1) >= 1], self.prefix),
                 self.order([k for k in members if self.certain[k] is not None], self.certain))
 
+    @functools.cached_property
+    def external(self):
+        """What one run reads outside the loop: (in every run, only in some)."""
+        return external_reads(self)
 
-def demand_of(plan, loop) -> Optional["Demand"]:
-    """The loop's demand analysis, made once per plan; None when its demand is not static."""
-    key = ("demand", loop)
+    def forced(self):
+        """Every stream some run may force: demanded statically, or made on demand."""
+        return [k for k in self.members if self.prefix[k] is not None or self.points.get(k)
+                or k in self.conditional]
+
+
+def demand_of(plan, loop, outputs=None) -> Optional["Demand"]:
+    """The loop's demand analysis for the outputs `outputs` (None: all), made once per plan;
+    None when its demand is not static (`why_not` says why)."""
+    if outputs is None:
+        outputs = frozenset(plan.loops[loop].outputs)
+    key = ("demand", loop, outputs)
     if key not in plan.derived:
         try:
-            plan.derived[key] = Demand(plan, loop)
-        except NotStatic:
+            plan.derived[key] = Demand(plan, loop, outputs)
+        except NotStatic as why:
             plan.derived[key] = None
+            plan.derived[("not static", loop, outputs)] = str(why)
     return plan.derived[key]
 
 
-def least_trips(plan, loop) -> int:
-    """A trip count every run of `loop` reaches: its COUNT when that is a constant and no
-    WHILE input can stop it earlier, else 0."""
-    count = plan.nodes.get(loop.count)
-    if loop.while_ is not None or not isinstance(count, Const):
-        return 0
-    return max(int(np.asarray(count.value).reshape(-1)[0]), 0)
-
-
-def needed_in_every_run(demand, k) -> bool:
-    """Some element of stream k is forced whatever the trip count n: index 0 (needed below
-    n + p with n + p >= 1 for the least n, or in the WHILE input's cone of a loop without a
-    COUNT, whose element 0 is always tested), or index n + q with q >= 0 (what LAST_VALUE
-    reads)."""
-    certain = demand.certain[k]
-    if certain is not None and certain + least_trips(demand.plan, demand.loop) >= 1:
-        return True
-    if demand.loop.count is None and (demand.prefix[k] or 0) >= 1:
-        return True
-    return not isinstance(demand.members[k], Recurrence) and any(
-        q >= 0 for q in demand.points.get(k, ()))
-
-
-def inner_reads(plan, out, members) -> tuple:
-    """`structure/nesting`: the streams of the enclosing loop (`members`) that every run of
-    the inner loop behind `out` reads, at the outer element's index. The enclosing loop is
-    scheduled only when that set is static: the inner loop has the one output (so a run is
-    made only when that output is needed), it is static itself, and each stream of the
-    enclosing loop it reads is read in every run -- its limits, the length of its output,
-    and what its streams forced in every run read, through loops nested in it too;
-    otherwise NotStatic."""
-    loop = plan.loops[out.loop]
-    if len(loop.outputs) != 1:
-        raise NotStatic(f"inner {loop.name} has {len(loop.outputs)} outputs")
-    inner = demand_of(plan, out.loop)
-    if inner is None:
-        raise NotStatic(f"inner {loop.name} is not static")
-    reads = []
-
-    def read(ref, every_run):
-        if ref in members and ref not in reads:
-            if not every_run:
-                raise NotStatic(f"inner {loop.name} reads {ref} only in some runs")
-            reads.append(ref)
-    read(loop.count, True)
-    read(loop.while_, loop.count is None)  # a COUNT of 0 stops it before WHILE element 0
-    read(out.length, True)
-    for k, node in inner.members.items():
-        if inner.prefix[k] is None and not inner.points.get(k):
-            continue  # never forced: reads nothing
-        forced = needed_in_every_run(inner, k)
-        if isinstance(node, Recurrence):
-            read(node.init, forced)
-        elif isinstance(node, LoopOut):  # a loop in the inner loop: what its runs read
-            for ref in inner_reads(plan, node, members):
-                read(ref, forced)
-        else:
-            for ref in node.inputs():
-                read(ref, forced)
-    return tuple(reads)
+def why_not(plan, loop, outputs=None) -> str:
+    """Why `demand_of(plan, loop, outputs)` is None (its `NotStatic` reason)."""
+    if outputs is None:
+        outputs = frozenset(plan.loops[loop].outputs)
+    demand_of(plan, loop, outputs)
+    return plan.derived.get(("not static", loop, outputs), "")

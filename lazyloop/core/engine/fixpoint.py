@@ -38,11 +38,12 @@ RULE = "laziness/fixed-point"
 # Kernels that do not give the same value for the same inputs (ONNX's random generators).
 NONDETERMINISTIC = ("Random", "Bernoulli", "Multinomial")
 
-# With no COUNT, the state is compared after each of the first trips, then every
-# CHECK_EVERY trips: a fixed point reached at m is seen by trip m + CHECK_EVERY at the
-# latest. With a COUNT (which only a long loop makes worth cutting short), after trip
-# FIRST_COUNTED, then each time the trips have doubled: by trip 2m at the latest.
-FIRST_CHECKS, CHECK_EVERY, FIRST_COUNTED = 64, 64, 16
+# With no COUNT, the state is compared after trip CHECK_EVERY and every CHECK_EVERY trips
+# after (a loop that ends sooner is not slowed by the watch): a fixed point reached at m is
+# seen by trip m + CHECK_EVERY at the latest. With a COUNT (which only a long loop makes
+# worth cutting short), after trip FIRST_COUNTED, then each time the trips have doubled: by
+# trip 2m at the latest.
+CHECK_EVERY, FIRST_COUNTED = 64, 16
 
 # With a COUNT, the schedule stops early only when that saves more than this many trips:
 # a short loop simply runs (and forces exactly what the reference evaluator forces).
@@ -68,10 +69,13 @@ def same_value(a, b) -> bool:
 
 
 CHUNK = 2**16  # bytes compared at a time: no copy of a whole (possibly big) state is made
+SMALL = 2**10  # a state this small is compared by copies of its bytes
 
 
 def same_bytes(a, b) -> bool:
     """Byte-for-byte equality of two arrays of one dtype and shape, a chunk at a time."""
+    if a.nbytes <= SMALL:  # a copy of each costs less than comparing chunk by chunk
+        return a.tobytes() == b.tobytes()
     if not (a.flags.c_contiguous and b.flags.c_contiguous):
         a, b = np.ascontiguousarray(a), np.ascontiguousarray(b)
     x, y = a.reshape(-1).view(np.uint8), b.reshape(-1).view(np.uint8)
@@ -89,7 +93,7 @@ def known_after_trip(demand, k) -> int:
 
 def watch_for(demand) -> Optional["FixedPointWatch"]:
     """The loop's watch, derived once per plan."""
-    key = ("fixed-point", demand.loop.name)
+    key = ("fixed-point", demand.key)
     derived = demand.plan.derived
     if key not in derived:
         derived[key] = FixedPointWatch.of(demand)
@@ -101,7 +105,7 @@ def first_check(watch, count) -> int:
     if watch is None or watch.stacked and count is not None:
         return -1
     if count is None:
-        return 1
+        return CHECK_EVERY
     return FIRST_COUNTED if count > 2 * WORTH_SKIPPING else -1
 
 
@@ -131,24 +135,22 @@ class FixedPointWatch:
     def of(cls, demand) -> Optional["FixedPointWatch"]:
         """The watch for a loop the rule applies to, else None: a forced stream that is an
         iterator or a nondeterministic kernel rules it out."""
-        if demand.inner:  # a loop inside: its runs are not compared here
-            return None
-        forced = [k for k, node in demand.members.items()
-                  if demand.prefix[k] is not None or demand.points.get(k)]
+        if demand.inner or any(isinstance(demand.members[k], Recurrence)
+                               for k in demand.conditional):
+            return None  # a loop inside, or a value carried only in some trips: not compared
+        forced = demand.forced()
         nodes = demand.members
         if any(entry(nodes[k]).indexed or nondeterministic(nodes[k]) for k in forced):
             return None
         tracked = tuple((k, known_after_trip(demand, k)) for k in forced
                         if isinstance(nodes[k], Recurrence) and demand.prefix[k] is not None)
         stacked = any(demand.plan.nodes[o].kind is not LoopOutput.LAST_VALUE
-                      for o in demand.loop.outputs)
+                      for o in demand.outputs)
         return cls(demand, tracked, demand.window, stacked)
 
     @staticmethod
     def next_check(trips: int, count) -> int:
-        if count is not None:
-            return 2 * trips
-        return trips + 1 if trips < FIRST_CHECKS else trips + CHECK_EVERY
+        return 2 * trips if count is not None else trips + CHECK_EVERY
 
     def settled_at(self, memo, last_trip: int) -> Optional[int]:
         """After trip `last_trip` ran: the index m >= 1 whose state equals index m - 1's,

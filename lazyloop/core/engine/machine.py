@@ -18,11 +18,13 @@ import attrs
 from ..enums import LoopOutput
 from ..errors import LazyLoopError
 from ..fuel import DEFAULT_MAX_TRIPS
-from ..plan import LoopOut, Recurrence
+from ..plan import Recurrence
 from ..reference.machine import Machine
 from .batch import MAX_BATCH_BYTES
 from .compiled import HOT_TRIPS
-from .demand import demand_of
+from .demand import demand_of, why_not
+from .needed import outputs_to_compute
+from .root import force_root
 from .masked_steps import MasksNeeded
 from .schedule import Schedule
 
@@ -48,8 +50,20 @@ class EngineMachine(Machine):
         self.record = record  # tests: a list to collect (stream, index) the schedule forces
         self.log = log  # tests: a list given a `ScheduleRun` for every run that ended
         self._demands = {}
+        self.scheduled_loops = {}  # loop -> the demand its last run on a schedule followed
         self.masked_loops = set()  # loops whose schedule met an undefined value (masked_steps.py)
-        self._needed = None
+        self.why = readings_refused(self.readings)  # a reading the schedule does not run
+
+    def demand(self, nid, act=None, i=0):
+        """As the reference's, but a value outside loops is forced by a walk of its static
+        cone (`root.py`), without the driver where the cone is maps and projections."""
+        if act is None or act is self.root:
+            return force_root(self, nid)
+        return super().demand(nid, act, i)
+
+    def demand_by_driver(self, nid):
+        """A value outside loops forced by the reference's driver."""
+        return super().demand(nid, self.root, 0)
 
     def loop_output(self, node, act, i):
         """A loop's run on its schedule where it can (a loop nested in another gets a
@@ -60,40 +74,28 @@ class EngineMachine(Machine):
         return (yield from super().loop_output(node, act, i))
 
     def static_demand(self, loop):
-        """The loop's demand analysis when the schedule can run it exactly, else None."""
+        """The loop's demand analysis when the schedule can run it exactly -- for a loop
+        outside loops, or nested in a loop the reference runs -- else None (`reason` says
+        why)."""
         if loop not in self._demands:
             demand = None
-            if self.readings["A10"] == "lazy" and self.readings["A2"] == "guide" and \
-                    self.readings["A40"] == "count-first" and self.all_outputs_needed(loop):
-                demand = demand_of(self.plan, loop)
+            if not self.why:
+                outputs, _ = outputs_to_compute(self.plan, loop)
+                if outputs is not None:
+                    demand = demand_of(self.plan, loop, outputs)
             self._demands[loop] = demand
         return self._demands[loop]
 
-    def all_outputs_needed(self, loop):
-        """The schedule computes all of a loop's outputs at once: that is exact when every
-        evaluation needs them all -- a loop outside loops whose outputs the network's
-        outputs need whatever the values, or a nested loop with one output, whose run for
-        an outer element is made only when that output's element is needed."""
-        outputs = self.plan.loops[loop].outputs
-        if self.plan.loops[loop].parent is not None:
-            return len(outputs) == 1
-        return all(o in self.statically_needed() for o in outputs)
+    def reason(self, loop) -> str:
+        """Why `loop` is not run on a schedule (`static_demand` is None)."""
+        if self.why:
+            return self.why
+        outputs, why = outputs_to_compute(self.plan, loop)
+        return why or why_not(self.plan, loop, outputs)
 
-    def statically_needed(self):
-        """Root nodes every evaluation of the outputs forces, whatever the values."""
-        if self._needed is None:
-            needed, stack = set(), [nid for _, nid in self.plan.outputs]
-            while stack:
-                nid = stack.pop()
-                node = self.plan.nodes[nid]
-                if nid in needed or node.scope is not None:
-                    continue
-                needed.add(nid)
-                stack.extend(r for r in node.inputs() if r is not None)
-                if isinstance(node, LoopOut) and self.plan.loops[node.loop].count:
-                    stack.append(self.plan.loops[node.loop].count)
-            self._needed = needed
-        return self._needed
+    def ran(self, loop, path, n, engine=False):
+        """Record a run of `loop`, and which path made it (`paths`)."""
+        super().ran(loop, path, n, "engine" if engine else f"reference: {self.reason(loop)}")
 
     def fetch(self, nid, act, i):
         """A value outside a schedule's loop. A loop outside loops reads it through `demand`;
@@ -101,7 +103,8 @@ class EngineMachine(Machine):
         already computed and asks the driver for the others (`NeedsValue`): a chain of outer
         elements each needing the last never becomes a chain of Python calls (`stream/order`)."""
         if act.loop is None:
-            return self.demand(nid, act, i)
+            done = self.root.memo.get(nid)
+            return done[0] if done is not None else force_root(self, nid)
         where, k = self.locate(nid, act, i)
         memo = where.memo.get(nid)
         if memo is None or k not in memo:
@@ -132,7 +135,7 @@ class EngineMachine(Machine):
         if demand is None:
             return None
         n, values = self.schedule_values(demand, node, act, i)
-        self.ran(node.loop, act.path, n)
+        self.ran(node.loop, act.path, n, engine=True)
         result = None
         for out_id, value in values.items():
             out = self.plan.nodes[out_id]
@@ -144,14 +147,26 @@ class EngineMachine(Machine):
         return result
 
     def inner_output(self, outer, node, k):
-        """Element k of `node`, the one output of a loop nested in the loop `outer` runs:
-        that element's run of the inner loop, on a schedule of its own that reads the
-        enclosing loop's elements at k (`structure/nesting`)."""
+        """Element k of `node`, an output of a loop nested in the loop `outer` runs: that
+        element's run of the inner loop, on a schedule of its own that reads the enclosing
+        loop's elements at k (`structure/nesting`). The run computes every output of the
+        inner loop the enclosing demand needs at k (`Demand.runs`); the others are stored
+        in `outer` beside this one."""
         path = outer.path + ((outer.d.loop.name, k),)
-        demand = self.static_demand(node.loop)
+        outputs = outer.d.runs[node.loop]
+        demand = demand_of(self.plan, node.loop, outputs)
         n, values = self.schedule_values(demand, node, None, k, outer, path)
-        self.ran(node.loop, path, n)
-        return self.output_value(node, values[node.id], n, lambda: outer.get(node.length, k))
+        self.ran(node.loop, path, n, engine=True)
+        found = None
+        for out_id in sorted(outputs):
+            out = self.plan.nodes[out_id]
+            value = self.output_value(out, values[out_id], n,
+                                      lambda out=out: outer.get(out.length, k))
+            if out_id == node.id:
+                found = value
+            else:
+                outer.store(out_id, k, value)
+        return found
 
     def output_value(self, out, value, n, length):
         """A loop output after n trips: LAST_VALUE as it is; the elements stacked, to the
@@ -171,8 +186,10 @@ class EngineMachine(Machine):
                 nested = path if outer is not None else (
                     self.activation(node.loop, act, i).path if act.loop is not None else None)
                 record = NestedRecord(nested)
-            schedule = Schedule(demand, self, act, i, record=record,
-                                masked=node.loop in self.masked_loops, outer=outer, path=path)
+            self.scheduled_loops[node.loop] = demand
+            schedule = Schedule.take(demand, self, act, i, record=record,
+                                     masked=node.loop in self.masked_loops, outer=outer,
+                                     path=path)
             try:
                 n = schedule.run()
                 values = schedule.outputs(n)
@@ -213,6 +230,16 @@ class ScheduleRun:
     masked_batches: frozenset
     compiled: bool
     settled: bool = False
+
+
+def readings_refused(readings) -> str:
+    """The reading that keeps every loop on the reference ("" when none does): A10 "eager"
+    forces what no demand asks for; A2 "api-reference" and A40 "condition-first" read
+    elements the schedule does not order that way."""
+    for key, scheduled in (("A10", "lazy"), ("A2", "guide"), ("A40", "count-first")):
+        if readings[key] != scheduled:
+            return f"reading {key}={readings[key]}"
+    return ""
 
 
 class NeedsValue(BaseException):

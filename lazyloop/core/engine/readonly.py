@@ -15,13 +15,13 @@ stacks copies. Every other element -- one read by any other kernel -- is marked,
 """
 from __future__ import annotations
 
-from ..plan import Map, Recurrence
+from ..plan import IfOutput, Map, Recurrence
 from ..reference.steps import entry
 
 
 def unmarked_streams(demand) -> frozenset:
     """The loop's streams whose elements no possibly-writing kernel reads (derived once)."""
-    key = ("unmarked", demand.loop.name)
+    key = ("unmarked", demand.key)
     derived = demand.plan.derived
     if key not in derived:
         derived[key] = _unmarked(demand.members, demand.inner)
@@ -34,7 +34,8 @@ def _unmarked(members, inner=None) -> frozenset:
     inner = inner or {}
     readers = {k: [] for k in members}
     for nid, node in members.items():
-        for arg, _ in entry(node).reads(node):  # what its step reads (the step table)
+        step = entry(node)  # what its step reads (the step table), a branch included
+        for arg in [a for a, _ in step.reads(node)] + list(step.branches(node)):
             if arg in readers:
                 readers[arg].append(nid)
         for arg in inner.get(nid, ()):
@@ -44,9 +45,10 @@ def _unmarked(members, inner=None) -> frozenset:
         node = members[reader]
         return (isinstance(node, Map) and not node.kernel.reads_only) or reader in inner
 
-    def carries(reader):
+    def carries(reader):  # its element is the element it reads, itself
         node = members[reader]
-        return isinstance(node, Recurrence) or (isinstance(node, Map) and node.kernel.passes_input)
+        return isinstance(node, (Recurrence, IfOutput)) or (
+            isinstance(node, Map) and node.kernel.passes_input)
 
     marked = {k for k in members if any(writes(r) for r in readers[k])}
     changed = True

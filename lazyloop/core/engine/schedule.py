@@ -31,6 +31,7 @@ from ..enums import LoopOutput
 from ..errors import LazyLoopError
 from ..fuel import CLOCK_EVERY
 from ..plan import Recurrence
+from ..reference.machine import admitted_shapes, one_shape_streams
 from ..reference.rules import count_limit, while_holds
 from ..reference.steps import entry
 from ..types import TensorType
@@ -46,33 +47,70 @@ from .readonly import unmarked_streams
 _MISSING = object()
 
 
-class Schedule:
-    """Runs one activation of a static loop. `machine` supplies invariants and readings."""
+KEEP = 4  # schedules of one loop kept for later runs (`Schedule.take`)
 
-    def __init__(self, demand: Demand, machine, act, index, record=None, masked=False,
+
+def pool_of(demand, masked) -> list:
+    """The schedules of a loop kept with its plan for later runs, plain or masked."""
+    return demand.plan.derived.setdefault(("schedules", demand.key, masked), [])
+
+
+class Schedule:
+    """Runs one activation of a static loop. `machine` supplies invariants and readings.
+
+    What a run does not change -- the memo dictionaries, the bound steps, the compiled
+    trips bound to them -- is built once and kept with the plan (`take`, `release`): a
+    loop run again (another evaluation, another outer element) starts at once."""
+
+    def __init__(self, demand: Demand, machine, act=None, index=0, record=None, masked=False,
                  outer=None, path=None):
         self.d = demand
         self.masked = masked  # carries undefined masks (masked_steps.py)
-        self.m = machine
-        self.act = act
-        self.index = index
-        self.outer = outer  # the enclosing loop's schedule, when that loop is scheduled too
-        self.given_path = path
-        self.failures = {}  # (inner loop output, index) -> the error its run raised
+        self.failures = {}  # (inner loop, index) -> the error its run raised
         self.memo = {k: {} for k in demand.members}
         self.invariants = {}
         self.record = record
         self.check = machine.relaxed
         self.first_shape = {}
-        self.admitted = {}  # stream -> the shape its last checked element had
+        plan, one_shape = demand.plan, one_shape_streams(demand.plan)
+        # stream -> the shapes found to agree with its type (one run's, for a stacked stream)
+        self.shapes = {k: set() if k in one_shape else admitted_shapes(plan, k)
+                       for k, n in demand.members.items() if isinstance(n.type, TensorType)}
+        nodes = demand.plan.nodes
+        self.lists = {nodes[o].source: [] for o in demand.loop.outputs
+                      if o in demand.outputs and nodes[o].kind is not LoopOutput.LAST_VALUE}
+        self.bound = None  # the compiled trips bound to this schedule (compiled.py)
+        self.begin(machine, act, index, outer, path)
+        self.build_steps()
+        self.plain_steps = dict(self.steps)
+        self.phase_a, self.phase_b = demand.phases  # see Demand.phases
+
+    def begin(self, machine, act, index, outer=None, path=None):
+        """The state of one run: for the activation `act` at `index` (or the element `index`
+        of the enclosing loop's schedule `outer`)."""
+        self.m = machine
+        self.act = act
+        self.index = index
+        self.outer = outer  # the enclosing loop's schedule, when that loop is scheduled too
+        self.given_path = path
+        self.collected = dict(self.lists)  # CONCATENATE/REVERSE sources -> their elements
         self.batched = frozenset()  # streams whose elements come from a batch (batch.py)
         self.masked_batches = frozenset()  # those of them whose batch carries a mask
         self.compiled = False  # whether compiled trips ran (compiled.py)
         self.settled = False  # whether a fixed point ended it early (fixpoint.py)
-        self.collected = {machine.plan.nodes[o].source: [] for o in demand.loop.outputs
-                          if machine.plan.nodes[o].kind is not LoopOutput.LAST_VALUE}
-        self.build_steps()
-        self.phase_a, self.phase_b = demand.phases  # see Demand.phases
+        return self
+
+    @classmethod
+    def take(cls, demand, machine, act, index, record=None, masked=False, outer=None,
+             path=None):
+        """A schedule for one run: one kept from an earlier run of the loop, or a new one
+        (a run that records what it forces, for the tests, always gets a new one)."""
+        if record is None:
+            try:
+                return pool_of(demand, masked).pop().begin(machine, act, index, outer, path)
+            except IndexError:
+                pass
+        return cls(demand, machine, act, index, record, masked, outer, path)
 
     # -- values ---------------------------------------------------------------------------
     def invariant(self, ref):
@@ -97,14 +135,18 @@ class Schedule:
     def inner_element(self, node, k):
         """Element k of an inner loop's output: its run for this loop's element k. A run that
         failed is not made twice (the compiled trips hand a failed trip back to `run`)."""
-        failed = self.failures.get((node.id, k))
+        failed = self.failures.get((node.loop, k))
         if failed is not None:
             raise failed
         try:
             return self.m.inner_output(self, node, k)
         except LazyLoopError as error:
-            self.failures[(node.id, k)] = error
+            self.failures[(node.loop, k)] = error
             raise
+
+    def store(self, nid, k, value):
+        """Element k of member `nid`, made beside another (an inner run's other outputs)."""
+        return self.finishers[nid](k, value)
 
     @property
     def path(self):
@@ -131,9 +173,12 @@ class Schedule:
 
     def build_steps(self):
         """One closure per stream, bound once: element k from its inputs' elements."""
-        self.steps = {}
+        self.steps, self.finishers = {}, {}
         for nid, node in self.d.members.items():
             self.steps[nid] = self.step_for(nid, node)
+        self.raw = {nid: self.steps[nid] for nid in self.d.chains}
+        for nid in self.d.chains:
+            self.steps[nid] = self.chain_step(nid, self.raw[nid])
 
     def reader(self, ref):
         """A function k -> element k of `ref` (memo hit, forced now, or the invariant)."""
@@ -151,20 +196,49 @@ class Schedule:
 
     def invariant_reader(self, ref):
         """The invariant is fetched when first read (`stream/invariant`), then kept."""
-        cell = []
+        kept, invariant, missing = self.invariants, self.invariant, _MISSING
 
         def read(k):
-            if not cell:
-                cell.append(self.invariant(ref))
-            return cell[0]
+            value = kept.get(ref, missing)
+            return invariant(ref) if value is missing else value
         return read
+
+    def chain_step(self, nid, step):
+        """Element k of a chain (`branches.chains`, a cycle of streams forced only on
+        demand): the elements of the cycle it needs and no trip made yet are forced first,
+        from the deepest up, on an explicit stack (`stream/order`), as the reference forces
+        them; then its own, by its step."""
+        chain, members, memo = self.d.chains, self.d.members, self.memo
+
+        def needs(x, j):
+            node = members[x]
+            if isinstance(node, Recurrence):
+                return [(node.next, j - 1)] if j > 0 else []
+            return [(r, j + o) for r, o in entry(node).reads(node)]
+
+        def compute(k):
+            work = [(nid, k)]
+            while work:
+                x, j = work[-1]
+                if j in memo[x]:
+                    work.pop()
+                    continue
+                missing = [(r, i) for r, i in needs(x, j) if r in chain and i not in memo[r]]
+                if missing:
+                    work.extend(missing)
+                    continue
+                work.pop()
+                (step if x == nid else self.raw[x])(j)
+            return memo[nid][k]
+        return compute
 
     def step_for(self, nid, node):
         """Element k of a member: its kind's step in the step table, bound to this run."""
         step = entry(node).step
         if step is None:  # pragma: no cover -- Demand refuses every other kind
             raise NotStatic(repr(node))
-        return step(self, node, self.finisher(nid, node))
+        finish = self.finishers[nid] = self.finisher(nid, node)
+        return step(self, node, finish)
 
     def finisher(self, nid, node):
         """Store an element: read-only, memoised, checked in relaxed profiles, recorded."""
@@ -172,12 +246,12 @@ class Schedule:
         check = self.check and isinstance(node.type, TensorType)
         record = self.record
         ndarray = np.ndarray
-        dtype, shape = (node.type.dtype, node.type.shape) if check else (None, None)
+        dtype, shapes = (node.type.dtype, self.shapes[nid]) if check else (None, None)
         mark = nid not in unmarked_streams(self.d)  # stream/memo: only what a kernel could write
         if isinstance(node, Recurrence) and record is None:
             def carry(k, value):  # an element of another stream or an invariant: read-only
                 if check and (value.__class__ is not ndarray or value.dtype != dtype
-                              or value.shape != shape):
+                              or value.shape not in shapes):
                     self.check_element(node, value)
                 memo[k] = value
                 return value
@@ -185,7 +259,7 @@ class Schedule:
 
         def finish(k, value):
             if value.__class__ is ndarray:
-                if check and (value.dtype != dtype or value.shape != shape):
+                if check and (value.dtype != dtype or value.shape not in shapes):
                     self.check_element(node, value)
                 if mark:
                     value.flags.writeable = False
@@ -198,17 +272,19 @@ class Schedule:
         return finish
 
     def check_element(self, node, value):
-        """`structure/shapes`, cheaply when the element has the static type or the shape of
-        the stream's last checked element (the check depends on dtype and shape alone)."""
+        """`structure/shapes`, cheaply when the element has its stream's dtype and a shape
+        its type was found to admit (the check depends on dtype and shape alone); a stacked
+        stream admits, in one run, the first element's shape alone."""
         ty = node.type
         plain = isinstance(value, (np.ndarray, np.generic)) and value.dtype == ty.dtype
-        if plain and value.shape == self.admitted.get(node.id, ty.shape):
+        shapes = self.shapes[node.id]
+        if plain and value.shape in shapes:
             return
         shape = np.shape(split(value)[0])
         first = self.first_shape.setdefault(node.id, shape) if node.id in self.m.one_shape else None
         self.m.check_element(node, value, first)
         if plain:
-            self.admitted[node.id] = shape
+            shapes.add(shape)
 
     # -- the run ------------------------------------------------------------------------------
     def run(self):
@@ -231,7 +307,7 @@ class Schedule:
         max_trips = self.m.max_trips
         phase_a = [(self.memo[k], self.steps[k]) for k in self.phase_a]
         phase_b = [(self.memo[k], self.steps[k], self.d.certain[k]) for k in self.phase_b]
-        memos = list(self.memo.values())
+        memos = [m for k, m in self.memo.items() if k not in self.d.chains]  # chains: kept
         collected = list(self.collected.items())
         deferred = None
         stop = count  # laziness/fixed-point may lower it
@@ -282,6 +358,8 @@ class Schedule:
                 fuel.check_clock(loop, count, i)
         if deferred is not None:
             raise deferred
+        runs = self.d.plan.derived  # how many trips the loop ran on this plan (compiled.py)
+        runs[("trips run", self.d.key)] = runs.get(("trips run", self.d.key), 0) + i
         self.stopped = i  # the outputs are read here; past a fixed point, equal to trip n's
         self.settled = stop != count and i == stop  # laziness/fixed-point cut it short
         return count if self.settled else i
@@ -297,23 +375,42 @@ class Schedule:
         return until
 
     def release(self):
-        """Drop the elements still held, and the steps: their closures refer to the schedule,
-        a reference cycle that would keep it (and what it holds) until Python's cycle
-        collector runs -- one per run of an inner loop adds up."""
+        """After a run: drop the elements and invariants it held and keep the schedule for
+        a later run of the loop (at most KEEP per loop); a schedule not kept drops its steps
+        too -- their closures refer to the schedule, a reference cycle that would keep it
+        until Python's cycle collector runs (one per run of an inner loop adds up)."""
         for memo in self.memo.values():
             memo.clear()
+        for elements in self.lists.values():
+            elements.clear()
         self.invariants.clear()
-        self.steps.clear()
         self.failures.clear()
+        for k in self.first_shape:  # a stacked stream's shapes are checked run by run
+            self.shapes[k].clear()
+        self.first_shape.clear()
+        self.m = self.act = self.outer = self.given_path = self.collected = None
+        if self.batched:
+            self.steps.clear()
+            self.steps.update(self.plain_steps)
+        pool = pool_of(self.d, self.masked)
+        if self.record is None and len(pool) < KEEP:
+            pool.append(self)
+            return
+        self.steps.clear()
+        self.plain_steps.clear()
+        self.raw.clear()
+        self.finishers.clear()
+        self.bound = None
 
     def outputs(self, n):
         """Every output of the loop after it stopped at n trips: last values forced now,
         concatenations from the elements collected trip by trip."""
         result = {}
-        for out_id in self.d.loop.outputs:
+        for out_id in self.d.outputs:
             out = self.m.plan.nodes[out_id]
             if out.kind is LoopOutput.LAST_VALUE:
                 result[out_id] = self.get(out.source, min(n, self.stopped))
-            else:
-                result[out_id] = self.collected[out.source]
+            else:  # a batch as it is; elements collected trip by trip as a new list
+                found = self.collected[out.source]
+                result[out_id] = list(found) if type(found) is list else found
         return result

@@ -35,6 +35,9 @@ from .steps import STEPS
 
 FORCE = {kind: step.force for kind, step in STEPS.items()}  # each kind's reference step
 
+#: how a run of a loop in mode "reference" was made (`Machine.paths`)
+REFERENCE = 'reference: mode "reference"'
+
 @attrs.frozen
 class ForceEvent:
     """One element computed: stream `stream` of loop `loop` (None: outside loops) at `index`,
@@ -65,9 +68,36 @@ def one_shape_streams(plan):
     -- what CONCATENATE/REVERSE stack. Every other stream of a relaxed profile, recurrences
     (carried values) included, may change shape from trip to trip; each element is checked
     against the stream's type, which is a constraint (dtype, and rank and dims where known).
-    Under TensorRT every type is exact, so every stream has one shape."""
-    return frozenset(n.source for n in plan.nodes.values()
-                     if isinstance(n, LoopOut) and n.kind is not LoopOutput.LAST_VALUE)
+    Under TensorRT every type is exact, so every stream has one shape. Derived once per plan."""
+    key = ("one shape",)
+    if key not in plan.derived:
+        plan.derived[key] = frozenset(n.source for n in plan.nodes.values() if isinstance(
+            n, LoopOut) and n.kind is not LoopOutput.LAST_VALUE)
+    return plan.derived[key]
+
+
+def admitted_shapes(plan, nid) -> set:
+    """Shapes an array of stream `nid`'s dtype was found to agree with its type: an array of
+    one of them agrees too (`structure/shapes` depends on dtype and shape alone). Kept with
+    the plan; the static shape of a static type from the start."""
+    shapes = plan.derived.setdefault(("admitted shapes",), {})
+    found = shapes.get(nid)
+    if found is None:
+        ty = plan.nodes[nid].type
+        found = shapes[nid] = {ty.shape} if ty.is_static else set()
+    return found
+
+
+def with_trips(plan) -> dict:
+    """The plan's nodes, and for each loop the pseudo-node of its trip count (`Trips`);
+    derived once per plan."""
+    key = ("with trips",)
+    if key not in plan.derived:
+        nodes = dict(plan.nodes)
+        for name in plan.loops:
+            nodes[f"#trips:{name}"] = Trips(f"#trips:{name}", name, None, name)
+        plan.derived[key] = nodes
+    return plan.derived[key]
 
 
 class Machine:
@@ -78,9 +108,7 @@ class Machine:
     def __init__(self, plan: Plan, feeds, max_trips=DEFAULT_MAX_TRIPS, readings=None,
                  trace=None, max_seconds=None, keep_trips=True):
         self.plan = plan
-        self.nodes = dict(plan.nodes)
-        for name in plan.loops:
-            self.nodes[f"#trips:{name}"] = Trips(f"#trips:{name}", name, None, name)
+        self.nodes = with_trips(plan)  # read only
         self.feeds = feeds
         self.fuel = Fuel(max_trips, max_seconds)
         self.max_trips = self.fuel.max_trips
@@ -89,6 +117,7 @@ class Machine:
         # loop -> [(outer indices, n)] of every run, for `run`'s Evaluation (None: not kept,
         # so that `evaluate` holds nothing per run of an inner loop)
         self.trips = {name: [] for name in plan.loops} if keep_trips else None
+        self.paths = {}  # loop -> the path its runs took (`ran`)
         self.root = Activation(None, None, 0)
         self.one_shape = one_shape_streams(plan)
         self.relaxed = plan.profile != "tensorrt"
@@ -144,16 +173,25 @@ class Machine:
 
     def store(self, nid, act, i, value, asker=None):
         node = self.nodes[nid]
-        if self.relaxed and isinstance(node.type, TensorType):
+        ty = node.type
+        if self.relaxed and isinstance(ty, TensorType) and not (
+                value.__class__ is np.ndarray and value.dtype == ty.dtype
+                and value.shape in self.admitted(nid) and nid not in self.one_shape):
             earlier = act.memo.get(nid) if nid in self.one_shape else None
             first = np.shape(split(next(iter(earlier.values())))[0]) if earlier else None
             self.check_element(node, value, first)
+            if value.__class__ is np.ndarray:
+                self.admitted(nid).add(value.shape)
         if isinstance(value, np.ndarray):
             value.flags.writeable = False
         act.memo.setdefault(nid, {})[i] = value
         if self.trace is not None and not isinstance(node, Trips):
             self.trace.append(ForceEvent(act.loop, nid, i, tuple(ix for _, ix in act.path), asker))
         return value
+
+    def admitted(self, nid) -> set:
+        """`admitted_shapes` of stream `nid`."""
+        return admitted_shapes(self.plan, nid)
 
     def check_element(self, node, value, first_shape=None):
         """`structure/shapes`: every element agrees with the stream's type -- its dtype, and
@@ -183,11 +221,15 @@ class Machine:
             run = parent.children[key] = Activation(loop, parent, index)
         return run
 
-    def ran(self, loop, path, n):
-        """Record that an activation of `loop` ran n trips (A5 "refuse": refused at zero)."""
+    def ran(self, loop, path, n, how=REFERENCE):
+        """Record that an activation of `loop` ran n trips (A5 "refuse": refused at zero),
+        and `how`: "engine", or "reference: <why>" -- the first reason a run of the loop
+        took the reference, which `paths` keeps over "engine"."""
         rules.zero_trips_refused(loop, n, self.plan.profile, self.readings["A5"])
         if self.trips is not None:
             self.trips[loop].append((tuple(ix for _, ix in path), n))
+        if self.paths.get(loop, "engine") == "engine":
+            self.paths[loop] = how
 
     def force_everything(self, loop, act, n):
         """A10 reading "eager": every stream of the loop on every trip that ran."""

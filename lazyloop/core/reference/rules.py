@@ -190,11 +190,17 @@ def stack(node, elements, length, padding: str):
     else:
         values = [np.asarray(split(e)[0]) for e in elements]
         masks = [split(e)[1] for e in elements]
+    n = len(values)
+    whole = masks is True or isinstance(masks, list) and all(m is None for m in masks)
+    if whole and 0 < n == length and isinstance(ty, TensorType):  # no padding, all defined
+        out = np.stack(values) if isinstance(values, list) else np.array(values)
+        if out.dtype == ty.dtype:
+            out = out[::-1] if node.kind is LoopOutput.REVERSE else out
+            return np.ascontiguousarray(np.moveaxis(out, 0, node.axis) if node.axis else out)
     if len(values):
         elem_shape = np.shape(values[0])
     elem_shape = tuple(0 if d is None else d for d in elem_shape)
     dtype = ty.dtype if isinstance(ty, TensorType) else np.float32
-    n = len(values)
     out = filled((length,) + elem_shape, dtype)
     mask = np.zeros((length,) + elem_shape, bool)
     if n:
@@ -236,6 +242,18 @@ def condition_of(c):
     branch, whether it is defined)."""
     value, mask = split(c)
     return bool(np.asarray(value).reshape(-1)[0]), mask is None or bool(np.all(mask))
+
+
+def if_element(node, c, branch):
+    """An if-conditional's element from its condition's element `c`: the taken branch's
+    element, `branch(ref)` forcing it -- only that branch is forced (`laziness/dead`). An
+    undefined condition takes neither branch where the type is static: the element is wholly
+    undefined (else the raw value's branch, wholly undefined)."""
+    then, defined = condition_of(c)
+    if not defined and static_type(node):
+        return undefined_branch(node)
+    taken = branch(node.then if then else node.orelse)
+    return taken if defined else undefined_branch(node, taken)
 
 
 def undefined_branch(node, taken=None):

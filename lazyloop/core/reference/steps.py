@@ -5,6 +5,9 @@ An entry states, in one place, everything every evaluator needs to know about it
 * `reads(node)` -- the streams of its own loop its element i reads, as (node id, offset):
   element i + offset (a map reads its arguments at i, a recurrence its next value at i - 1).
   The engine's demand analysis and read-only marking follow these edges;
+* `branches(node)` -- the streams of which element i reads exactly *one*, chosen by what
+  it reads (an if-conditional's two branches, at i): the demand analysis forces them on
+  demand, never ahead;
 * `indexed` -- whether element i depends on i itself, not only on the elements it reads
   (an iterator's slice i): a loop forcing such a stream never reaches a fixed point;
 * `force(m, node, act, i)` -- the reference: a generator that `yield`s each element it
@@ -40,6 +43,9 @@ class Step:
     indexed = False
 
     def reads(self, node):
+        return ()
+
+    def branches(self, node):
         return ()
 
     def force(self, m, node, act, i):  # pragma: no cover -- every kind defines it
@@ -229,6 +235,12 @@ class IfStep(Step):
     (`laziness/dead`). An undefined condition takes neither branch where the type is static:
     the element is wholly undefined (else the raw value's branch, wholly undefined)."""
 
+    def reads(self, node):
+        return ((node.cond, 0),)
+
+    def branches(self, node):
+        return (node.then, node.orelse)
+
     def force(self, m, node, act, i):
         c = yield (node.cond, act, i)
         then, defined = rules.condition_of(c)
@@ -236,6 +248,26 @@ class IfStep(Step):
             return rules.undefined_branch(node)
         taken = yield ((node.then if then else node.orelse), act, i)
         return taken if defined else rules.undefined_branch(node, taken)
+
+    def step(self, s, node, finish):
+        cond, then, orelse = s.reader(node.cond), s.reader(node.then), s.reader(node.orelse)
+        if s.masked:  # the condition may be undefined: as `force` reads it
+            def compute(k):
+                return finish(k, rules.if_element(node, cond(k), lambda ref: (
+                    then if ref == node.then else orelse)(k)))
+            return compute
+
+        def compute(k):  # a defined condition: a bool of one element
+            return finish(k, then(k) if cond(k) else orelse(k))
+        return compute
+
+    def emit(self, e, depth, c, node, level, low=0):
+        j, v = f"j{level}", f"v{level}"
+        e.read(depth, node.cond, j, v, level)
+        e.emit(depth, f"if {v}:")
+        e.read(depth + 1, node.then, j, v, level)
+        e.emit(depth, "else:")
+        e.read(depth + 1, node.orelse, j, v, level)
 
 
 class TripsStep(Step):

@@ -1,0 +1,209 @@
+"""Values outside loops, forced in the reference's order without its driver.
+
+The reference machine forces every element through its driver: a generator per element,
+which yields what it needs and is resumed with it (`stream/order`). Outside loops, what a
+map, a projection, an input or a constant needs is known before anything runs: its
+arguments, left to right. So the engine forces a value outside loops by walking that static
+cone once, depth first, in the order the driver would reach each node (`root_order`),
+calling each map's kernel itself; an if-conditional's output forces its condition, then the
+taken branch, by the same walk; a loop output or an undefined value is forced by the driver,
+as the reference forces it, when the walk reaches it. The elements forced, their order and
+their values are the reference's (`laziness/dead`, `stream/map`).
+
+A value walked often (a lowered model evaluated again and again) is walked by one generated
+Python function, written once per plan from its order (`walk_source`, as the compiled trips
+are): each node's step in line, skipped when the node is forced already, its element stored
+as `Machine.store` stores one outside loops -- marked read-only, checked against its
+stream's type unless its dtype and shape are ones the type was found to admit
+(`structure/shapes`).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import LazyLoopError
+from ..plan import Const, IfOutput, Input, Map, Project
+from ..reference import rules
+from ..reference.machine import admitted_shapes
+from ..types import TensorType
+from ..undefined import Partial
+
+
+def root_order(plan, nid) -> tuple:
+    """The nodes outside loops that forcing `nid` forces through maps and projections, in
+    the order the reference's driver completes them (depth first, arguments left to right),
+    `nid` last; a node of another kind is a leaf, forced by the driver."""
+    done, order = set(), []
+    stack = [(nid, False)]
+    while stack:
+        k, expanded = stack.pop()
+        if k in done:
+            continue
+        node = plan.nodes[k]
+        if expanded or not isinstance(node, (Map, Project)):
+            done.add(k)
+            order.append(k)
+            continue
+        stack.append((k, True))
+        args = node.args if isinstance(node, Map) else (node.call,)
+        stack.extend((a, False) for a in reversed(args) if a is not None and a not in done)
+    return tuple(order)
+
+
+HOT_WALKS = 8  # a value's walk is compiled once it has been walked this many times
+
+
+def force_root(machine, nid):
+    """Element 0 of `nid`, a node outside loops, and what it needs, as the reference forces
+    them: by its compiled walk once the plan has walked it `HOT_WALKS` times (compiling
+    costs what a few dozen walks do), else node by node (`walk`)."""
+    memo = machine.root.memo
+    done = memo.get(nid)
+    if done is not None:
+        return done[0]
+    plan = machine.plan
+    key = ("root walk", nid)
+    walked = plan.derived.get(key, 0)
+    if walked.__class__ is int:
+        plan.derived[key] = walked + 1 if walked + 1 < HOT_WALKS else compile_walk(plan, nid)
+        walk(machine, root_order(plan, nid))
+    else:
+        walked(memo, machine)
+    return memo[nid][0]
+
+
+def walk(machine, order):
+    """The walk of `order` node by node: what the compiled walk does, each step by its
+    node's kind."""
+    memo, nodes = machine.root.memo, machine.plan.nodes
+    for k in order:
+        if k in memo:
+            continue
+        node = nodes[k]
+        if isinstance(node, Map):
+            args = [None if a is None else memo[a][0] for a in node.args]
+            try:
+                value = (rules.map_element(node, args) if any(
+                    a.__class__ is Partial for a in args) else node.fn(*args))
+            except LazyLoopError:
+                raise
+            except Exception as exc:  # as MapStep.force names it (`stream/map`)
+                raise rules.kernel_refused(node, 0, exc) from None
+        elif isinstance(node, Project):
+            value = memo[node.call][0][node.k]
+        elif isinstance(node, Input):
+            value = machine.feeds[k]
+        elif isinstance(node, Const):
+            value = node.value
+        elif isinstance(node, IfOutput):  # the condition, then the taken branch only
+            value = rules.if_element(node, force_root(machine, node.cond),
+                                     lambda ref: force_root(machine, ref))
+        else:  # a loop output, an undefined value: the driver forces it
+            machine.demand_by_driver(k)
+            continue
+        machine.store(k, machine.root, 0, value)
+
+
+class Walk:
+    """Writes the source of one value's walk (`walk_source`)."""
+
+    def __init__(self, plan, order):
+        self.plan, self.order = plan, order
+        self.ids = {k: c for c, k in enumerate(order)}
+        self.lines = []
+        self.constants = {}
+
+    def emit(self, depth, text):
+        self.lines.append("    " * depth + text)
+
+    def node(self, k, c):
+        """Node k (number c): its element into v, then stored."""
+        node = self.plan.nodes[k]
+        self.emit(1, f"if k{c} not in M:  # {k!r}")
+        if isinstance(node, Map):
+            names = []
+            for p, a in enumerate(node.args):
+                names.append(f"a{p}")
+                self.emit(2, f"a{p} = None" if a is None else f"a{p} = M[{self.key(a)}][0]")
+            partial = " or ".join(f"{n}.__class__ is P" for n, a in zip(names, node.args)
+                                  if a is not None) or "False"
+            self.emit(2, f"if {partial}:")
+            self.emit(3, f"v = MAPPED(N[{c}], [{', '.join(names)}])")
+            self.emit(2, "else:")
+            self.emit(3, "try:")
+            self.emit(4, f"v = F[{c}]({', '.join(names)})")
+            self.emit(3, "except LLE:")
+            self.emit(4, "raise")
+            self.emit(3, "except Exception as exc:  # as MapStep.force names it (stream/map)")
+            self.emit(4, f"raise REFUSED(N[{c}], 0, exc) from None")
+        elif isinstance(node, Project):
+            self.emit(2, f"v = M[{self.key(node.call)}][0][{node.k}]")
+        elif isinstance(node, Input):
+            self.emit(2, f"v = MACHINE.feeds[k{c}]")
+        elif isinstance(node, Const):
+            self.emit(2, f"v = N[{c}].value")
+        elif isinstance(node, IfOutput):  # the condition, then the taken branch only
+            self.emit(2, f"v = IF(N[{c}], ROOT(MACHINE, {self.key(node.cond)}), "
+                         "lambda ref: ROOT(MACHINE, ref))")
+        else:  # a loop output, an undefined value: the driver forces it
+            self.emit(2, f"MACHINE.demand_by_driver(k{c})")
+            return
+        self.store(node, c)
+
+    def key(self, ref):
+        return f"k{self.ids[ref]}" if ref in self.ids else f"KEY({ref!r})"
+
+    def store(self, node, c):
+        """`Machine.store` outside loops, without a trace, the usual case in line."""
+        ty = node.type
+        if not isinstance(ty, TensorType):
+            self.emit(2, f"MACHINE.store(k{c}, ROOT_ACT, 0, v)")
+            return
+        self.emit(2, f"if v.__class__ is ND and v.dtype == D[{c}] and v.shape in S[{c}]:")
+        self.emit(3, "v.flags.writeable = False")
+        self.emit(3, f"M[k{c}] = {{0: v}}")
+        self.emit(2, "else:")
+        self.emit(3, f"MACHINE.store(k{c}, ROOT_ACT, 0, v)")
+
+    def source(self) -> str:
+        for k, c in self.ids.items():
+            self.node(k, c)
+        body, self.lines = self.lines, []
+        self.emit(0, "def bind(K, N, F, D, S):")
+        if self.ids:
+            self.emit(1, f"[{', '.join(f'k{c}' for c in self.ids.values())},] = K")
+        self.emit(1, "def walk(M, MACHINE):")
+        self.emit(2, "ROOT_ACT = MACHINE.root")
+        self.lines.extend("    " + line for line in body)
+        self.emit(1, "return walk")
+        return "\n".join(self.lines) + "\n"
+
+
+def walk_source(plan, nid) -> str:
+    """The generated walk of `nid`, as text."""
+    return Walk(plan, root_order(plan, nid)).source()
+
+
+def compile_walk(plan, nid):
+    """The walk of `nid` as a function walk(root memo, machine), compiled once per plan."""
+    order = root_order(plan, nid)
+    text = walk_source(plan, nid)
+    scope = {"P": Partial, "ND": np.ndarray, "LLE": LazyLoopError, "MAPPED": rules.map_element,
+             "REFUSED": rules.kernel_refused, "IF": rules.if_element, "ROOT": force_root,
+             "KEY": lambda ref: ref}
+    exec(compile(text, f"<walk of {nid}>", "exec"), scope)  # noqa: S102
+    nodes = [plan.nodes[k] for k in order]
+    relaxed = plan.profile != "tensorrt"
+    return scope["bind"](
+        list(order), nodes, [getattr(n, "fn", None) for n in nodes],
+        [getattr(n.type, "dtype", None) for n in nodes],
+        [(admitted_shapes(plan, k) if relaxed else AnyShape()) if isinstance(
+            n.type, TensorType) else None for k, n in zip(order, nodes)])
+
+
+class AnyShape:
+    """Under the TensorRT profile every element is checked when its layer is built: any
+    shape passes here (`Machine.store` checks nothing either)."""
+
+    def __contains__(self, shape):
+        return True

@@ -1,0 +1,186 @@
+"""ONNX kernels that move, pick or sum array elements, bound straight to numpy (rule
+`onnx/node`).
+
+For the ops below, ONNX's reference kernel is one numpy call (`np.reshape`, `np.expand_dims`,
+`np.squeeze`, `np.take`, `np.concatenate`, `np.where`, `np.sum`, `np.array(x.shape)`, a
+product by `np.ones`, `np.arange`)
+behind a few layers of dispatch and argument handling. Here the same call is made directly,
+for the common case the reference reads the same way -- the attribute values the node has,
+inputs that are plain arrays of the expected kinds -- and anything else (another case, numpy
+raising) is handed to the reference kernel's bound call, so that the value or the error is
+exactly the reference's (`numpy_kernels.py` does the same for elementwise ops). `ARRAY_OPS`
+maps an op type and input count to the function that binds it, given the node's attributes
+as the reference kernel resolved them and its slow call.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+_ndarray = np.ndarray
+_index_types = (np.ndarray, np.integer)
+
+
+def reshape(attributes, slow):
+    """Reshape: `np.reshape(data, shape)` when the shape holds no 0 (which, unless allowzero
+    is set, copies the input's dimension)."""
+    allowzero = attributes.get("allowzero", 0) == 1
+
+    def single(data, shape):
+        if (type(data) is _ndarray and type(shape) is _ndarray and shape.ndim == 1
+                and shape.dtype == np.int64 and (allowzero or shape.all())):
+            try:
+                return np.reshape(data, shape)
+            except Exception:  # noqa: BLE001 -- the reference kernel reports it
+                pass
+        return slow(data, shape)[0]
+    return single
+
+
+def unsqueeze(attributes, slow):
+    """Unsqueeze (axes as an input): `np.expand_dims(data, tuple(axes))`, or for 0-D axes
+    `np.expand_dims(data, axes)`."""
+    def single(data, axes):
+        if type(data) is _ndarray and type(axes) is _ndarray and axes.ndim <= 1:
+            try:
+                return np.expand_dims(data, axis=tuple(axes) if axes.ndim else axes)
+            except Exception:  # noqa: BLE001
+                pass
+        return slow(data, axes)[0]
+    return single
+
+
+def expand(attributes, slow):
+    """Expand: `data * np.ones(shape, dtype=data.dtype)`."""
+    def single(data, shape):
+        if type(data) is _ndarray and type(shape) is _ndarray and shape.dtype == np.int64:
+            try:
+                return data * np.ones(shape, dtype=data.dtype)
+            except Exception:  # noqa: BLE001
+                pass
+        return slow(data, shape)[0]
+    return single
+
+
+def arange(attributes, slow):
+    """Range: `np.arange(start, limit, delta)` in the start's dtype (not float16 or
+    bfloat16, which the reference computes in its stash type)."""
+    def single(start, limit, delta):
+        if (type(start) is _ndarray and type(limit) is _ndarray and type(delta) is _ndarray
+                and start.dtype.kind in "iuf" and start.dtype != np.float16):
+            try:
+                return np.arange(start.item(), limit.item(), delta.item()).astype(start.dtype)
+            except Exception:  # noqa: BLE001
+                pass
+        return slow(start, limit, delta)[0]
+    return single
+
+
+def squeeze(attributes, slow):
+    """Squeeze (axes as an input): `np.squeeze(data, tuple(axes))`."""
+    def single(data, axes):
+        if type(data) is _ndarray and type(axes) is _ndarray and axes.ndim == 1:
+            try:
+                return np.squeeze(data, axis=tuple(axes))
+            except Exception:  # noqa: BLE001
+                pass
+        return slow(data, axes)[0]
+    return single
+
+
+def gather(attributes, slow):
+    """Gather: `np.take(x, indices, axis)`, the indices an array or a numpy integer (a Loop's
+    iteration number is one); a scalar result made a 0-D array, as the bound reference
+    kernel makes it."""
+    axis = attributes.get("axis", 0)
+
+    def single(x, indices):
+        if (type(x) is _ndarray and isinstance(indices, _index_types)
+                and indices.dtype.kind == "i"):
+            try:
+                r = np.take(x, indices, axis=axis)
+            except Exception:  # noqa: BLE001
+                return slow(x, indices)[0]
+            return r if type(r) is _ndarray else np.array(r)
+        return slow(x, indices)[0]
+    return single
+
+
+def concat(attributes, slow):
+    """Concat: `np.concatenate(args, axis)`, every input of rank >= 1 with the axis in range
+    (the reference refuses the others itself)."""
+    axis = attributes.get("axis")
+
+    def single(*args):
+        if isinstance(axis, int) and all(type(a) is _ndarray and -a.ndim <= axis < a.ndim
+                                         for a in args):
+            try:
+                return np.concatenate(args, axis)
+            except Exception:  # noqa: BLE001
+                pass
+        return slow(*args)[0]
+    return single
+
+
+def where(attributes, slow):
+    """Where: `np.where(condition, x, y)` for x and y of one numeric dtype."""
+    def single(condition, x, y):
+        if (type(condition) is _ndarray and type(x) is _ndarray and type(y) is _ndarray
+                and x.dtype == y.dtype and x.dtype.kind in "biuf"):
+            try:
+                r = np.where(condition, x, y)
+            except Exception:  # noqa: BLE001
+                return slow(condition, x, y)[0]
+            return r if r.dtype == x.dtype else r.astype(x.dtype)
+        return slow(condition, x, y)[0]
+    return single
+
+
+def reduce_sum(attributes, slow):
+    """ReduceSum (axes as an input, opset 13 on): `np.sum(x, axes, keepdims, dtype=x.dtype)`,
+    the axes read as the reference reads them (none or empty: all, or none with
+    noop_with_empty_axes); a 0-D sum made an array."""
+    if "axes" in attributes:  # ReduceSum 1 and 11: axes as an attribute
+        return None
+    keepdims, noop = attributes.get("keepdims", 1), attributes.get("noop_with_empty_axes", 0)
+
+    def single(x, axes=None):
+        if type(x) is _ndarray and x.dtype.kind in "iuf" and (
+                axes is None or type(axes) is _ndarray and axes.ndim == 1):
+            if axes is None or axes.shape[0] == 0:
+                axis = () if noop else None
+            else:
+                axis = tuple(axes.tolist())
+            try:
+                r = np.sum(x, axis=axis, keepdims=keepdims, dtype=x.dtype)
+            except Exception:  # noqa: BLE001
+                return slow(x)[0] if axes is None else slow(x, axes)[0]
+            return r if type(r) is _ndarray else np.array(r)
+        return slow(x)[0] if axes is None else slow(x, axes)[0]
+    return single
+
+
+def shape(attributes, slow):
+    """Shape with no start or end: `np.array(x.shape, dtype=int64)`."""
+    if attributes.get("start", 0) not in (0, None) or attributes.get("end") is not None:
+        return None
+
+    def single(x):
+        if type(x) is _ndarray:
+            return np.array(x.shape, dtype=np.int64)
+        return slow(x)[0]
+    return single
+
+
+#: (op type, number of inputs) -> binder(attributes, slow) -> one-value function or None
+ARRAY_OPS = {("Reshape", 2): reshape, ("Unsqueeze", 2): unsqueeze, ("Squeeze", 2): squeeze,
+             ("Expand", 2): expand, ("Range", 3): arange,
+             ("Gather", 2): gather, ("Where", 3): where, ("ReduceSum", 1): reduce_sum,
+             ("ReduceSum", 2): reduce_sum, ("Shape", 1): shape}
+
+
+def array_kernel(op_type: str, arity: int, attributes: dict, slow):
+    """The direct one-value function of a node, or None."""
+    if op_type == "Concat" and arity >= 1:
+        return concat(attributes, slow)
+    binder = ARRAY_OPS.get((op_type, arity))
+    return None if binder is None else binder(attributes, slow)
