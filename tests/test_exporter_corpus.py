@@ -186,8 +186,6 @@ def test_which_path_ran_every_corpus_loop():
     # rule: laziness/modes -- `run`'s paths say, per loop, "engine" or "reference: <why>"
     met, loops = {}, 0
     for case in CASES:
-        if case in NEEDS:
-            continue
         path, feeds, _, meta = load(case)
         ran = lo.run(path, feeds, readings=meta["readings"] or None).paths
         loops += len(ran)
@@ -208,7 +206,7 @@ def test_the_reference_mode_says_so_for_every_loop():
 # rule: laziness/modes, laziness/dead -- every corpus model in every mode: the reference's
 # outputs and masks, and in each loop the engine ran, exactly the elements the reference
 # forced (with the outer indices of their run), each once (stream/memo)
-@pytest.mark.parametrize("case", [c for c in CASES if c not in NEEDS])
+@pytest.mark.parametrize("case", CASES)
 def test_every_mode_gives_the_reference_answer_on_the_corpus(case):
     from lazyloop.core.evaluate import MODES
     from nets import on_engine
