@@ -1,5 +1,5 @@
-"""The committed seed-0 campaign cases (findings/cases-BACKEND-seed0.tar.gz), unpacked once
-per test session, and each case folder as a subject lazyloop's tester can check again."""
+"""The committed campaign cases (findings/cases-BACKEND-seedS.tar.gz), unpacked once per test
+session, and each case folder as a subject lazyloop's tester can check again."""
 import os
 import tarfile
 
@@ -8,21 +8,28 @@ import numpy as np
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FINDINGS = os.path.join(ROOT, "findings")
 BACKENDS = ("onnxruntime", "onnx-reference", "openvino", "tract")
+SEEDS = (0, 7)
 PACKAGES = {"onnxruntime": "onnxruntime", "onnx-reference": "onnx", "openvino": "openvino",
             "tract": "tract"}
 
 
-def unpack(backend: str, into: str) -> str:
-    """The folder holding BACKEND/case_* (unpacked under `into` on first use)."""
-    folder = os.path.join(into, backend)
+def out_folder(backend: str, seed: int) -> str:
+    """The campaign's --out folder: BACKEND for seed 0 (as the first reports), BACKEND-seedS
+    for the others."""
+    return backend if seed == 0 else f"{backend}-seed{seed}"
+
+
+def unpack(backend: str, into: str, seed: int = 0) -> str:
+    """The folder holding the campaign's case_* (unpacked under `into` on first use)."""
+    folder = os.path.join(into, out_folder(backend, seed))
     if not os.path.isdir(folder):
-        with tarfile.open(os.path.join(FINDINGS, f"cases-{backend}-seed0.tar.gz")) as tar:
+        with tarfile.open(os.path.join(FINDINGS, f"cases-{backend}-seed{seed}.tar.gz")) as tar:
             tar.extractall(into, filter="data")
     return folder
 
 
-def cases(backend: str, into: str) -> list:
-    folder = unpack(backend, into)
+def cases(backend: str, into: str, seed: int = 0) -> list:
+    folder = unpack(backend, into, seed)
     return sorted(os.path.join(folder, c) for c in os.listdir(folder) if c.startswith("case_"))
 
 

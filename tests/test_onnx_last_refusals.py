@@ -280,7 +280,7 @@ def test_a_float_mod_with_fmod_1_and_the_floor_mod_of_mod_28_run():
     np.testing.assert_array_equal(ints, [-4 % 3, 7 % -3, 5 % 2])
 
 
-# -- NonMaxSuppression with 0-D limits (REF-9) ---------------------------------------------
+# -- NonMaxSuppression with 0-D limits (REF-10) ---------------------------------------------
 
 def non_max_suppression(limit_shape):
     """NonMaxSuppression of three boxes (the first two overlap: IoU 1/3 > 0.25) with
@@ -301,7 +301,7 @@ NMS_FEEDS = {"boxes": np.array([[[0, 0, 1, 1], [0, 0.5, 1, 1.5], [0, 3, 1, 4]]],
              "scores": np.array([[[0.9, 0.8, 0.7]]], F32)}
 
 
-# rule: onnx/node -- REF-9: the reference kernel fails on 0-D limits (the text's scalars);
+# rule: onnx/node -- REF-10: the reference kernel fails on 0-D limits (the text's scalars);
 # lazyloop gives them to it as [1]: boxes 0 and 2 are kept (box 1 overlaps box 0), as
 # onnxruntime gives
 def test_non_max_suppression_with_scalar_limits():
@@ -316,7 +316,7 @@ def test_non_max_suppression_with_scalar_limits():
     np.testing.assert_array_equal(lo.evaluate(non_max_suppression([1]), NMS_FEEDS)["y"], want)
 
 
-# rule: onnx/node -- REF-9 stays out of the schema-body generator: no 0-D limit is drawn
+# rule: onnx/node -- REF-10 stays out of the schema-body generator: no 0-D limit is drawn
 def test_the_generator_never_draws_non_max_suppression_with_scalar_limits():
     pytest.importorskip("hypothesis")
     from lazyloop.strategies import onnx_op_search as search

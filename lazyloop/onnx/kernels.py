@@ -102,7 +102,7 @@ def sequence_insert_kernel(seq, tensor, position=None):
 def scalar_limits_as_vectors(fn: Callable) -> Callable:
     """NonMaxSuppression with its limits (max_output_boxes_per_class, iou_threshold,
     score_threshold: scalars by the operator's text) handed to the reference kernel as `[1]`:
-    the kernel reads element 0 of each and fails on a 0-D one (spec/50, REF-9)."""
+    the kernel reads element 0 of each and fails on a 0-D one (spec/50, REF-10)."""
     def call(*args):
         return fn(*[np.reshape(a, (1,)) if k >= 2 and isinstance(a, _ndarray) and a.ndim == 0
                     else a for k, a in enumerate(args)])
