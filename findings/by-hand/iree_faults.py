@@ -3,37 +3,19 @@ lazyloop: a model built by hand, run on IREE (`iree_run.py`: iree-import-onnx, l
 iree.runtime) and on onnxruntime, beside the answer computed by hand with numpy.
 Needs numpy, onnx, onnxruntime, iree-base-compiler and iree-base-runtime."""
 import numpy as np
-import onnx
 import onnxruntime as ort
 from onnx import TensorProto as T
 from onnx import helper as h
 
+from common import model, on_ort, shown
+from common import value as v
 from iree_run import iree_run
 
 F = T.FLOAT
 
 
-def v(name, elem, shape):
-    return h.make_tensor_value_info(name, elem, shape)
-
-
 def const(name, x):
     return h.make_node("Constant", [], [name], value=h.make_tensor(name + "_v", F, [], [x]))
-
-
-def model(nodes, inputs, outputs, opset):
-    m = h.make_model(h.make_graph(nodes, "main", inputs, outputs),
-                     opset_imports=[h.make_opsetid("", opset)])
-    onnx.checker.check_model(m)
-    return m
-
-
-def on_ort(m, feeds):
-    try:
-        s = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
-        return s.run(None, dict(zip([i.name for i in m.graph.input], feeds)))
-    except Exception as exc:
-        return f"{type(exc).__name__}: {str(exc).splitlines()[0][:120]}"
 
 
 def scan_identity(n, **attrs):
@@ -151,10 +133,6 @@ def iree_8():
               [v("s0", F, [2]), v("x", F, [2, 0])], [v("s_final", F, [2])], 11)
     s0 = np.array([1.5, 2], np.float32)
     return m, [s0, np.zeros([2, 0], np.float32)], [s0]
-
-
-def shown(result):
-    return result if isinstance(result, str) else [np.asarray(r).tolist() for r in result]
 
 
 if __name__ == "__main__":

@@ -3,40 +3,22 @@ lazyloop: a model built by hand, run on MNN (`mnn_run.py`: its converter, then i
 API) and on onnxruntime, beside the answer computed by hand.
 Needs numpy, onnx, onnxruntime and mnn."""
 import numpy as np
-import onnx
 import onnxruntime as ort
 from onnx import TensorProto as T
 from onnx import helper as h
 
+from common import model, on_ort, one_line, shown
+from common import value as v
 from mnn_run import mnn_run
 
 F = T.FLOAT
-
-
-def v(name, elem, shape):
-    return h.make_tensor_value_info(name, elem, shape)
-
-
-def model(nodes, inputs, outputs, opset, inits=()):
-    m = h.make_model(h.make_graph(nodes, "main", inputs, outputs, initializer=list(inits)),
-                     opset_imports=[h.make_opsetid("", opset)])
-    onnx.checker.check_model(m)
-    return m
-
-
-def on_ort(m, feeds):
-    try:
-        s = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
-        return s.run(None, dict(zip([i.name for i in m.graph.input], feeds)))
-    except Exception as exc:
-        return f"{type(exc).__name__}: {str(exc).splitlines()[0][:120]}"
 
 
 def on_mnn(m, feeds):
     try:
         return mnn_run(m, feeds)
     except Exception as exc:
-        return f"{type(exc).__name__}: {str(exc).splitlines()[0][:120]}"
+        return one_line(exc)
 
 
 def counted_loop(body_nodes, body_outputs, outputs, m=2):
@@ -73,11 +55,6 @@ def mnn_2():
               [], [v("y_stacked", T.INT64, [None, 0])], 21,
               inits=[h.make_tensor("c", F, [2], [0.0, 0.0])])
     return m, [], [np.zeros([1, 0], np.int64)]
-
-
-def shown(result):
-    return result if isinstance(result, str) else \
-        [f"{np.asarray(r).dtype}{list(np.shape(r))} {np.asarray(r).tolist()}" for r in result]
 
 
 if __name__ == "__main__":

@@ -10,7 +10,6 @@ import numpy as np
 import onnx
 
 sys.modules["MNN.tools"] = None  # never import the wrapper
-import MNN  # noqa: E402
 import MNN.expr as F  # noqa: E402
 import MNN.nn as nn  # noqa: E402
 import _tools  # noqa: E402

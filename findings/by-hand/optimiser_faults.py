@@ -1,21 +1,82 @@
-"""The distinct faults of onnxsim (spec/50, "Engines users deploy"), shown without
-lazyloop: the model built by hand, simplified with `onnxsim.simplify`, run on onnxruntime
-before and after. (onnxslim's: onnxslim_faults.py; onnxoptimizer showed none of its own.)
-Needs numpy, onnx, onnxruntime and onnxsim."""
+"""The distinct faults of the graph optimisers (spec/50, "Engines users deploy"), each shown
+without lazyloop: the model built by hand, optimised with the tool's Python API and
+defaults (`onnxslim.slim`, `onnxsim.simplify`), run on onnxruntime before and after.
+onnxoptimizer showed no fault of its own. Needs numpy, onnx, onnxruntime, onnxslim and
+onnxsim. Prints two lines per fault."""
 import numpy as np
 import onnx
-import onnxruntime as ort
+import onnxslim
 import onnxsim
 from onnx import TensorProto as T
 from onnx import helper as h
 
+from common import on_ort, one_line, shown, value
 
-def run(model, feeds):
+
+def optimised(tool, model):
     try:
-        session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
-        return [r.tolist() for r in session.run(None, feeds)]
+        return onnxslim.slim(model) if tool == "onnxslim" else onnxsim.simplify(model)[0]
     except Exception as exc:
-        return f"{type(exc).__name__}: {str(exc).splitlines()[0][:160]}"
+        return f"{tool} raised {one_line(exc)}"
+
+
+def const(name, elem, shape, vals):
+    return h.make_node("Constant", [], [name], value=h.make_tensor(name + "_v", elem, shape, vals))
+
+
+def slim_1():
+    """A declared input no node reads is removed: a caller feeding the model as declared is
+    refused ("Invalid input name")."""
+    body = h.make_graph([h.make_node("Cast", ["i"], ["i_f"], to=T.FLOAT)], "body",
+                        [value("i", T.INT64, []), value("c", T.BOOL, [])],
+                        [value("c", T.BOOL, []), value("i_f", T.FLOAT, [])])
+    graph = h.make_graph([const("M", T.INT64, [], [0]),
+                          h.make_node("Loop", ["M", ""], ["s"], body=body)], "g",
+                         [value("w", T.FLOAT, [])], [value("s", T.FLOAT, [None])])
+    model = h.make_model(graph, opset_imports=[h.make_opsetid("", 16)])
+    feeds = {"w": np.array(1, np.float32)}
+    return model, feeds
+
+
+def slim_2():
+    """IR version 3, a Scan 8 body's Constant becomes a body initializer that is not also a
+    body input, as IR versions below 4 require: the checker and onnxruntime refuse it."""
+    body = h.make_graph([const("two", T.FLOAT, [], [2.0]), h.make_node("Mul", ["e", "two"], ["o"])],
+                        "body", [value("e", T.FLOAT, [2])], [value("o", T.FLOAT, [2])])
+    graph = h.make_graph([h.make_node("Scan", ["", "x"], ["y"], body=body, num_scan_inputs=1)],
+                         "g", [value("x", T.FLOAT, [1, 1, 2])], [value("y", T.FLOAT, [1, 1, 2])])
+    model = h.make_model(graph, opset_imports=[h.make_opsetid("", 8)], ir_version=3)
+    return model, {"x": np.array([[[1, 2]]], np.float32)}
+
+
+def slim_3():
+    """A Loop carrying an optional: onnxslim's exporter raises UnboundLocalError."""
+    opt = h.make_optional_type_proto(h.make_tensor_type_proto(T.FLOAT, []))
+    body = h.make_graph([h.make_node("Identity", ["o_in"], ["o_out"])], "body",
+                        [value("i", T.INT64, []), value("c", T.BOOL, []),
+                         h.make_value_info("o_in", opt)],
+                        [value("c", T.BOOL, []), h.make_value_info("o_out", opt)])
+    graph = h.make_graph([const("M", T.INT64, [], [0]),
+                          h.make_node("Optional", [], ["o0"],
+                                      type=h.make_tensor_type_proto(T.FLOAT, [])),
+                          h.make_node("Loop", ["M", "", "o0"], ["o"], body=body),
+                          h.make_node("OptionalHasElement", ["o"], ["has"])], "g",
+                         [], [value("has", T.BOOL, [])])
+    return h.make_model(graph, opset_imports=[h.make_opsetid("", 16)]), {}
+
+
+def slim_4():
+    """An If branch's `Constant value_float` becomes a float64 initializer: the branch's
+    float output turns double and onnxruntime refuses the model (type inference)."""
+    then = h.make_graph([h.make_node("Constant", [], ["t"], value_float=0.5),
+                         h.make_node("Identity", ["t"], ["y_then"])], "then", [],
+                        [value("y_then", T.FLOAT, [])])
+    other = h.make_graph([const("y_else", T.FLOAT, [], [0.0])], "else", [],
+                         [value("y_else", T.FLOAT, [])])
+    graph = h.make_graph([h.make_node("If", ["flag"], ["y"], then_branch=then, else_branch=other)],
+                         "g", [value("flag", T.BOOL, [])], [value("y", T.FLOAT, [])])
+    model = h.make_model(graph, opset_imports=[h.make_opsetid("", 21)])
+    return model, {"flag": np.array(True)}
 
 
 def sim_1():
@@ -38,11 +99,19 @@ def sim_1():
 
 
 if __name__ == "__main__":
-    print("onnxsim", onnxsim.__version__, "onnxruntime", ort.__version__)
-    model, feeds = sim_1()
-    onnx.checker.check_model(model)
-    simplified, _ = onnxsim.simplify(model)
-    print("SIM-1: inputs", [i.name for i in model.graph.input], "->",
-          [i.name for i in simplified.graph.input])
-    print("SIM-1: original on onnxruntime:", run(model, feeds))
-    print("SIM-1: simplified on onnxruntime:", run(simplified, feeds))
+    from importlib.metadata import version
+    print("onnxslim", version("onnxslim"), "onnxsim", version("onnxsim"),
+          "onnxruntime", version("onnxruntime"))
+    for name, tool, make in [("SLIM-1", "onnxslim", slim_1), ("SLIM-2", "onnxslim", slim_2),
+                             ("SLIM-3", "onnxslim", slim_3), ("SLIM-4", "onnxslim", slim_4),
+                             ("SIM-1", "onnxsim", sim_1)]:
+        model, feeds = make()
+        onnx.checker.check_model(model)
+        after = optimised(tool, model)
+        print(f"{name}: original on onnxruntime: {shown(on_ort(model, feeds))}")
+        if not isinstance(after, str):
+            print(f"{name}: inputs {[i.name for i in model.graph.input]} -> "
+                  f"{[i.name for i in after.graph.input]}; optimised on onnxruntime: "
+                  f"{shown(on_ort(after, feeds))}")
+        else:
+            print(f"{name}: {after}")
