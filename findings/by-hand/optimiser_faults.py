@@ -79,6 +79,19 @@ def slim_4():
     return model, {"flag": np.array(True)}
 
 
+def slim_5():
+    """The 29-node model lazyloop's reducer left (`slim5_model.onnx`, from onnxslim seed 7's
+    `case_012`; no smaller model made by hand shows it): a Loop whose condition folds to
+    false, its scan output read only by a Pad that onnxslim folds. The slimmed Loop node
+    keeps one output where its body still gives a carried value and a scan output:
+    onnxruntime refuses it ("returned type information for 3 outputs. Expected 2")."""
+    import os
+    model = onnx.load(os.path.join(os.path.dirname(os.path.abspath(__file__)), "slim5_model.onnx"))
+    x = np.array([[[-1.9492873], [-0.6057677]], [[0.6397592], [-0.1773561]], [[-1.8639145], [0]]],
+                 np.float32)
+    return model, {"x0": x}
+
+
 def sim_1():
     """A Loop of zero trips (M a constant 0) whose body passes its carried value through:
     onnxsim folds the Loop away and renames the graph's input `v0` after the Loop's output
@@ -104,6 +117,7 @@ if __name__ == "__main__":
           "onnxruntime", version("onnxruntime"))
     for name, tool, make in [("SLIM-1", "onnxslim", slim_1), ("SLIM-2", "onnxslim", slim_2),
                              ("SLIM-3", "onnxslim", slim_3), ("SLIM-4", "onnxslim", slim_4),
+                             ("SLIM-5", "onnxslim", slim_5),
                              ("SIM-1", "onnxsim", sim_1)]:
         model, feeds = make()
         onnx.checker.check_model(model)
