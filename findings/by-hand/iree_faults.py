@@ -110,6 +110,22 @@ def iree_6():
         [np.array(-1, np.float32)]
 
 
+def iree_9():
+    """A Loop(M = 5, cond = constant true) whose body's condition turns false after the
+    second trip (i + 1 < 2): two trips halve 1 to 0.25; IREE runs all five (0.03125)."""
+    body = h.make_graph([h.make_node("Constant", [], ["one"], value=h.make_tensor("o", T.INT64, [], [1])),
+                         h.make_node("Constant", [], ["stop"], value=h.make_tensor("s", T.INT64, [], [2])),
+                         h.make_node("Add", ["i", "one"], ["i1"]),
+                         h.make_node("Less", ["i1", "stop"], ["c_out"]),
+                         const("half", 0.5), h.make_node("Mul", ["a", "half"], ["a_next"])], "body",
+                        [v("i", T.INT64, []), v("c", T.BOOL, []), v("a", F, [])],
+                        [v("c_out", T.BOOL, []), v("a_next", F, [])])
+    m = model([h.make_node("Constant", [], ["cond"], value=h.make_tensor("cv", T.BOOL, [], [True])),
+               h.make_node("Loop", ["M", "cond", "a0"], ["a_final"], body=body)],
+              [v("M", T.INT64, []), v("a0", F, [])], [v("a_final", F, [])], 19)
+    return m, [np.array(5, np.int64), np.array(1, np.float32)], [np.array(0.25, np.float32)]
+
+
 def iree_7():
     """scan_output_axes = [1]: the stacked output is the elements side by side (x
     transposed); IREE gives zeros."""
@@ -140,7 +156,7 @@ if __name__ == "__main__":
     print("iree-base-compiler", version("iree-base-compiler"), "onnxruntime", ort.__version__)
     for name, make in [("IREE-1", iree_1), ("IREE-2", iree_2), ("IREE-3", iree_3),
                        ("IREE-4", iree_4), ("IREE-5", iree_5), ("IREE-6", iree_6),
-                       ("IREE-7", iree_7), ("IREE-8", iree_8)]:
+                       ("IREE-7", iree_7), ("IREE-8", iree_8), ("IREE-9", iree_9)]:
         m, feeds, expected = make()
         # onnxruntime dies with SIGFPE on a zero-length Scan over axis 1 (ORT-2, spec/50)
         theirs = "not run (ORT-2)" if name == "IREE-8" else shown(on_ort(m, feeds))
