@@ -1,0 +1,35 @@
+"""Run an ONNX model on IREE without lazyloop, as its documentation does it: the command
+`iree-import-onnx` (with `--opset-version` left alone), `iree.compiler.tools.compile_file`
+for llvm-cpu (float64 kept) and `iree.runtime` on local-sync. Inputs by position."""
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+import onnx
+
+
+def iree_run(model: onnx.ModelProto, feeds: list):
+    import iree.compiler.tools as tools
+    import iree.runtime as rt
+    with tempfile.TemporaryDirectory() as tmp:
+        path, mlir = os.path.join(tmp, "m.onnx"), os.path.join(tmp, "m.mlir")
+        onnx.save(model, path)
+        importer = os.path.join(os.path.dirname(sys.executable), "iree-import-onnx")
+        done = subprocess.run([importer, path, "-o", mlir], capture_output=True, text=True)
+        if done.returncode:
+            return "import failed: " + done.stderr.strip().splitlines()[-1][:200]
+        try:
+            vmfb = tools.compile_file(mlir, target_backends=["llvm-cpu"], extra_args=[
+                "--iree-llvmcpu-target-cpu=host", "--iree-input-demote-f64-to-f32=false"])
+        except tools.CompilerToolError as exc:
+            lines = [l for l in str(exc).splitlines() if "error" in l]
+            return "compile failed: " + (lines[0][:300] if lines else str(exc)[:300])
+    module = rt.load_vm_flatbuffer(vmfb, driver="local-sync")
+    try:
+        out = getattr(module, model.graph.name)(*[np.asarray(f) for f in feeds])
+    except Exception as exc:
+        return f"run failed: {type(exc).__name__}: {str(exc).splitlines()[0][:200]}"
+    out = out if isinstance(out, (tuple, list)) else (out,)
+    return [np.asarray(o.to_host() if hasattr(o, "to_host") else o) for o in out]
