@@ -15,16 +15,18 @@ FULL = dict(counter_trips=100_000, counter_repeats=5, reference_trips=100_000,
             onnx_trips=10_000, onnx_repeats=3, big_state_elements=4 * 2**20, big_state_trips=200,
             versus_trips=10_000, versus_nested=(100, 100), versus_lstm_steps=1_000,
             versus_repeats=5, versus_reference_repeats=1, versus_programs=200,
-            throughput_programs=100,
+            throughput_programs=100, throughput_judged_programs=300,
             throughput_backends=("lazyloop", "onnxruntime", "onnx-reference", "openvino",
-                                 "tract"), throughput_workers=2)
+                                 "tract"), throughput_workers=2,
+            throughput_scale_backend="onnxruntime", throughput_scale_programs=1_000)
 QUICK = dict(counter_trips=2_000, counter_repeats=1, reference_trips=2_000,
              lstm_hidden=16, lstm_batch=2, lstm_steps=8, lstm_repeats=1,
              state_elements=1_024, memory_trips=(2_000, 200), reference_memory_trips=200,
              onnx_trips=200, onnx_repeats=1, big_state_elements=2**18, big_state_trips=20,
              versus_trips=100, versus_nested=(6, 6), versus_lstm_steps=10,
              versus_repeats=1, versus_reference_repeats=1, versus_programs=10,
-             throughput_programs=6, throughput_backends=("lazyloop",), throughput_workers=0)
+             throughput_programs=6, throughput_judged_programs=6, throughput_backends=("lazyloop",), throughput_workers=0,
+             throughput_scale_backend="onnxruntime", throughput_scale_programs=20)
 
 
 @attrs.define

@@ -64,11 +64,13 @@ def check_parallel(spec, max_examples, seed, formats, kinds, shrink_it, budget,
                                      timeout, memory_mb, tolerance, folder, pure=False)
                        for shard in shards(max_examples)]
             tally.stopped = gather(futures, tally, deadline, progress, max_examples)
+            processes = len(client.scheduler_info().get("workers", ())) or workers
     with running(spec, isolate, timeout, memory_mb) as runner:
         _, strategy = campaign_strategy(runner, formats, kinds)
         report = finish(tally, Checker(runner, tolerance=tolerance), strategy, runner.name,
                         seed, shrink_it, budget, progress)
     report.seconds = time.monotonic() - start
+    report.processes = max(1, processes)
     return report
 
 

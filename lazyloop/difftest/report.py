@@ -121,6 +121,8 @@ class Report:
     stopped: Optional[str] = None     # None: complete; "interrupted" or "max-time": partial
     backend_spec: Optional[str] = None  # a plug-in's module:factory (plugins.plugin_spec)
     op_types: frozenset = frozenset()  # ONNX op types inside the bodies of programs run
+    costs: Optional[object] = None    # what the campaign spent its time on (costs.Costs)
+    processes: int = 1                # the processes that explored (Dask workers)
 
     @property
     def ran(self) -> int:
@@ -164,6 +166,10 @@ def summary_table(report: Report) -> str:
             ("not exportable (skipped)", report.not_exportable),
             ("op types inside loop and branch bodies", len(report.op_types)),
             ("seconds", f"{report.seconds:.1f}")]
+    if report.costs is not None and report.costs.seconds["backend"] > 0:
+        from .costs import overhead
+        rows.append(("tester overhead (wall / the backend's own run)",
+                     f"{overhead(report.seconds, report.costs.seconds):.1f}x"))
     if report.stopped:
         unshrunk = sum(d.shrinking in ("off", "interrupted") for d in report.disagreements)
         rows.append(("stopped early", f"{report.stopped} (a partial report; {unshrunk} "

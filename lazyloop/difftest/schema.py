@@ -124,6 +124,8 @@ def check_document(report, command: Optional[str] = None) -> dict:
         "op_types": sorted(getattr(report, "op_types", ())),
         "internal_errors": [dict(e) for e in report.internal_errors],
         "harness_errors": [dict(e) for e in getattr(report, "harness_errors", [])],
+        "costs": None if report.costs is None else
+        report.costs.document(report.seconds, report.processes),
     }
 
 
