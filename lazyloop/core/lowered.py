@@ -72,6 +72,9 @@ class Lowered:
     rule: str = "onnx/graph"
     convert: Callable = attrs.field(default=_as_is, eq=False)
     model: object = attrs.field(default=None, eq=False)
+    # the ambiguities whose reading the lowering asked about (None: not known); a reading of
+    # any other lowers the model to the same network
+    asked: Optional[frozenset] = attrs.field(default=None, eq=False)
 
     def __repr__(self):
         return (f"Lowered({self.format}, inputs={[b.name for b in self.inputs]}, "
