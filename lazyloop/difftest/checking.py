@@ -80,21 +80,21 @@ class Checker:
             return Outcome("harness-error", rules=rules, error=f"HarnessError: {exc}")
         except InputLost as exc:  # the engine's fault, never a value from an unfed input
             self.answered(started)
-            return confirmed(subject, Outcome(
+            return self.confirmed(subject, parts, Outcome(
                 "disagree", differences=(Difference("*", "lost-input", str(exc)),),
                 error=f"InputLost: {exc}", symptom=Symptom("lost-input")))
         except Exception as exc:
             if not isinstance(exc, BackendCrashed):  # a death or a hang is not an answer
                 self.answered(started)
             error = f"{type(exc).__name__}: {exc}"
-            return confirmed(subject, Outcome(
+            return self.confirmed(subject, parts, Outcome(
                 "disagree", differences=(Difference("*", "error", f"{type(exc).__name__}"),),
                 error=error, symptom=error_symptom(error)))
         self.answered(started)
         diffs = compare(expected, defined, actual, *self.tolerance)
         if not diffs:
             return Outcome("agree", rules=rules)
-        return confirmed(subject, Outcome("disagree", differences=tuple(diffs),
+        return self.confirmed(subject, parts, Outcome("disagree", differences=tuple(diffs),
                                           actual={k: plain(v) for k, v in actual.items()},
                                           symptom=value_symptom(expected, defined, actual)))
 
@@ -109,6 +109,11 @@ class Checker:
                 parts.update(self.backend.last_costs)
         with spent(parts, "backend"):
             return self.backend.run(model, subject.feeds)
+
+    def confirmed(self, subject: Subject, parts: Dict[str, float], out: Outcome) -> Outcome:
+        """`confirmed(subject, out)`, its time noted as "confirmation" in `parts`."""
+        with spent(parts, "confirmation"):
+            return confirmed(subject, out)
 
     def answered(self, started: float) -> None:
         """Note how long an answer took (what is normal for this backend: `hang_limit`)."""

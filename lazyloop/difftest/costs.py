@@ -12,8 +12,9 @@ The parts, each summed over the programs explored (seconds):
 - `transfer`: the round trip to the isolated child (the pipe both ways, the child reading the
   model back, waiting to be scheduled), the backend's own run left out;
 - `backend`: the backend's own run (`run(model, feeds)`, timed where it runs);
-- `comparison`: comparing answers, and confirming a disagreement with the reference
-  evaluator;
+- `comparison`: comparing answers (and what else examining a program does: checking its
+  feeds, telling symptoms);
+- `confirmation`: confirming a disagreement with the reference evaluator (a traced run);
 - `starting`: starting the isolated child (a backend object's first, and a fresh one after one
   died or was killed);
 - `hangs`: waiting for a backend that ran past its time limit (neither lazyloop's work nor the
@@ -33,7 +34,7 @@ from typing import Dict, Optional
 import attrs
 
 PARTS = ("generation", "export", "lowering", "expectation", "serialisation", "transfer",
-         "backend", "comparison", "starting", "hangs", "finishing")
+         "backend", "comparison", "confirmation", "starting", "hangs", "finishing")
 
 
 def _zeros() -> Dict[str, float]:
