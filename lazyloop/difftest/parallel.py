@@ -2,7 +2,7 @@
 
 Program i of a campaign is a pure function of (seed, i) (`shrinking.draw_program`), so the
 indices split into shards that any worker explores on its own backend (isolated in a child
-process there too, kept from shard to shard: `warm_runner`). The parent merges the shards' tallies — counts add up, and for each
+process there too, kept from shard to shard with its strategy: `warm`). The parent merges the shards' tallies — counts add up, and for each
 signature the instance with the smallest index is kept — and finishes the report itself:
 shrinking in index order (one signature after another, on the parent's own backend: workers
 do not shrink) and grouping by root cause, exactly as a single process does. The
@@ -38,32 +38,34 @@ def shards(max_examples: int, size: int = SHARD_SIZE) -> list:
 
 def explore_shard(spec, indices, seed, formats, kinds, isolate, timeout, memory_mb,
                   tolerance=(None, None), folder=None) -> Tally:
-    """Run on a worker: programs `indices` against the worker's backend (`warm_runner`: the
-    same isolated child from shard to shard; `explore` keeps hypothesis' files out of the
-    worker's current folder); `folder`: where ``module:factory`` is looked up first (the
-    parent's current folder, on a LocalCluster)."""
+    """Run on a worker: programs `indices` against the worker's backend and strategy (`warm`:
+    the same isolated child and the same strategy from shard to shard; `explore` keeps
+    hypothesis' files out of the worker's current folder); `folder`: where
+    ``module:factory`` is looked up first (the parent's current folder, on a LocalCluster)."""
     if folder is not None:
         search_first(folder)
-    runner = warm_runner(spec, isolate, timeout, memory_mb)
-    _, strategy = campaign_strategy(runner, formats, kinds)
+    runner, strategy = warm(spec, isolate, timeout, memory_mb, formats, kinds)
     return explore(Checker(runner, tolerance=tolerance), strategy, seed, indices)
 
 
-_WARM = {}  # in a worker process: (spec, isolate, timeout, memory_mb) -> its backend
+_WARM = {}  # in a worker process: the campaign's settings -> (its backend, its strategy)
 
 
-def warm_runner(spec, isolate, timeout, memory_mb):
-    """The worker's backend for these settings, made by its first shard and kept for the
-    next ones (a child process that died is replaced by `Isolated` itself, on the next
-    program). A worker keeps one: another campaign's settings close it. It ends with the
-    worker (an isolated child reads the end of its pipe)."""
-    key = (spec, isolate, timeout, memory_mb)
+def warm(spec, isolate, timeout, memory_mb, formats, kinds):
+    """(backend, strategy) of the worker for these settings, made by its first shard and kept
+    for the next ones (a child process that died is replaced by `Isolated` itself, on the
+    next program; a strategy drawn from again draws faster than a new one). A worker keeps
+    one: another campaign's settings close it. It ends with the worker (an isolated child
+    reads the end of its pipe)."""
+    key = (spec, isolate, timeout, memory_mb, formats and tuple(formats),
+           kinds and tuple(kinds))
     if key not in _WARM:
-        for runner in _WARM.values():
+        for runner, _ in _WARM.values():
             if hasattr(runner, "close"):
                 runner.close()
         _WARM.clear()
-        _WARM[key] = runner_for(spec, isolate, timeout, memory_mb)[0]
+        runner = runner_for(spec, isolate, timeout, memory_mb)[0]
+        _WARM[key] = (runner, campaign_strategy(runner, formats, kinds)[1])
     return _WARM[key]
 
 
