@@ -53,8 +53,22 @@ def test_unexplained_findings_exit_1_and_the_baseline_makes_them_known(scan9_run
                 cwd=tmp_path)
     assert again.returncode == 0, again.stdout[-2000:]
     doc = json.loads((tmp_path / "again.json").read_text())
+    # programs shaped like its findings were drawn again (spec/51, "New faults before old
+    # ones"): the known causes were met by no program this time
+    base = json.loads((cwd / "report.json").read_text())
+    assert doc["programs"]["redrawn"] > 0
+    assert doc["known_causes"] == {f["root_cause"]: 0 for f in base["findings"]}
+    assert all(f["known"] and not f["counts"] for f in doc["findings"])
+    # a baseline that keeps no shapes: the same programs, the findings known, none counts
+    for f in base["findings"]:
+        f["shape"], f["case"] = [], None
+    (tmp_path / "old.json").write_text(json.dumps(base))
+    old = cli(*SCAN9, "--baseline", "old.json", "--json", "old-again.json", cwd=tmp_path)
+    assert old.returncode == 0, old.stdout[-2000:]
+    doc = json.loads((tmp_path / "old-again.json").read_text())
     assert doc["findings"] and all(f["known"] and not f["counts"] for f in doc["findings"])
     assert doc["verdict"]["known"] == len(doc["findings"])
+    assert doc["programs"]["redrawn"] == 0
 
 
 def test_fail_on_chooses_what_counts(tmp_path):

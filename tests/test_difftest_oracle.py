@@ -46,17 +46,65 @@ def test_no_dead_value_no_laziness_dead():
     assert "laziness/dead" not in subject.expectation()[2]
 
 
-def test_a_dead_value_gives_laziness_dead():
-    # rule: laziness/dead -- an ONNX Loop whose body never reads its iteration number: the
-    # lowered counter is never forced, and the reference's trace says so
+def doubling_loop(unread_neg: bool):
+    """Loop(M, "", x) whose body doubles x and never reads its iteration number; with
+    `unread_neg` it also computes Neg(x) that nothing reads."""
+    from onnx import TensorProto, helper
+    f2 = [2]
+    nodes = [helper.make_node("Add", ["x_in", "x_in"], ["x_out"])]
+    if unread_neg:
+        nodes.append(helper.make_node("Neg", ["x_in"], ["unread"]))
+    body = helper.make_graph(
+        nodes, "body",
+        [helper.make_tensor_value_info("i", TensorProto.INT64, []),
+         helper.make_tensor_value_info("c", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("x_in", TensorProto.FLOAT, f2)],
+        [helper.make_tensor_value_info("c", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("x_out", TensorProto.FLOAT, f2)])
+    graph = helper.make_graph(
+        [helper.make_node("Loop", ["M", "", "x"], ["y"], body=body)], "g",
+        [helper.make_tensor_value_info("M", TensorProto.INT64, []),
+         helper.make_tensor_value_info("x", TensorProto.FLOAT, f2)],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, f2)])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def traced_doubling(unread_neg: bool):
+    import lazyloop.onnx as lo
+    feeds = {"M": np.array(3, np.int64), "x": np.array([1.0, -2.0], np.float32)}
+    run = lo.lower(doubling_loop(unread_neg)).run(feeds, mode="reference", trace=True)
+    np.testing.assert_array_equal(run.outputs["y"], [8.0, -16.0])  # x doubled three times
+    return run.evaluation
+
+
+def test_an_unread_iteration_number_is_not_a_dead_computation():
+    # rule: laziness/dead -- the body never reads its iteration number: the lowered counter
+    # is never forced, but a counter nobody reads (a recurrence feeding only itself)
+    # computes nothing a backend could get wrong: no laziness/dead
+    pytest.importorskip("onnx")
+    ev = traced_doubling(unread_neg=False)
+    unforced = set(ev.plan.nodes) - {e.stream for e in ev.trace}
+    assert any(n.endswith("/iteration") for n in unforced)  # the counter was not forced
+    assert "laziness/dead" not in plan_rules(ev.plan, ev.trace)
+
+
+def test_a_body_value_nobody_reads_gives_laziness_dead():
+    # rule: laziness/dead -- the body also computes Neg(x) and nothing reads it: the
+    # reference never forces it, and the trace says so (an untraced run is no evidence)
+    pytest.importorskip("onnx")
+    ev = traced_doubling(unread_neg=True)
+    assert "laziness/dead" in plan_rules(ev.plan, ev.trace)
+    assert "laziness/dead" not in plan_rules(ev.plan, None)
+
+
+def test_a_dead_value_reaches_the_finding():
+    # rule: laziness/dead -- a generated Loop whose body casts its iteration number and never
+    # reads the cast: the finding carries laziness/dead
     pytest.importorskip("onnx")
     from lazyloop.strategies.dialects import OnnxLoopRecipe
     subject = onnx_subject(OnnxLoopRecipe(mode="M,cond", count=3, carried=(((2,), "half"),)))
     out = Checker(OffByOne(), attribute=False).outcome(subject)
     assert out.status == "disagree" and "laziness/dead" in out.rules and "onnx/loop" in out.rules
-    ev = subject.lowered().run(subject.feeds, mode="reference", trace=True).evaluation
-    assert "laziness/dead" in plan_rules(ev.plan, ev.trace)
-    assert "laziness/dead" not in plan_rules(ev.plan, None)
 
 
 def test_only_a_disagreement_pays_for_the_reference():

@@ -137,6 +137,7 @@ def _check_command(argv) -> int:
     from .common import UsageError, prepare_out, report_options, write_reports
     args = build_parser().parse_args(argv)
     known = report_options(args)
+    causes = baseline_shapes(args.baseline, known)
     if args.workers or args.scheduler:
         reach_workers(args.scheduler)
     b = start_backend(args.backend, args.isolate, args.timeout, args.memory_mb,
@@ -145,7 +146,7 @@ def _check_command(argv) -> int:
         programs_exist(b, args)
         if args.out:
             prepare_out(args.out, args.force)
-        report = campaign(b, args)
+        report = campaign(b, args, causes)
         abort_if_asked()  # a second Ctrl-C whose own raise was swallowed: no report
     finally:
         close_backend(b)
@@ -176,6 +177,21 @@ def _check_command(argv) -> int:
         print("lazyloop check: no program ran on the backend (every generated program was "
               "refused before it)", file=sys.stderr)
     return verdict["exit_status"]
+
+
+def baseline_shapes(path, known):
+    """The known causes of `--baseline` with the shapes programs are matched by (spec/51,
+    "New faults before old ones"); a note when none has one (a report that keeps no shapes,
+    without its case folders beside it: its causes are known, drawing is as without it)."""
+    if not known:
+        return None
+    from ..difftest.known import load_known
+    causes = load_known(path)
+    if not causes.shapes:
+        print(f"lazyloop check: note: --baseline {path} keeps no shape of its findings and no "
+              f"case folder is beside it: its root causes are known, but programs are drawn "
+              f"as without it", file=sys.stderr)
+    return causes
 
 
 def reach_workers(address) -> None:
@@ -260,9 +276,10 @@ def progress_text(name, stage, done, total, tally, examples, seconds) -> str:
     return f"lazyloop check {name}: {what}{counts}, {seconds:.0f} s"
 
 
-def campaign(b, args):
+def campaign(b, args, causes=None):
     """`check` with a progress line, nothing written to the current folder (the campaign
-    keeps hypothesis' files in a temporary folder, `campaign.hypothesis_files_in_temp`)."""
+    keeps hypothesis' files in a temporary folder, `campaign.hypothesis_files_in_temp`);
+    `causes`: the baseline's known causes, drawn less often."""
     import time
 
     from .common import ProgressLine
@@ -286,6 +303,7 @@ def campaign(b, args):
                          shrink_hangs=args.shrink_hangs, minimize_steps=args.minimize_steps,
                          isolate=args.isolate, timeout=args.timeout, memory_mb=args.memory_mb,
                          workers=args.workers, scheduler=args.scheduler,
-                         max_seconds=args.max_time, rtol=args.rtol, atol=args.atol)
+                         max_seconds=args.max_time, rtol=args.rtol, atol=args.atol,
+                         baseline=causes)
         finally:
             line.close()

@@ -22,8 +22,9 @@ from .op_types import body_op_types
 from .errorkey import _error_key
 from .reducing import Reduction, reduce_finding
 from .report import Disagreement, Refusal, Report
-from .shrinking import (INTERRUPTED, ShrinkBudget, abort_if_asked, draw_program, hang_limit,
-                        shrink, time_limit)
+from .known import draw_avoiding, program_shape
+from .shrinking import (INTERRUPTED, ShrinkBudget, abort_if_asked, hang_limit, shrink,
+                        time_limit)
 
 
 @attrs.define
@@ -45,6 +46,7 @@ class Tally:
     refusals: dict = attrs.Factory(dict)      # reason -> [count, first index, subject, rules]
     first_seen: dict = attrs.Factory(dict)    # signature -> (index, subject, choices, outcome)
     counts: Counter = attrs.Factory(Counter)  # signature -> instances
+    redrawn: int = 0  # draws replaced because their shape matched a known cause (known.py)
     stopped: Optional[str] = None  # "max-time" or "interrupted": a partial exploration
     slowest: float = 0.0  # seconds of the backend's slowest answer (what is normal for it)
     costs: Costs = attrs.Factory(Costs)  # what exploring cost, by part (costs.py)
@@ -82,7 +84,7 @@ class Tally:
 
     def merge(self, other: "Tally") -> "Tally":
         for name in ("generated", "examples", "agreements", "instances", "invalid",
-                     "not_exportable"):
+                     "not_exportable", "redrawn"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.by_kind.update(other.by_kind)
         self.coverage |= other.coverage
@@ -151,10 +153,11 @@ def hypothesis_files_in_temp():
 
 @hypothesis_files_in_temp()
 def explore(checker, strategy, seed: int, indices, progress=None, total=None,
-            deadline: Optional[float] = None) -> Tally:
-    """Check programs `indices` of the campaign seeded `seed` (each drawn from (seed, i)).
-    Past `deadline` (a time.monotonic() value; --max-time) or on Ctrl-C the exploration
-    stops and the tally says so (`stopped`)."""
+            deadline: Optional[float] = None, known=None) -> Tally:
+    """Check programs `indices` of the campaign seeded `seed` (each drawn from (seed, i),
+    drawn again while it matches a cause of `known`, a `known.KnownCauses`). Past `deadline`
+    (a time.monotonic() value; --max-time) or on Ctrl-C the exploration stops and the tally
+    says so (`stopped`)."""
     tally = Tally()
     before = checker.costs.copy()
     try:
@@ -167,7 +170,8 @@ def explore(checker, strategy, seed: int, indices, progress=None, total=None,
                 tally.stopped = "interrupted"
                 break
             with tally.costs.timing("generation"):
-                subject, choices = draw_program(strategy, seed, index)
+                subject, choices, redraws = draw_avoiding(strategy, seed, index, known)
+            tally.redrawn += redraws
             tally.add(index, subject, choices, checker.outcome(subject))
             if progress:
                 progress("generate", tally.generated, total or len(indices), tally)
@@ -193,7 +197,7 @@ def finish(tally: Tally, checker, strategy, backend_name: str, seed: int, shrink
     report.backend_version = backend_version(checker.backend)
     shrink_it = shrink_it and tally.stopped is None
     for name in ("generated", "examples", "agreements", "instances", "invalid",
-                 "not_exportable", "internal_errors", "harness_errors", "by_kind"):
+                 "not_exportable", "internal_errors", "harness_errors", "by_kind", "redrawn"):
         setattr(report, name, getattr(tally, name))
     report.coverage = frozenset(tally.coverage)
     report.op_types = frozenset(tally.op_types)
@@ -217,6 +221,8 @@ def finish(tally: Tally, checker, strategy, backend_name: str, seed: int, shrink
             # an op that disagrees alone, outside any loop: an op fault, whose case is the op
             fault = op_fault([minimal, subject], checker)
             if fault is not None:
+                if fault.program is not minimal:  # met in the first program only
+                    minimal, mout, shrunk = subject, out, False
                 reduction = alone_case(minimal, fault)
             else:  # a finding whose shrinking was cut by Ctrl-C, time or hangs keeps its
                 # program's model: editing it would meet the same end
@@ -308,11 +314,19 @@ def _disagreement(subject, out, checker, sig, index, count, shrunk, shrinking="o
                      subject=subject, signature=sig, found_after=index,
                      occurrences=count, shrunk=shrunk, shrinking=shrinking,
                      root_cause=root_cause(case, cout, op), symptom=cout.symptom,
-                     reading=cout.reading, op=op)
+                     reading=cout.reading, op=op, shape=case_shape(case))
     if reduction is not None:
         d.nodes_before, d.nodes_after = reduction.nodes_before, reduction.nodes_after
         d.minimising = reduction.ended
     return d
+
+
+def case_shape(case) -> tuple:
+    """The shape of a minimal case (known.py), sorted: what a baseline matches programs by."""
+    try:
+        return tuple(sorted(program_shape(case.model(), case.feeds)))
+    except Exception:  # noqa: BLE001 -- a case that cannot be built again has none
+        return ()
 
 
 def runner_for(b, isolate: bool, timeout: float, memory_mb: float):

@@ -7,6 +7,7 @@ import time
 from .campaign import campaign_strategy, explore, finish, running
 from .checking import Checker
 from .isolation import DEFAULT_MEMORY_MB, Isolated
+from .known import as_known
 from .plugins import plugin_spec
 from .report import Report
 from .shrinking import (DEFAULT_MINIMIZE_STEPS, DEFAULT_SHRINK_HANGS, DEFAULT_SHRINK_SECONDS,
@@ -20,7 +21,7 @@ def check(b, max_examples: int = 200, seed: int = 0, formats=None, kinds=None,
           shrink_seconds=DEFAULT_SHRINK_SECONDS,
           shrink_total_seconds=DEFAULT_SHRINK_TOTAL_SECONDS,
           shrink_hangs: int = DEFAULT_SHRINK_HANGS,
-          minimize_steps: int = DEFAULT_MINIMIZE_STEPS) -> Report:
+          minimize_steps: int = DEFAULT_MINIMIZE_STEPS, baseline=None) -> Report:
     """Differential-test backend `b` against lazyloop on programs 0 .. `max_examples`-1 of
     the campaign seeded `seed` (see the package docstring). `b` is a backend object, a
     factory, or a name (built-in, registered in ``lazyloop.backends``, ``module:factory``).
@@ -37,7 +38,10 @@ def check(b, max_examples: int = 200, seed: int = 0, formats=None, kinds=None,
     `shrink_hangs` candidates that time out (each with a shorter time limit,
     `shrinking.hang_limit`), and in all by `shrink_total_seconds`; each disagreement says
     why its shrinking ended (`shrinking`). Then each finding's model is reduced by at most
-    `minimize_steps` edited models (minimize.py; 0: not reduced). Returns a `Report`."""
+    `minimize_steps` edited models (minimize.py; 0: not reduced). `baseline` (a report's
+    path, a `known.KnownCauses` or root-cause keys): programs shaped like one of its causes
+    are drawn less often (known.py). Returns a `Report`."""
+    known = as_known(baseline)
     budget = ShrinkBudget(shrink_steps, shrink_seconds, shrink_total_seconds, shrink_hangs,
                           minimize_steps)
     start = time.monotonic()
@@ -46,17 +50,18 @@ def check(b, max_examples: int = 200, seed: int = 0, formats=None, kinds=None,
         from .parallel import check_parallel
         report = check_parallel(b, max_examples, seed, formats, kinds, shrink, budget,
                                 progress, isolate, timeout, memory_mb, workers, scheduler,
-                                deadline, (rtol, atol))
+                                deadline, (rtol, atol), known)
     else:
         with running(b, isolate, timeout, memory_mb) as runner:
             formats, strategy = campaign_strategy(runner, formats, kinds)
             checker = Checker(runner, tolerance=(rtol, atol))
             tally = explore(checker, strategy, seed, range(max_examples), progress,
-                            max_examples, deadline)
+                            max_examples, deadline, known)
             report = finish(tally, checker, strategy, getattr(runner, "name", type(b).__name__),
                             seed, shrink, budget, progress)
     report.seconds = time.monotonic() - start
     report.backend_spec = plugin_spec(b.spec if isinstance(b, Isolated) else b)
+    report.known_shapes = len(known.shapes) if known else 0
     return report
 
 

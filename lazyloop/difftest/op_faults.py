@@ -29,7 +29,7 @@ ALONE_KIND = "op-alone"  # the kind of a one-node program made of a body call
 
 @attrs.frozen
 class OpFault:
-    """Body call `call` of a program, alone on the values of trip `trip`, disagrees on the
+    """Body call `call` of `program`, alone on the values of trip `trip`, disagrees on the
     backend: `subject` is that one-node program (kind "op-alone"), `outcome` what it showed."""
 
     op: str
@@ -37,6 +37,7 @@ class OpFault:
     outcome: object
     call: int
     trip: int
+    program: Subject
 
 
 def schema_recipe(subject):
@@ -79,7 +80,7 @@ def op_fault(subjects, checker) -> Optional[OpFault]:
                     continue
                 if checker.outcome(control(alone)).status == "disagree":
                     return None  # wrong without the op as well: not the op's fault
-                return OpFault(bc.call.op, alone, out, j, trip)
+                return OpFault(bc.call.op, alone, out, j, trip, subject)
     return None
 
 

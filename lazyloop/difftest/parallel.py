@@ -1,8 +1,9 @@
 """Scaling a campaign out on Dask distributed.
 
-Program i of a campaign is a pure function of (seed, i) (`shrinking.draw_program`), so the
-indices split into shards that any worker explores on its own backend (isolated in a child
-process there too, kept from shard to shard with its strategy: `warm`). The parent merges the shards' tallies — counts add up, and for each
+Program i of a campaign is a pure function of (seed, i) (`shrinking.draw_program`; and of
+the baseline's shapes, `known.draw_avoiding`), so the indices split into shards that any
+worker explores on its own backend (isolated in a child process there too, kept from shard to
+shard with its strategy: `warm`). The parent merges the shards' tallies — counts add up, and for each
 signature the instance with the smallest index is kept — and finishes the report itself:
 shrinking in index order (one signature after another, on the parent's own backend: workers
 do not shrink) and grouping by root cause, exactly as a single process does. The
@@ -37,7 +38,7 @@ def shards(max_examples: int, size: int = SHARD_SIZE) -> list:
 
 
 def explore_shard(spec, indices, seed, formats, kinds, isolate, timeout, memory_mb,
-                  tolerance=(None, None), folder=None) -> Tally:
+                  tolerance=(None, None), folder=None, known=None) -> Tally:
     """Run on a worker: programs `indices` against the worker's backend and strategy (`warm`:
     the same isolated child and the same strategy from shard to shard; `explore` keeps
     hypothesis' files out of the worker's current folder); `folder`: where
@@ -45,7 +46,8 @@ def explore_shard(spec, indices, seed, formats, kinds, isolate, timeout, memory_
     if folder is not None:
         search_first(folder)
     runner, strategy = warm(spec, isolate, timeout, memory_mb, formats, kinds)
-    return explore(Checker(runner, tolerance=tolerance), strategy, seed, indices)
+    return explore(Checker(runner, tolerance=tolerance), strategy, seed, indices,
+                   known=known)
 
 
 _WARM = {}  # in a worker process: the campaign's settings -> (its backend, its strategy)
@@ -71,7 +73,7 @@ def warm(spec, isolate, timeout, memory_mb, formats, kinds):
 
 def check_parallel(spec, max_examples, seed, formats, kinds, shrink_it, budget,
                    progress, isolate, timeout, memory_mb, workers, scheduler, deadline=None,
-                   tolerance=(None, None)):
+                   tolerance=(None, None), known=None):
     """`check` with the exploration spread over Dask workers (see the module docstring).
     Past `deadline` (time.monotonic()) or on Ctrl-C the shards not yet in are cancelled and
     the merged tally is reported as partial."""
@@ -83,7 +85,8 @@ def check_parallel(spec, max_examples, seed, formats, kinds, shrink_it, budget,
         cluster = stack.enter_context(local_cluster(workers)) if scheduler is None else None
         with Client(scheduler or cluster) as client:
             futures = [client.submit(explore_shard, spec, shard, seed, formats, kinds, isolate,
-                                     timeout, memory_mb, tolerance, folder, pure=False)
+                                     timeout, memory_mb, tolerance, folder, known,
+                                     pure=False)
                        for shard in shards(max_examples)]
             tally.stopped = gather(futures, tally, deadline, progress, max_examples)
             processes = len(client.scheduler_info().get("workers", ())) or workers

@@ -66,6 +66,7 @@ class Disagreement:
     nodes_after: Optional[int] = None   # nodes of the case after model-level minimising
     minimising: str = "off"    # why model-level minimising ended (reducing.Reduction)
     op: Optional[str] = None   # an op fault: the body op that disagrees alone (op_faults.py)
+    shape: tuple = ()          # the minimal case's shape (known.py), sorted traits
 
     @property
     def fault(self) -> str:
@@ -123,6 +124,8 @@ class Report:
     op_types: frozenset = frozenset()  # ONNX op types inside the bodies of programs run
     costs: Optional[object] = None    # what the campaign spent its time on (costs.Costs)
     processes: int = 1                # the processes that explored (Dask workers)
+    redrawn: int = 0                  # draws replaced: their shape matched a known cause
+    known_shapes: int = 0             # known causes (of a baseline) with a shape to match
 
     @property
     def ran(self) -> int:
@@ -170,6 +173,9 @@ def summary_table(report: Report) -> str:
         from .costs import overhead
         rows.append(("tester overhead (wall / the backend's own run)",
                      f"{overhead(report.seconds, report.costs.seconds):.1f}x"))
+    if report.known_shapes:
+        rows.insert(-1, (f"draws replaced (shaped like one of {report.known_shapes} known "
+                         f"causes)", report.redrawn))
     if report.stopped:
         unshrunk = sum(d.shrinking in ("off", "interrupted") for d in report.disagreements)
         rows.append(("stopped early", f"{report.stopped} (a partial report; {unshrunk} "

@@ -95,6 +95,7 @@ def finding_entry(d) -> dict:
             "minimising": getattr(d, "minimising", "off"),
             "fault": "op" if getattr(d, "op", None) else "loop",
             "op": getattr(d, "op", None),
+            "shape": list(getattr(d, "shape", ())),
             "differences": [f"{x.output}: {x.kind}: {x.detail}" for x in d.differences],
             "error": (d.error or None) and d.error.strip()[:2000]}
 
@@ -117,7 +118,8 @@ def check_document(report, command: Optional[str] = None) -> dict:
         "programs": {"generated": report.generated, "run": report.examples,
                      "agreed": report.agreements,
                      "refused": report.invalid + report.not_exportable,
-                     "not_exportable": report.not_exportable},
+                     "not_exportable": report.not_exportable,
+                     "redrawn": getattr(report, "redrawn", 0)},
         "outcomes": outcomes, "findings": findings,
         "unsupported": [{"reason": r.reason, "count": r.count} for r in report.unsupported],
         "coverage": sorted(report.coverage),
@@ -182,6 +184,9 @@ def judge(document: dict, fail_on: str = "unexplained", known=frozenset()) -> di
         f["known"] = f["root_cause"] in known
         f["counts"] = counts(f, fail_on)
     counted = sum(f["counts"] for f in document["findings"])
+    # how many programs met each known cause (0: not met this time)
+    document["known_causes"] = {k: sum(f.get("occurrences", 1) for f in document["findings"]
+                                       if f["root_cause"] == k) for k in sorted(known)}
     if document.get("internal_errors") or document.get("harness_errors"):
         status = 3
     elif counted:

@@ -121,8 +121,13 @@ def _draw(data, strategy):
 
 def draw_program(strategy, seed: int, index: int):
     """(subject, choices): program `index` of the campaign seeded `seed`."""
+    return draw_with(strategy, random.Random(f"lazyloop:{seed}:{index}"))
+
+
+def draw_with(strategy, source: random.Random):
+    """(subject, choices) drawn from `strategy` with the random source `source`."""
     from hypothesis.internal.conjecture.data import ConjectureData
-    data = ConjectureData(random=random.Random(f"lazyloop:{seed}:{index}"))
+    data = ConjectureData(random=source)
     subject = _draw(data, strategy)
     return subject, tuple(node.value for node in data.nodes)
 

@@ -241,11 +241,57 @@ def plan_rules(plan, trace=None) -> set:
                 rules.add("structure/while-input")
             if any(plan.nodes[o].kind is LoopOutput.LAST_VALUE for o in lp.outputs):
                 rules.add("structure/last-value")
-    if trace is not None:
-        forced = {e.stream for e in trace}
-        if any(nid not in forced for nid in plan.nodes):
-            rules.add("laziness/dead")
+    if trace is not None and dead_computations(plan, {e.stream for e in trace}):
+        rules.add("laziness/dead")
     return rules
+
+
+def dead_computations(plan, forced) -> set:
+    """The nodes of `plan` a run left unforced that compute something (`laziness/dead`):
+    constants and inputs compute nothing, and a recurrence that only feeds itself -- a loop's
+    iteration number that the body never reads -- is a counter nobody reads, not a dead
+    computation."""
+    from ..core.plan import Const, Input, Recurrence
+    unforced = {nid for nid, n in plan.nodes.items()
+                if nid not in forced and not isinstance(n, (Const, Input))}
+    for nid in sorted(unforced):
+        node = plan.nodes[nid]
+        if isinstance(node, Recurrence) and nid in unforced:
+            unforced -= unread_cycle(plan, nid, unforced)
+    return unforced
+
+
+def unread_cycle(plan, rec: str, among: set) -> set:
+    """The cycle through recurrence `rec` (the nodes of `among` it reads and that read it,
+    its next-value chain) when no node outside the cycle reads a member; else the empty set."""
+    from ..core.plan import Recurrence
+
+    def reads(nid):
+        node = plan.nodes[nid]
+        back = (node.next,) if isinstance(node, Recurrence) else ()
+        return [r for r in (*node.inputs(), *back) if r is not None]
+
+    readers = {}
+    for nid in plan.nodes:
+        for r in reads(nid):
+            readers.setdefault(r, set()).add(nid)
+    read_by_rec = reads_closure(reads, rec, among)
+    if rec not in read_by_rec:
+        return set()
+    cycle = {n for n in read_by_rec if rec in reads_closure(reads, n, among)} | {rec}
+    outside = {r for n in cycle for r in readers.get(n, ())} - cycle
+    return set() if outside else cycle
+
+
+def reads_closure(reads, start: str, among: set) -> set:
+    """Every node of `among` that `start` reads, directly or through others of `among`."""
+    seen, frontier = set(), [start]
+    while frontier:
+        for r in reads(frontier.pop()):
+            if r in among and r not in seen:
+                seen.add(r)
+                frontier.append(r)
+    return seen
 
 
 # ------------------------------------------------------------------------------------------

@@ -8,8 +8,8 @@ inputs, Constants constants, Loop-5 and TensorIterator-1 core loops (rule `openv
 and every other op a function layer that runs OpenVINO's own per-node evaluation
 (`openvino/node`). spec/40-openvino-lowering.md is the prose of every rule.
 
-Readings: the core's ambiguity IDs (A1-A10, A30) and this frontend's (A20-A24, see
-`lazyloop.openvino.register`) are selected together, e.g.
+Readings: the core's ambiguity IDs (A1-A10, A40), the kernels' (A30) and this frontend's
+(A20-A24, see `lazyloop.openvino.register`) are selected together, e.g.
 ``readings={"A3": "error", "A20": "exclusive"}``.
 """
 from __future__ import annotations

@@ -116,8 +116,9 @@ class OpCall:
 # ------------------------------------------------------------------------------------------
 
 def typed_values(dtype: str, shape, domain: str = "any", seed: int = 0) -> np.ndarray:
-    """Small values of `dtype` in `domain`: floats multiples of 1/4 in [-2, 2], signed
-    integers in [-4, 4], unsigned in [0, 8], alternating bools; `seed` shifts the pattern."""
+    """Small values of `dtype` in `domain`: floats multiples of 1/4 in [-2, 2] (whole numbers
+    in [-4, 4] for "whole"), signed integers in [-4, 4], unsigned in [0, 8], alternating
+    bools; `seed` shifts the pattern."""
     dt = np.dtype(dtype)
     k = np.arange(int(np.prod(shape, dtype=np.int64))) + 3 * seed
     if dt == np.bool_:
@@ -131,6 +132,8 @@ def typed_values(dtype: str, shape, domain: str = "any", seed: int = 0) -> np.nd
     elif domain == "nonzero":
         flat = k % 8 - 4
         flat = flat + (flat >= 0) if dt.kind != "u" else k % 8 + 1
+    elif domain == "whole":  # whole numbers in [-4, 4], floats too
+        return np.asarray(k % 9 - 4 if dt.kind != "u" else k % 5).reshape(shape).astype(dt)
     else:
         flat = k % 17 - 8 if dt.kind != "u" else k % 9
     flat = flat / 4.0 if dt.kind == "f" else flat
@@ -150,7 +153,7 @@ def step_of(dtype: str, domain: str):
         return ("Not",)
     if domain in ("unit", "nonzero") and dt.kind != "u":
         return ("Neg",)
-    return ("Add", 0.25 if dt.kind == "f" else 1)
+    return ("Add", 0.25 if dt.kind == "f" and domain != "whole" else 1)
 
 
 @contextlib.contextmanager

@@ -66,7 +66,7 @@ class Tensor:
 # ------------------------------------------------------------------------------------------
 
 # "any": the dtype's small range; "positive": > 0; "unit": |x| < 1; "ge1": >= 1;
-# "nonzero": != 0; "small": shift amounts 0..2 (BitShift)
+# "nonzero": != 0; "small": shift amounts 0..2 (BitShift); "whole": whole numbers, floats too
 DOMAINS = {
     "Log": {"input": "positive"}, "Sqrt": {"X": "positive"}, "Reciprocal": {"X": "nonzero"},
     "Acos": {"input": "unit"}, "Asin": {"input": "unit"}, "Atanh": {"input": "unit"},
@@ -75,6 +75,9 @@ DOMAINS = {
     "ReduceLogSum": {"data": "positive"}, "LpNormalization": {"input": "positive"},
     "GridSample": {"grid": "unit"}, "Range": {"delta": "nonzero"},
     "ReduceL2": {"data": "positive"},
+    # the text says nothing of a fractional index: onnxruntime truncates it to an integer,
+    # the reference kernel matches it with no position (all off_value)
+    "OneHot": {"indices": "whole"},
 }
 
 # ------------------------------------------------------------------------------------------

@@ -65,11 +65,11 @@ def _():
 
 
 @_exercise("01.2", "iterator/bounds", "an out-of-range row is an error only when some output's "
-           "rule forces it (`laziness/dead`); trace what each marked output asks for.")
+           "rule forces it (`laziness/dead`); which rows does scaled_rows ask for at each count?")
 def _():
-    rows, count = 4, 6
-    needs_rows = {"nothing": 0, "total": count, "scaled_rows": count}  # rows forced per marking
-    return {mark: k > rows for mark, k in needs_rows.items()}
+    rows = 4
+    # scaled_rows concatenates one row per trip: `count` trips force rows 0 .. count-1
+    return {count: count > rows for count in (3, 4, 5, 6)}
 
 
 @_exercise("01.3", "iterator/reverse", "element i of a reversed iterator is the slice L-1-i "
