@@ -76,7 +76,10 @@ class Isolated:
 
         from .plugins import BackendSpecError
         parent, child = multiprocessing.Pipe()
-        self._proc = _Child.fork(_child_main, child, self._factory, self.backend_name)
+        # the child closes the parent's end: when the parent dies (a Dask worker that kept
+        # its backend), the child reads the end of its pipe and exits
+        self._proc = _Child.fork(_child_main, child, self._factory, self.backend_name,
+                                 closing=(parent,))
         child.close()
         self._conn = parent
         try:
@@ -206,11 +209,13 @@ class _Child:
         self.pid, self.exitcode = pid, None
 
     @classmethod
-    def fork(cls, target, *args) -> "_Child":
+    def fork(cls, target, *args, closing=()) -> "_Child":
         pid = os.fork()
         if pid == 0:  # pragma: no cover -- the child
             code = 0
             try:
+                for conn in closing:  # the parent's ends, not the child's to hold open
+                    conn.close()
                 target(*args)
             except BaseException:
                 code = 1
