@@ -171,3 +171,38 @@ def test_a14_refuse_explains_an_error_where_the_default_leaves_outputs_undefined
     out = checked(dt.backend("onnxruntime"), "onnx", p.model, p.feeds)
     assert out.status == "disagree" and "sequence_lens" in out.symptom.detail
     assert out.reading == "A14=refuse"
+
+
+def test_a_reading_the_lowering_never_asked_about_answers_as_a_fresh_lowering_does():
+    # rule: onnx/loop -- explaining lowers a model once and evaluates the readings its
+    # lowering never asked about on that lowering; each answer is the answer of lowering
+    # afresh under the reading (every alternative reading, programs of every ONNX kind)
+    from lazyloop.difftest.backends import _frontend
+    from lazyloop.difftest.explaining import (alternative_readings, lowered_alike,
+                                              reading_answer)
+    from lazyloop.difftest.shrinking import draw_program
+    from lazyloop.difftest.subject import differing, subjects
+    pytest.importorskip("hypothesis")
+    frontend, strategy = _frontend("onnx"), subjects(("onnx",))
+    reused = 0
+    for index in range(24):
+        subject = draw_program(strategy, 3, index)[0]
+        try:
+            model = subject.model()
+            lowered = frontend.lower(model)
+        except Exception:  # noqa: BLE001 -- not exported or refused: nothing to read
+            continue
+        assert lowered.asked  # every lowering asks about some reading (A30 for its nodes)
+        for amb_id, reading in alternative_readings("onnx"):
+            if lowered_alike(lowered, amb_id) is None:
+                continue
+            reused += 1
+            kept = reading_answer(frontend, lowered, subject.feeds, amb_id, reading)
+            fresh = reading_answer(frontend, model, subject.feeds, amb_id, reading)
+            assert kept[0] == fresh[0], (subject, amb_id, reading)
+            if kept[0] == "values":
+                assert differing(kept[1].outputs, fresh[1].outputs) is None
+                assert differing(kept[1].defined, fresh[1].defined) is None
+            else:
+                assert str(kept[1]) == str(fresh[1])
+    assert reused > 100

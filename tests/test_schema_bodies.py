@@ -182,3 +182,28 @@ def test_a_fault_in_a_schema_body_shrinks_to_one_call():
     for d in report.disagreements:
         recipe = d.subject.program.recipe
         assert len(recipe.calls) == 1 and recipe.trips <= 2, recipe
+
+
+def test_the_saved_catalogue_is_the_search_s_own_answer(tmp_path, monkeypatch):
+    # rule: onnx/node -- the calls saved with the package (op_catalogue.json) are exactly
+    # what searching again gives, reprs included (a subject's key is its repr); regenerate
+    # with `python -m lazyloop.strategies.save_catalogue` when this fails
+    from lazyloop.strategies import op_catalogue
+    from lazyloop.strategies.save_catalogue import searched
+    table = op_catalogue.saved(OPSET)
+    assert table is not None, "op_catalogue.json is stale: python -m " \
+                              "lazyloop.strategies.save_catalogue writes it again"
+    fresh = searched(OPSET)
+    assert repr(table) == repr(fresh) and table == fresh
+    assert set(search.catalogue(OPSET)) == set(fresh)
+    # a saved answer for another search (another onnx, other sources) is never used
+    path = tmp_path / "c.json"
+    op_catalogue.write(OPSET, {"Abs": fresh["Abs"]}, path)
+    text = path.read_text().replace('"onnx": "', '"onnx": "0.')
+    path.write_text(text)
+    monkeypatch.setattr(op_catalogue, "SAVED", path)
+    op_catalogue.saved.cache_clear()
+    try:
+        assert op_catalogue.saved(OPSET) is None
+    finally:
+        op_catalogue.saved.cache_clear()

@@ -14,8 +14,12 @@ ratio, since absolute times drift on shared machines (DESIGN §7):
     keeps every element (shown for contrast);
 (d) an ONNX Loop through `lazyloop.onnx.evaluate`, onnx's ReferenceEvaluator and
     onnxruntime, when those are available;
-(e) the differential tester's throughput: programs checked per second on each installed
-    backend, in one process and with 2 Dask workers (`throughput`);
+(e) the differential tester's throughput and costs: per installed backend, programs checked
+    per second, the split of the campaign's time (generation, export, lowering, expectation,
+    serialisation, transfer, the backend's own run, comparison, ...) and the tester overhead
+    (wall time over the backend's own run time, as the ratio; target <= 4x on onnxruntime);
+    then 1,000 programs against onnxruntime in one process and on 2 Dask workers
+    (`throughput`; target >= 1.6x);
 (v) lazyloop side by side with onnxruntime (one thread) and the ReferenceEvaluator on seven
     ONNX loops -- a scalar counter, a 10-op body, a cumulative-sum Scan, a map-like Scan
     (per row tanh(x_t W)), an elementwise map over an iterator, nested 100 x 100 Loops, an

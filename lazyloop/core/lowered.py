@@ -77,6 +77,9 @@ class Lowered:
     rule: str = "onnx/graph"
     convert: Callable = attrs.field(default=_as_is, eq=False)
     model: object = attrs.field(default=None, eq=False)
+    # the ambiguities whose reading the lowering asked about (None: not known); a reading of
+    # any other lowers the model to the same network
+    asked: Optional[frozenset] = attrs.field(default=None, eq=False)
     # derived once: every name a binding answers to, and the readings resolved
     by_name: dict = attrs.field(init=False, eq=False, repr=False)
     resolved: object = attrs.field(init=False, eq=False, repr=False)

@@ -12,6 +12,7 @@ from typing import Optional
 import attrs
 
 from .backends import formats_of
+from .costs import Costs
 from .isolation import Isolated
 from .plugins import is_backend, make_backend
 from .subject import subjects
@@ -65,6 +66,7 @@ class Tally:
     redrawn: int = 0  # draws replaced because their shape matched a known cause (known.py)
     stopped: Optional[str] = None  # "max-time" or "interrupted": a partial exploration
     slowest: float = 0.0  # seconds of the backend's slowest answer (what is normal for it)
+    costs: Costs = attrs.Factory(Costs)  # what exploring cost, by part (costs.py)
 
     def add(self, index, subject, choices, out) -> None:
         self.generated += 1
@@ -101,6 +103,7 @@ class Tally:
         add_up(self, other)
         self.counts.update(other.counts)
         self.slowest = max(self.slowest, other.slowest)
+        self.costs.merge(other.costs)
         for reason, (n, index, subject, rules) in other.refusals.items():
             mine = self.refusals.get(reason)
             if mine is None or index < mine[1]:
@@ -165,6 +168,7 @@ def explore(checker, strategy, seed: int, indices, progress=None, total=None,
     (a time.monotonic() value; --max-time) or on Ctrl-C the exploration stops and the tally
     says so (`stopped`)."""
     tally = Tally()
+    before = checker.costs.copy()
     try:
         for index in indices:
             if deadline is not None and time.monotonic() > deadline:
@@ -174,7 +178,8 @@ def explore(checker, strategy, seed: int, indices, progress=None, total=None,
             if INTERRUPTED.is_set():  # Ctrl-C, as the command line's handler marks it
                 tally.stopped = "interrupted"
                 break
-            subject, choices, redraws = draw_avoiding(strategy, seed, index, known)
+            with tally.costs.timing("generation"):
+                subject, choices, redraws = draw_avoiding(strategy, seed, index, known)
             tally.redrawn += redraws
             tally.add(index, subject, choices, checker.outcome(subject))
             if progress:
@@ -182,6 +187,7 @@ def explore(checker, strategy, seed: int, indices, progress=None, total=None,
     except KeyboardInterrupt:
         tally.stopped = "interrupted"
     tally.slowest = max(tally.slowest, checker.slowest)
+    tally.costs.merge(checker.costs.since(before))
     return tally
 
 
@@ -195,7 +201,8 @@ def finish(tally: Tally, checker, strategy, backend_name: str, seed: int, shrink
     backend's version is the checker's backend's (`schema.backend_version`), however the
     programs were explored."""
     from .schema import backend_version
-    report = Report(backend_name, seed, stopped=tally.stopped)
+    started = time.perf_counter()
+    report = Report(backend_name, seed, stopped=tally.stopped, costs=tally.costs.copy())
     report.backend_version = backend_version(checker.backend)
     shrink_it = shrink_it and tally.stopped is None
     for name in ("generated", "examples", "agreements", "instances", "invalid",
@@ -237,6 +244,7 @@ def finish(tally: Tally, checker, strategy, backend_name: str, seed: int, shrink
     if stage.interrupted:
         report.stopped = "interrupted"
     report.disagreements = merge_by_root_cause(disagreements)
+    report.costs.add("finishing", time.perf_counter() - started)
     if progress:
         progress("done", len(found), len(found), tally)
     return report

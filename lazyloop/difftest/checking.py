@@ -10,6 +10,7 @@ from typing import Dict, Optional
 from ..core.errors import LazyLoopError
 from .backends import HarnessError, InputLost, Unsupported
 from .comparing import Difference, compare, plain
+from .costs import Costs, spent
 from .explaining import alternative_readings, explain  # noqa: F401 (alternative_readings)
 from .feeding import unfed
 from .isolation import BackendCrashed
@@ -27,6 +28,7 @@ class Checker:
         self.attribute_ambiguities = attribute
         self.tolerance = tolerance  # (rtol, atol) overriding comparing's defaults
         self.slowest = 0.0  # seconds of the slowest answer the backend gave (not a hang)
+        self.costs = Costs()  # what examining programs cost, by part (costs.py)
 
     def outcome(self, subject: Subject) -> Outcome:
         key = subject.key()
@@ -35,9 +37,24 @@ class Checker:
         return self.memo[key]
 
     def examine(self, subject: Subject) -> Outcome:
+        parts: Dict[str, float] = {}  # the parts of examining it measured apart (costs.py)
+        started = time.perf_counter()
         try:
-            expected, defined, rules = subject.expectation()
-            model = subject.model()
+            return self._examine(subject, parts)
+        finally:
+            total = time.perf_counter() - started
+            built = subject.take_building()  # export and lowering, inside the expectation
+            parts["expectation"] = parts.get("expectation", 0.0) - sum(built.values())
+            parts.update(built)
+            for part, s in parts.items():
+                self.costs.add(part, s)
+            self.costs.add("comparison", total - sum(parts.values()))
+
+    def _examine(self, subject: Subject, parts: Dict[str, float]) -> Outcome:
+        try:
+            with spent(parts, "expectation"):
+                expected, defined, rules = subject.expectation()
+                model = subject.model()
         except Invalid as exc:
             return Outcome("invalid", error=str(exc))
         except NotExported as exc:
@@ -55,10 +72,7 @@ class Checker:
                            error=f"HarnessError: no value for the model's input {lacking[0]!r}")
         started = time.monotonic()
         try:
-            if hasattr(self.backend, "run_subject"):
-                actual = self.backend.run_subject(subject, subject.feeds)
-            else:
-                actual = self.backend.run(model, subject.feeds)
+            actual = self.ask(subject, model, parts)
         except Unsupported as exc:
             self.answered(started)
             return Outcome("unsupported", rules=rules, error=str(exc))
@@ -66,23 +80,40 @@ class Checker:
             return Outcome("harness-error", rules=rules, error=f"HarnessError: {exc}")
         except InputLost as exc:  # the engine's fault, never a value from an unfed input
             self.answered(started)
-            return confirmed(subject, Outcome(
+            return self.confirmed(subject, parts, Outcome(
                 "disagree", differences=(Difference("*", "lost-input", str(exc)),),
                 error=f"InputLost: {exc}", symptom=Symptom("lost-input")))
         except Exception as exc:
             if not isinstance(exc, BackendCrashed):  # a death or a hang is not an answer
                 self.answered(started)
             error = f"{type(exc).__name__}: {exc}"
-            return confirmed(subject, Outcome(
+            return self.confirmed(subject, parts, Outcome(
                 "disagree", differences=(Difference("*", "error", f"{type(exc).__name__}"),),
                 error=error, symptom=error_symptom(error)))
         self.answered(started)
         diffs = compare(expected, defined, actual, *self.tolerance)
         if not diffs:
             return Outcome("agree", rules=rules)
-        return confirmed(subject, Outcome("disagree", differences=tuple(diffs),
+        return self.confirmed(subject, parts, Outcome("disagree", differences=tuple(diffs),
                                           actual={k: plain(v) for k, v in actual.items()},
                                           symptom=value_symptom(expected, defined, actual)))
+
+    def ask(self, subject: Subject, model, parts: Dict[str, float]):
+        """The backend's answer for `subject`; `parts` gets how the time went: an
+        isolated backend says (`Isolated.last_costs`: serialisation, transfer, its own run,
+        hangs), one run here is all "backend"."""
+        if hasattr(self.backend, "run_subject"):
+            try:
+                return self.backend.run_subject(subject, subject.feeds)
+            finally:
+                parts.update(self.backend.last_costs)
+        with spent(parts, "backend"):
+            return self.backend.run(model, subject.feeds)
+
+    def confirmed(self, subject: Subject, parts: Dict[str, float], out: Outcome) -> Outcome:
+        """`confirmed(subject, out)`, its time noted as "confirmation" in `parts`."""
+        with spent(parts, "confirmation"):
+            return confirmed(subject, out)
 
     def answered(self, started: float) -> None:
         """Note how long an answer took (what is normal for this backend: `hang_limit`)."""

@@ -42,23 +42,34 @@ def explain(subject, out, actual, tolerance=(None, None)) -> None:
     try:
         model = subject.model()
         frontend = _frontend(subject.format)
-        default = frontend.run(model, subject.feeds, max_trips=FUEL)
+        lowered = frontend.lower(model)
+        default = frontend.run(lowered, subject.feeds, max_trips=FUEL)
     except Exception:  # noqa: BLE001 -- only what lazyloop evaluates can be read otherwise
         return
     from .overflowing import worth_trying
     for amb_id, reading in alternative_readings(subject.format):
         if not worth_trying(amb_id, subject.format, model):
             continue  # A30: no integer arithmetic for `saturate` to change
-        answer = reading_answer(frontend, model, subject.feeds, amb_id, reading)
+        answer = reading_answer(frontend, lowered_alike(lowered, amb_id) or model,
+                                subject.feeds, amb_id, reading)
         if matches(answer, default, out, actual, tolerance):
             out.ambiguity, out.reading = amb_id, f"{amb_id}={reading}"
             out.refusal = answer[0] == "refuses"
             return
 
 
+def lowered_alike(lowered, amb_id: str):
+    """The default lowering `lowered` where a reading of `amb_id` lowers the model to the
+    same network (its lowering never asked about `amb_id`), else None: the reading is then
+    only the evaluation's, and the model need not be lowered again."""
+    asked = getattr(lowered, "asked", None)
+    return lowered if asked is not None and amb_id not in asked else None
+
+
 def reading_answer(frontend, model, feeds, amb_id: str, reading: str):
     """What lazyloop answers under one reading: ("values", run), ("never-ends", None),
-    ("refuses", error) or ("fails", error) for an error that is not lazyloop's answer."""
+    ("refuses", error) or ("fails", error) for an error that is not lazyloop's answer.
+    `model` may be a lowering the reading does not change (`lowered_alike`)."""
     try:
         return "values", frontend.run(model, feeds, max_trips=FUEL, readings={amb_id: reading})
     except FuelExhausted as exc:

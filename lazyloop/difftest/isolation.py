@@ -19,11 +19,16 @@ import numpy as np
 
 from .backends import HarnessError, InputLost, Unsupported, _onnx_bytes
 from .comparing import plain
+from .costs import spent
 from .shrinking import ABORTED, INTERRUPTED, Abort
 
 
 class BackendCrashed(Exception):
     """The backend's process died (a signal), ran past its time limit or its memory limit."""
+
+
+class BackendHung(BackendCrashed):
+    """The backend's process gave no answer within its time limit (and was killed)."""
 
 
 class BackendStartFailed(BackendCrashed):
@@ -51,6 +56,7 @@ class Isolated:
         self.timeout, self.startup_timeout, self.memory_mb = timeout, startup_timeout, memory_mb
         self._proc = self._conn = None
         self.restarts = 0
+        self.last_costs = {}  # how the last question's time went (`_ask`)
         if is_backend(spec):  # known without starting anything
             self._know(backend_info(spec, self.backend_name))
         else:
@@ -70,7 +76,10 @@ class Isolated:
 
         from .plugins import BackendSpecError
         parent, child = multiprocessing.Pipe()
-        self._proc = _Child.fork(_child_main, child, self._factory, self.backend_name)
+        # the child closes the parent's end: when the parent dies (a Dask worker that kept
+        # its backend), the child reads the end of its pipe and exits
+        self._proc = _Child.fork(_child_main, child, self._factory, self.backend_name,
+                                 closing=(parent,))
         child.close()
         self._conn = parent
         try:
@@ -112,7 +121,10 @@ class Isolated:
 
     # -- asking -----------------------------------------------------------------------------
     def run(self, model, feeds):
-        return self._ask((_pack_model(model), _plain(feeds)))
+        self.last_costs = {}
+        with spent(self.last_costs, "serialisation"):
+            payload = _pack_model(model)
+        return self._ask((payload, _plain(feeds)))
 
     def run_subject(self, subject, feeds):
         """Run a subject whose model the child builds itself from its recipe: an OpenVINO
@@ -120,23 +132,36 @@ class Isolated:
         own writer produces, spec/50-findings.md); a "core" program travels as its steps."""
         if subject.format == "onnx":
             return self.run(subject.model(), feeds)
+        self.last_costs = {}
         return self._ask((("subject", subject.portable()), _plain(feeds)))
 
     def _ask(self, message):
+        """The child's answer to `message`; `last_costs` gets how the round trip went: the
+        backend's own run (timed in the child) and the rest as "transfer", or all of it as
+        "hangs" when the child ran past its time limit, as "backend" when it died (a fresh
+        child's start as "starting"; costs.py)."""
         if self._proc is None or not self._proc.is_alive():
             if self._proc is not None:
                 self._kill()
             self.restarts += 1
-            self._start()
+            with spent(self.last_costs, "starting"):
+                self._start()
+        started = time.perf_counter()
         try:
             self._conn.send(message)
+            status, value, own = self._await(self.timeout, "running")
         except (OSError, BrokenPipeError):
+            self.last_costs["backend"] = time.perf_counter() - started
             raise BackendCrashed(self._died()) from None
-        try:
-            status, value = self._await(self.timeout, "running")
+        except BackendCrashed as exc:
+            part = "hangs" if isinstance(exc, BackendHung) else "backend"
+            self.last_costs[part] = time.perf_counter() - started
+            raise
         except (KeyboardInterrupt, Abort):  # its answer would come to the next question
             self._kill()
             raise
+        self.last_costs["backend"] = own
+        self.last_costs["transfer"] = time.perf_counter() - started - own
         if status == "ok":
             return value
         kind, text = value
@@ -166,7 +191,7 @@ class Isolated:
                                      f"{self.memory_mb:.0f} MiB while {doing} (killed)")
             if time.monotonic() > deadline:
                 self._kill()
-                raise BackendCrashed(f"no answer within {limit:.3g} s while {doing} (killed)")
+                raise BackendHung(f"no answer within {limit:.3g} s while {doing} (killed)")
 
     def _died(self) -> str:
         proc = self._proc
@@ -184,11 +209,13 @@ class _Child:
         self.pid, self.exitcode = pid, None
 
     @classmethod
-    def fork(cls, target, *args) -> "_Child":
+    def fork(cls, target, *args, closing=()) -> "_Child":
         pid = os.fork()
         if pid == 0:  # pragma: no cover -- the child
             code = 0
             try:
+                for conn in closing:  # the parent's ends, not the child's to hold open
+                    conn.close()
                 target(*args)
             except BaseException:
                 code = 1
@@ -323,12 +350,17 @@ def _child_main(conn, factory, spec):  # pragma: no cover -- runs in the child p
         if message is None:
             return
         payload, feeds = message
+        started = None
         try:
-            out = b.run(_unpack_model(payload), feeds)
-            answer = ("ok", {k: plain(v) for k, v in out.items()})
+            model = _unpack_model(payload)
+            started = time.perf_counter()
+            out = b.run(model, feeds)
+            own = time.perf_counter() - started
+            answer = ("ok", {k: plain(v) for k, v in out.items()}, own)
         except Exception as exc:
+            own = 0.0 if started is None else time.perf_counter() - started
             kind = next((k for k, cls in _HARNESS_TYPES.items() if isinstance(exc, cls)),
                         type(exc).__name__)
-            answer = ("error", (kind, str(exc)))
+            answer = ("error", (kind, str(exc)), own)
         conn.send(answer)
 

@@ -2,9 +2,11 @@
 
 Program i of a campaign is a pure function of (seed, i) (`shrinking.draw_program`; and of
 the baseline's shapes, `known.draw_avoiding`), so the indices split into shards that any
-worker explores on its own backend (isolated in a child process there too). The parent merges the shards' tallies — counts add up, and for each
+worker explores on its own backend (isolated in a child process there too, kept from shard to
+shard with its strategy: `warm`). The parent merges the shards' tallies — counts add up, and for each
 signature the instance with the smallest index is kept — and finishes the report itself:
-shrinking in index order and grouping by root cause, exactly as a single process does. The
+shrinking in index order (one signature after another, on the parent's own backend: workers
+do not shrink) and grouping by root cause, exactly as a single process does. The
 same seed therefore gives the same findings whatever the number of workers.
 
 `workers=N` starts a LocalCluster of N single-threaded worker processes (no dashboard);
@@ -22,7 +24,7 @@ import logging
 import os
 import time
 
-from .campaign import Tally, campaign_strategy, explore, finish, running
+from .campaign import Tally, campaign_strategy, explore, finish, running, runner_for
 from .checking import Checker
 from .plugins import search_first
 from .shrinking import INTERRUPTED
@@ -37,15 +39,36 @@ def shards(max_examples: int, size: int = SHARD_SIZE) -> list:
 
 def explore_shard(spec, indices, seed, formats, kinds, isolate, timeout, memory_mb,
                   tolerance=(None, None), folder=None, known=None) -> Tally:
-    """Run on a worker: programs `indices` against a backend made there (`explore` keeps
+    """Run on a worker: programs `indices` against the worker's backend and strategy (`warm`:
+    the same isolated child and the same strategy from shard to shard; `explore` keeps
     hypothesis' files out of the worker's current folder); `folder`: where
     ``module:factory`` is looked up first (the parent's current folder, on a LocalCluster)."""
     if folder is not None:
         search_first(folder)
-    with running(spec, isolate, timeout, memory_mb) as runner:
-        _, strategy = campaign_strategy(runner, formats, kinds)
-        return explore(Checker(runner, tolerance=tolerance), strategy, seed, indices,
-                       known=known)
+    runner, strategy = warm(spec, isolate, timeout, memory_mb, formats, kinds)
+    return explore(Checker(runner, tolerance=tolerance), strategy, seed, indices,
+                   known=known)
+
+
+_WARM = {}  # in a worker process: the campaign's settings -> (its backend, its strategy)
+
+
+def warm(spec, isolate, timeout, memory_mb, formats, kinds):
+    """(backend, strategy) of the worker for these settings, made by its first shard and kept
+    for the next ones (a child process that died is replaced by `Isolated` itself, on the
+    next program; a strategy drawn from again draws faster than a new one). A worker keeps
+    one: another campaign's settings close it. It ends with the worker (an isolated child
+    reads the end of its pipe)."""
+    key = (spec, isolate, timeout, memory_mb, formats and tuple(formats),
+           kinds and tuple(kinds))
+    if key not in _WARM:
+        for runner, _ in _WARM.values():
+            if hasattr(runner, "close"):
+                runner.close()
+        _WARM.clear()
+        runner = runner_for(spec, isolate, timeout, memory_mb)[0]
+        _WARM[key] = (runner, campaign_strategy(runner, formats, kinds)[1])
+    return _WARM[key]
 
 
 def check_parallel(spec, max_examples, seed, formats, kinds, shrink_it, budget,
@@ -66,11 +89,13 @@ def check_parallel(spec, max_examples, seed, formats, kinds, shrink_it, budget,
                                      pure=False)
                        for shard in shards(max_examples)]
             tally.stopped = gather(futures, tally, deadline, progress, max_examples)
+            processes = len(client.scheduler_info().get("workers", ())) or workers
     with running(spec, isolate, timeout, memory_mb) as runner:
         _, strategy = campaign_strategy(runner, formats, kinds)
         report = finish(tally, Checker(runner, tolerance=tolerance), strategy, runner.name,
                         seed, shrink_it, budget, progress)
     report.seconds = time.monotonic() - start
+    report.processes = max(1, processes)
     return report
 
 

@@ -122,6 +122,8 @@ class Report:
     stopped: Optional[str] = None     # None: complete; "interrupted" or "max-time": partial
     backend_spec: Optional[str] = None  # a plug-in's module:factory (plugins.plugin_spec)
     op_types: frozenset = frozenset()  # ONNX op types inside the bodies of programs run
+    costs: Optional[object] = None    # what the campaign spent its time on (costs.Costs)
+    processes: int = 1                # the processes that explored (Dask workers)
     redrawn: int = 0                  # draws replaced: their shape matched a known cause
     known_shapes: int = 0             # known causes (of a baseline) with a shape to match
     models: tuple = ()                # --model: {path, format, programs, findings} each
@@ -168,6 +170,10 @@ def summary_table(report: Report) -> str:
             ("not exportable (skipped)", report.not_exportable),
             ("op types inside loop and branch bodies", len(report.op_types)),
             ("seconds", f"{report.seconds:.1f}")]
+    if report.costs is not None and report.costs.seconds["backend"] > 0:
+        from .costs import overhead
+        rows.append(("tester overhead (wall / the backend's own run)",
+                     f"{overhead(report.seconds, report.costs.seconds):.1f}x"))
     if report.known_shapes:
         rows.insert(-1, (f"draws replaced (shaped like one of {report.known_shapes} known "
                          f"causes)", report.redrawn))

@@ -127,6 +127,8 @@ def check_document(report, command: Optional[str] = None) -> dict:
         "models": [dict(m) for m in getattr(report, "models", ())],
         "internal_errors": [dict(e) for e in report.internal_errors],
         "harness_errors": [dict(e) for e in getattr(report, "harness_errors", [])],
+        "costs": None if report.costs is None else
+        report.costs.document(report.seconds, report.processes),
     }
 
 

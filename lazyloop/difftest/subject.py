@@ -9,6 +9,7 @@ import attrs
 
 from ..core.errors import LazyLoopError
 from .backends import _frontend
+from .costs import spent
 
 
 class Invalid(Exception):
@@ -54,8 +55,19 @@ class Subject:
     # -- the model --------------------------------------------------------------------------
     def model(self):
         if "_model" not in self.__dict__:
-            self.__dict__["_model"] = self._make_model()
+            with spent(self.building, "export"):
+                self.__dict__["_model"] = self._make_model()
         return self.__dict__["_model"]
+
+    @property
+    def building(self) -> dict:
+        """Seconds spent building this subject's model ("export") and lowering it
+        ("lowering") since `take_building` last took them (costs.py)."""
+        return self.__dict__.setdefault("_building", {})
+
+    def take_building(self) -> dict:
+        """`building`, emptied: each second is counted once."""
+        return self.__dict__.pop("_building", {})
 
     def _make_model(self):
         from ..core.export import NotExportable, TargetRefused
@@ -139,7 +151,9 @@ class Subject:
     def lowered(self):
         """The dialect model lowered onto the core, once."""
         if "_lowered" not in self.__dict__:
-            self.__dict__["_lowered"] = _frontend(self.format).lower(self.model())
+            model = self.model()
+            with spent(self.building, "lowering"):
+                self.__dict__["_lowered"] = _frontend(self.format).lower(model)
         return self.__dict__["_lowered"]
 
     def rules_of(self, plan, trace) -> frozenset:

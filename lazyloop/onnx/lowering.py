@@ -148,7 +148,7 @@ def lower_graph_of(model: onnx.ModelProto, readings) -> Lowered:
     bindings = tuple(InputBinding(name, t.name, t.type, default=defaults.get(name, NO_DEFAULT))
                      for name, t in inputs.items())
     return Lowered(low.net, bindings, tuple(outputs), low.readings_given, "onnx", "onnx/graph",
-                   as_core_value, model)
+                   as_core_value, model, frozenset(low.readings.asked))
 
 
 def as_core_value(value, binding: InputBinding):

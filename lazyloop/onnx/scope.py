@@ -32,6 +32,19 @@ def node_label(node: onnx.NodeProto) -> str:
     return f"{node.op_type} node (output {first!r})"
 
 
+class Consulted(dict):
+    """The chosen readings, noting which ambiguities the lowering asked about (`asked`): a
+    reading of any other ambiguity lowers the model to the same network."""
+
+    def __init__(self, readings):
+        super().__init__(readings)
+        self.asked = set()
+
+    def __getitem__(self, ambiguity):
+        self.asked.add(ambiguity)
+        return super().__getitem__(ambiguity)
+
+
 class Lowering:
     """What the lowering of one model shares: the network, opsets, functions, readings, and
     `control_flow`, the lowerer of each default-domain op that is not lowered node by node
@@ -43,7 +56,7 @@ class Lowering:
         self.opsets = opsets_of(model.opset_import)
         self.functions = {(f.domain, f.name): f for f in model.functions}
         self.readings_given = dict(readings or {})  # as the caller gave them
-        self.readings = resolve(readings)
+        self.readings = Consulted(resolve(readings))
         self.ir_version = model.ir_version or 10
         self.control_flow = dict(control_flow or {})
         self._names = set()

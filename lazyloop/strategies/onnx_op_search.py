@@ -19,6 +19,7 @@ import attrs
 import numpy as np
 
 from . import op_ranges as R
+from .op_catalogue import saved
 from .onnx_ops import (DTYPES, TENSOR_TYPES, OpCall, Port, advance, freeze, port_values,
                        run_reference, step_of, tensor_type)
 
@@ -260,7 +261,17 @@ def run_checked(call: OpCall):
 
 @functools.lru_cache(maxsize=None)
 def signatures(op: str, opset: int) -> Tuple[OpCall, ...]:
-    """The valid calls of `op` at `opset`, simplest first (see the module docstring)."""
+    """The valid calls of `op` at `opset`, simplest first (see the module docstring): the
+    answer saved with the package where it was saved for this very search (op_catalogue),
+    else searched."""
+    table = saved(opset)
+    if table is not None:
+        return table.get(op, ())
+    return search(op, opset)
+
+
+def search(op: str, opset: int) -> Tuple[OpCall, ...]:
+    """The valid calls of `op` at `opset`, searched: generated, then filtered."""
     s = schema(op, opset)
     if s is None or op in R.LEFT_OUT or not has_kernel(op, opset):
         return ()
