@@ -391,3 +391,26 @@ g (float[2] s0, float[3, 2] xs) => (float[2] s, float[3, 2] ys) {
     out = lo.evaluate(model, {"s0": np.zeros(2, F32), "xs": np.arange(6, dtype=F32).reshape(3, 2)})
     np.testing.assert_array_equal(out["s"], [6, 9])            # [0+2+4, 1+3+5]
     np.testing.assert_array_equal(out["ys"], [[0, 1], [2, 4], [6, 9]])
+
+
+# -- OneHot with float indices (LL-1) ----------------------------------------------------------
+
+def test_onehot_casts_float_indices_to_int64():
+    # rule: onnx/node -- LL-1 (spec/50): the OneHot text casts non-integer indices to int64
+    # before use; -1.75 becomes -1, the last of 3 classes, and -2.0 class 1 (by hand), as
+    # onnxruntime answers; the reference kernel alone matches no class for -1.75
+    from onnx import TensorProto, helper
+    import lazyloop.onnx as lo
+    graph = helper.make_graph(
+        [helper.make_node("OneHot", ["x", "depth", "values"], ["y"], axis=1)], "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])],
+        [helper.make_tensor("depth", TensorProto.FLOAT, [], [3.0]),
+         helper.make_tensor("values", TensorProto.FLOAT, [2], [0.0, 1.0])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 11)])
+    x = np.array([-2.0, -1.75], np.float32)
+    want = np.array([[0, 1, 0], [0, 0, 1]], np.float32)
+    np.testing.assert_array_equal(lo.evaluate(model, {"x": x})["y"], want)
+    ort = pytest.importorskip("onnxruntime")
+    sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    np.testing.assert_array_equal(sess.run(None, {"x": x})[0], want)

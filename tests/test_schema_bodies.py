@@ -50,6 +50,12 @@ def test_calls_come_from_the_schema_and_are_kept_only_where_the_reference_accept
     mods = search.signatures("Mod", OPSET)
     assert all(dict(c.attributes).get("fmod") == 1 for c in mods
                if c.inputs[0].dtype.startswith("float"))
+    # LL-3 (spec/50): "reduction" means different things to the Scatter ops and the losses;
+    # a Scatter op is drawn only with a reduction its text lists
+    for op in ("ScatterND", "ScatterElements"):
+        reductions = {dict(c.attributes).get("reduction", "none")
+                      for c in search.signatures(op, OPSET)}
+        assert reductions and reductions <= {"none", "add", "mul", "max", "min"}, op
     # types come from the constraints: Add is drawn in float16 and in int8 as well
     dtypes = {c.inputs[0].dtype for c in search.signatures("Add", OPSET)}
     assert {"float32", "float16", "int64", "int8"} <= dtypes

@@ -227,7 +227,8 @@ def _without_backtrace(exc):
 
 
 _TRACT_TYPES = {"float32": "f32", "float64": "f64", "float16": "f16", "int8": "i8",
-                "int16": "i16", "int32": "i32", "int64": "i64", "uint8": "u8", "bool": "bool"}
+                "int16": "i16", "int32": "i32", "int64": "i64", "uint8": "u8", "uint16": "u16",
+                "uint32": "u32", "uint64": "u64", "bool": "bool"}
 
 
 def _tract_fact(value) -> str:

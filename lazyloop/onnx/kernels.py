@@ -109,6 +109,17 @@ def scalar_limits_as_vectors(fn: Callable) -> Callable:
     return call
 
 
+def indices_as_int64(fn: Callable) -> Callable:
+    """OneHot with its indices cast to int64 first, as the operator's text says for
+    non-integer indices (-1.75 is -1, the last class); the reference kernel adds `depth` to
+    negative float indices without the cast and then matches no class (spec/50, LL-1)."""
+    def call(indices, *rest):
+        if isinstance(indices, _ndarray) and indices.dtype.kind == "f":
+            indices = indices.astype(np.int64)
+        return fn(indices, *rest)
+    return call
+
+
 OWN_KERNELS = {("", "Optional"): optional_kernel, ("", "Softsign"): softsign_kernel,
                ("", "SequenceInsert"): sequence_insert_kernel}
 
@@ -135,6 +146,8 @@ def bind(node, opsets: dict, where: str) -> Optional[Kernel]:
         return slow
     if node.op_type == "NonMaxSuppression":
         return kernel_of(scalar_limits_as_vectors(slow.function))
+    if node.op_type == "OneHot":
+        return kernel_of(indices_as_int64(slow.function))
     form = batched_form(node.op_type, len(node.input), kernel, slow.function)  # stream/map
     fast = direct(node.op_type, len(node.input), slow.function, where, kernel, form)
     if fast is not None:

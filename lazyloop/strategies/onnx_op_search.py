@@ -93,7 +93,7 @@ def _attribute_sets(op, s, shapes):
     if any(a.required for a in s.attributes.values()):
         return []
     singles = [{name: v} for name in sorted(s.attributes) if name in R.GENERIC_ATTRS
-               and name not in R.NEVER_ATTRS for v in R.GENERIC_ATTRS[name]]
+               and name not in R.NEVER_ATTRS for v in R.attribute_values(op, name)]
     pairs = [{**a, **b} for a, b in itertools.combinations(singles, 2)
              if not set(a) & set(b)]
     return [{}] + singles + pairs[:4]

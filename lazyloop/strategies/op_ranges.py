@@ -310,6 +310,17 @@ GENERIC_ATTRS = {
     "new_axis": (1,), "reduction": ("sum", "none", "mean"), "mode": ("reflect", "edge"),
     "sorted": (0,), "num_outputs": (2,), "storage_order": (1,),
 }
+# where one attribute name means different things for different ops: the values each op's
+# text allows (the Scatter texts list none/add/mul/max/min; "sum" and "mean" are the losses')
+OP_ATTRS = {("ScatterND", "reduction"): ("none", "add", "mul"),
+            ("ScatterElements", "reduction"): ("none", "add", "mul")}
+
+
+def attribute_values(op: str, name: str) -> tuple:
+    """The values tried for attribute `name` of `op`: its own (`OP_ATTRS`) or the generic."""
+    return OP_ATTRS.get((op, name), GENERIC_ATTRS[name])
+
+
 # attributes never drawn: what they select is not deterministic or not a number
 NEVER_ATTRS = {"seed", "training_mode", "saturate", "dtype", "output_datatype", "to",
                "output_dtype", "stash_type"}
