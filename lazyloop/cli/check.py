@@ -142,7 +142,7 @@ def cli_check(argv) -> int:
 
 
 def _check_command(argv) -> int:
-    from .common import UsageError, prepare_out, report_options, write_reports
+    from .common import report_options
     args = build_parser().parse_args(argv)
     args.model = model_paths(args)
     args.examples = args.examples or (DEFAULT_FEEDS if args.model else DEFAULT_PROGRAMS)
@@ -150,6 +150,14 @@ def _check_command(argv) -> int:
     causes = baseline_shapes(args.baseline, known)
     if args.workers or args.scheduler:
         reach_workers(args.scheduler)
+    # a second Ctrl-C stops at once until the report is written, not only while programs run
+    with ctrl_c_stops():
+        return checked(args, argv, known, causes)
+
+
+def checked(args, argv, known, causes) -> int:
+    """The campaign of `check` and its report (case folders, JSON, JUnit); the exit status."""
+    from .common import prepare_out, write_reports
     b = start_backend(args.backend, args.isolate, args.timeout, args.memory_mb,
                       "lazyloop check")
     try:
@@ -349,19 +357,18 @@ def campaign(b, args, causes=None):
         line.update(stage, progress_text(name, stage, done, total, tally, args.examples,
                                          time.monotonic() - started), force=stage == "done")
 
-    with ctrl_c_stops():
-        try:
-            # on Dask the backend travels to the workers as its name; each starts its own
-            target = args.backend if args.workers or args.scheduler else b
-            return check(target, max_examples=args.examples, seed=args.seed,
-                         formats=args.format, kinds=args.kind, shrink=not args.no_shrink,
-                         shrink_steps=args.shrink_steps, progress=progress,
-                         shrink_seconds=args.shrink_seconds or None,
-                         shrink_total_seconds=args.shrink_total_seconds or None,
-                         shrink_hangs=args.shrink_hangs, minimize_steps=args.minimize_steps,
-                         isolate=args.isolate, timeout=args.timeout, memory_mb=args.memory_mb,
-                         workers=args.workers, scheduler=args.scheduler,
-                         max_seconds=args.max_time, rtol=args.rtol, atol=args.atol,
-                         baseline=causes, models=args.model)
-        finally:
-            line.close()
+    try:
+        # on Dask the backend travels to the workers as its name; each starts its own
+        target = args.backend if args.workers or args.scheduler else b
+        return check(target, max_examples=args.examples, seed=args.seed,
+                     formats=args.format, kinds=args.kind, shrink=not args.no_shrink,
+                     shrink_steps=args.shrink_steps, progress=progress,
+                     shrink_seconds=args.shrink_seconds or None,
+                     shrink_total_seconds=args.shrink_total_seconds or None,
+                     shrink_hangs=args.shrink_hangs, minimize_steps=args.minimize_steps,
+                     isolate=args.isolate, timeout=args.timeout, memory_mb=args.memory_mb,
+                     workers=args.workers, scheduler=args.scheduler,
+                     max_seconds=args.max_time, rtol=args.rtol, atol=args.atol,
+                     baseline=causes, models=args.model)
+    finally:
+        line.close()
