@@ -317,8 +317,12 @@ def _disagreement(subject, out, checker, sig, index, count, shrunk, shrinking="o
         case, cout = reduction.subject, reduction.outcome
     expected, defined, rules = case.expectation()
     checker.attribute(case, cout)
+    rules = frozenset(out.rules or rules)
+    if case is not subject and cout.rules:  # dead code is what minimising removes: whether
+        # anything is left unforced is the minimal case's trace's to say (laziness/dead)
+        rules = (rules - {"laziness/dead"}) | (frozenset(cout.rules) & {"laziness/dead"})
     d = Disagreement(model=case.model(), feeds=case.feeds, expected=expected,
-                     actual=cout.actual, rules=out.rules or rules, ambiguity=cout.ambiguity,
+                     actual=cout.actual, rules=rules, ambiguity=cout.ambiguity,
                      defined=defined, differences=cout.differences, error=cout.error,
                      subject=subject, signature=sig, found_after=index,
                      occurrences=count, shrunk=shrunk, shrinking=shrinking,
