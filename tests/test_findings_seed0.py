@@ -111,11 +111,16 @@ def test_every_case_shows_its_recorded_symptom_and_is_one_minimal(backend, seed,
             subject = case_subject(case)
             out = checker.outcome(subject)
             checker.attribute(subject, out)
-            # an engine that answers with memory it never wrote shows one of several symptoms,
-            # or none when that memory happens to hold the right values (seen once in ~10 runs)
-            if out.status == "agree" and "why_symptoms" in entry:
-                continue
-            assert str(out.symptom) in entry.get("symptoms", [entry["symptom"]]), case
+            # an engine that answers with memory it never wrote shows a symptom of one of the
+            # listed kinds with any detail (zeros, NaN, ...), or none when that memory happens
+            # to hold the right values (each seen in clean-clone runs)
+            if "why_symptoms" in entry:
+                if out.status == "agree":
+                    continue
+                kinds = {k.split(":")[0] for k in entry["symptoms"]}
+                assert out.symptom.kind in kinds, case
+            else:
+                assert str(out.symptom) in entry.get("symptoms", [entry["symptom"]]), case
             assert out.reading == entry.get("explained_by"), case
             violations = one_minimal_violations(subject, checker)
             if "not_minimal" in entry:  # the hand grouping says why; the reason must hold
