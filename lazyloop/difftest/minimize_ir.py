@@ -1,8 +1,8 @@
 """Reducing an OpenVINO finding's model, as IR (spec/51-difftest.md, "Minimal cases"): the
 counterpart of minimize.py for models that are OpenVINO IR text and weights.
 
-An edited IR is valid when OpenVINO's own reader reads it back (`Core().read_model`) and
-lazyloop evaluates it. The edits, tried in this order in passes until a pass keeps none:
+An edited IR is valid when OpenVINO's own reader reads it back (`Core().read_model`, through
+`lazyloop.openvino.ir.read_ir`: a negative port-map axis too) and lazyloop evaluates it. The edits, tried in this order in passes until a pass keeps none:
 
 - drop every layer no edge leaves (but Results, and the Parameters and Results a loop's port
   map names), and every model input nothing reads;
