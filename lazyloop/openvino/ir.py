@@ -52,7 +52,7 @@ def with_axes_counted(xml):
             continue
         for entry in port_map:
             axis = int(entry.get("axis", 0))
-            if axis >= 0 or entry.get("axis") is None:
+            if axis >= 0:
                 continue
             side = entry.tag  # "input" or "output"
             port = entry.get("external_port_id")
