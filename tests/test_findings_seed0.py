@@ -46,9 +46,18 @@ def outcome_of(backend: str, seed: int, case: str) -> str:
 
 def not_run_again(backend: str, seed: int, case: str) -> bool:
     """A hang or a memory kill (the whole time limit each), or a case the hand grouping
-    marks as not re-runnable (an IR OpenVINO's own reader refuses)."""
+    marks `reruns: false`, with the reason in `why` (none is left for seed 0)."""
     return outcome_of(backend, seed, case) in ("hang", "oom") or \
         not entry_of(backend, seed, case).get("reruns", True)
+
+
+def answer_changed(backend: str, seed: int, case: str) -> bool:
+    """A fault of lazyloop's own answer, fixed since the campaign (`fixed`, with
+    `answer_changed`): the folder is kept as the campaign wrote it, its saved expected output
+    lazyloop's old answer. (A fixed harness fault changes no answer: its case shows what the
+    backend itself does, its `symptom`.)"""
+    entry = entry_of(backend, seed, case)
+    return "fixed" in entry and entry.get("answer_changed", False)
 
 
 @pytest.fixture(scope="module")
@@ -58,12 +67,13 @@ def unpacked(tmp_path_factory):
 
 @pytest.mark.parametrize("backend,seed", CAMPAIGNS)
 def test_every_case_folder_re_runs_with_lazyloop_run(backend, seed, unpacked):
-    # rule: onnx/loop -- lazyloop's answer on each case is the expected output saved in it
+    # rule: onnx/loop -- lazyloop's answer on each case is the expected output saved in it;
+    # for a fault of lazyloop's fixed since, it is not any more (its answer changed)
     from lazyloop.cli import main
     for case in cases(backend, unpacked, seed):
         if not entry_of(backend, seed, case).get("reruns", True):
-            continue  # its model.xml is refused by OpenVINO's own reader
-        assert main(["run", case]) == 0, case
+            continue
+        assert main(["run", case]) == (1 if answer_changed(backend, seed, case) else 0), case
 
 
 @pytest.mark.parametrize("backend,seed", CAMPAIGNS)
@@ -111,6 +121,9 @@ def test_every_case_shows_its_recorded_symptom_and_is_one_minimal(backend, seed,
             subject = case_subject(case)
             out = checker.outcome(subject)
             checker.attribute(subject, out)
+            if answer_changed(backend, seed, case):  # lazyloop's fault, fixed: they agree now
+                assert out.status == "agree", (case, out.status, out.symptom)
+                continue
             # an engine that answers with memory it never wrote shows a symptom of one of the
             # listed kinds with any detail (zeros, NaN, ...), or none when that memory happens
             # to hold the right values (each seen in clean-clone runs)
@@ -140,6 +153,10 @@ def test_the_hand_grouping_covers_every_committed_case(seed):
         assert listed == committed, backend
         for name, entry in FAULTS[seed]["cases"][backend].items():
             assert entry["fault"] in FAULTS[seed]["faults"], (backend, name)
+            # an exception to the re-run and 1-minimality checks says why
+            assert entry.get("reruns", True) or entry.get("why"), (backend, name)
+            if seed == 0:  # every seed-0 case re-runs and is 1-minimal (issue 21)
+                assert entry.get("reruns", True) and "not_minimal" not in entry, name
 
 
 def test_a_fault_met_with_both_seeds_is_described_once_alike():

@@ -189,8 +189,8 @@ def read_model_for(b, path, proto=False):
             import onnx
             return onnx.ModelProto.FromString(data)
         return data
-    import openvino as ov
-    return ov.Core().read_model(path)
+    from ..openvino.ir import read_ir
+    return read_ir(path)
 
 
 def _version():

@@ -184,6 +184,13 @@ REGISTER = {a.id: a for a in [
                "saturate": "clamp to the dtype's range: OpenVINO's CPU plugin on int8 and "
                            "uint8, tract's `x * x` on 8-bit types (spec/50 NARROW-1)"},
               "wrap"),
+    Ambiguity("A31", "onnx/node",
+              "an ONNX Resize of an integer tensor: how its weighted average becomes an integer",
+              {"round": "to the nearest integer, half to even, clamped to the dtype's range "
+                        "(ONNX's reference evaluator; the operator text is silent)",
+               "truncate": "toward zero, clamped to the dtype's range (onnxruntime, spec/50 "
+                           "ORT-7)"},
+              "round"),
     # -- the core, continued (A40-A49) ---------------------------------------------------------
     Ambiguity("A40", "trip/both",
               "a loop with both a COUNT and a WHILE limit: n, and is X_count read?",

@@ -91,8 +91,8 @@ def write_repro_for_case(case: str, backend: str, plugin=None) -> str:
         import onnx
         model = onnx.load(saved.model_path)
     else:
-        import openvino as ov
-        model = ov.Core().read_model(saved.model_path)
+        from ..openvino.ir import read_ir
+        model = read_ir(saved.model_path)
     data = saved.data_sets[0]
     return write_repro(case, backend, types.SimpleNamespace(
         expected=data.expected, defined=data.defined, model=model), plugin)

@@ -314,10 +314,8 @@ def _unpack_model(payload):
         return onnx.ModelProto.FromString(data)
     if kind == "subject":
         return data.model()
-    import openvino as ov
-    xml, weights = data
-    return ov.Core().read_model(model=xml.decode(), weights=ov.Tensor(
-        np.frombuffer(weights, dtype=np.uint8).copy()))
+    from ..openvino.ir import read_ir
+    return read_ir(*data)
 
 
 def _child_main(conn, factory, spec):  # pragma: no cover -- runs in the child process

@@ -107,8 +107,8 @@ def case_folder_shape(folder: str):
             import onnx
             model = onnx.load(saved.model_path)
         else:
-            import openvino as ov
-            model = ov.Core().read_model(saved.model_path)
+            from ..openvino.ir import read_ir
+            model = read_ir(saved.model_path)
         return program_shape(model, saved.data_sets[0].inputs)
     except (NotACase, OSError, ValueError, ImportError):
         return None

@@ -1,8 +1,8 @@
 """Reducing an OpenVINO finding's model, as IR (spec/51-difftest.md, "Minimal cases"): the
 counterpart of minimize.py for models that are OpenVINO IR text and weights.
 
-An edited IR is valid when OpenVINO's own reader reads it back (`Core().read_model`) and
-lazyloop evaluates it. The edits, tried in this order in passes until a pass keeps none:
+An edited IR is valid when OpenVINO's own reader reads it back (`Core().read_model`, through
+`lazyloop.openvino.ir.read_ir`: a negative port-map axis too) and lazyloop evaluates it. The edits, tried in this order in passes until a pass keeps none:
 
 - drop every layer no edge leaves (but Results, and the Parameters and Results a loop's port
   map names), and every model input nothing reads;
@@ -60,13 +60,21 @@ def _graphs(root, path=()):
 
 
 def _graph(root, path):
+    """The graph at `path`, or None when an edit kept earlier in the pass removed it (the
+    edits of a pass are listed once, from the IR the pass started with, and OpenVINO
+    renumbers the layers when it writes an edited IR back)."""
     graph = root
     for lid in path:
-        graph = next(l for l in graph.find("layers") if l.get("id") == lid).find("body")
+        loop = _layer(graph, lid)
+        graph = None if loop is None else loop.find("body")
+        if graph is None:
+            return None
     return graph
 
 
 def _layer(graph, lid):
+    if graph is None:
+        return None
     return next((l for l in graph.find("layers") if l.get("id") == lid), None)
 
 
@@ -326,11 +334,9 @@ def edits(payload) -> List[Tuple[str, Callable]]:
 
 def readable(payload) -> bool:
     """OpenVINO's own reader reads the IR back."""
-    import openvino as ov
-    xml, weights = payload
+    from ..openvino.ir import read_ir
     try:
-        ov.Core().read_model(model=xml.decode(), weights=ov.Tensor(
-            np.frombuffer(weights, dtype=np.uint8).copy()))
+        read_ir(*payload)
         return True
     except Exception:  # noqa: BLE001
         return False
@@ -343,10 +349,10 @@ def rewritten(payload):
     import tempfile
 
     import openvino as ov
-    xml, weights = payload
+
+    from ..openvino.ir import read_ir
     try:
-        model = ov.Core().read_model(model=xml.decode(), weights=ov.Tensor(
-            np.frombuffer(weights, dtype=np.uint8).copy()))
+        model = read_ir(*payload)
         with tempfile.TemporaryDirectory() as tmp:
             path = os.path.join(tmp, "model.xml")
             ov.save_model(model, path, compress_to_fp16=False)

@@ -13,7 +13,11 @@ ONNX_OPS = frozenset({"Add", "Sub", "Mul", "Neg", "Abs"})
 
 def worth_trying(amb_id: str, fmt: str, model) -> bool:
     """Whether reading `amb_id` otherwise can change what lazyloop computes for `model`
-    (only A30 is narrowed here; every other entry is always worth trying)."""
+    (A30 narrowed here; A31 only on an ONNX model with a Resize; every other entry is
+    always worth trying)."""
+    if amb_id == "A31":
+        from ..onnx.resize_rounding import has_resize
+        return fmt == "onnx" and has_resize(model)
     if amb_id != "A30":
         return True
     try:

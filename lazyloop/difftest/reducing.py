@@ -37,10 +37,8 @@ class ReducedModel:
         if fmt == "onnx":
             import onnx
             return onnx.ModelProto.FromString(payload)
-        import openvino as ov
-        xml, weights = payload
-        return ov.Core().read_model(model=xml.decode(), weights=ov.Tensor(
-            np.frombuffer(weights, dtype=np.uint8).copy()))
+        from ..openvino.ir import read_ir
+        return read_ir(*payload)
 
     @property
     def feeds(self) -> dict:

@@ -43,7 +43,7 @@ def run(inputs):
 def run(inputs):
     core = ov.Core()
     if os.path.exists(os.path.join(HERE, "model.xml")):
-        model = core.read_model(os.path.join(HERE, "model.xml"))
+        model = read_ir(os.path.join(HERE, "model.xml"))
     else:  # an ONNX model is read from its bytes, as lazyloop's tester hands it over (read
         # from a path, OpenVINO's ONNX reader answers some models otherwise)
         with open(os.path.join(HERE, "model.onnx"), "rb") as f:
@@ -317,11 +317,25 @@ def runner_text(backend: str, plugin=None) -> str:
     object, which no name imports again, leaves `run` to write."""
     if plugin:
         return PLUGIN_RUNNER.format(spec=plugin)
+    if backend == "openvino":
+        return RUNNERS[backend] + ir_reader()
     if backend in RUNNERS:
         return RUNNERS[backend]
     return (f"def run(inputs):  # backend {backend!r} was given as an object no module:factory "
             f"names: call it here\n    raise SystemExit('repro.py: write run(inputs) for "
             f"backend {backend}')\n")
+
+
+def ir_reader() -> str:
+    """The source of `lazyloop.openvino.ir.read_ir` and its helpers, for an OpenVINO case's
+    repro.py: it reads its IR as lazyloop does (a negative port-map axis too, which
+    OpenVINO writes and its own reader refuses), without lazyloop."""
+    import inspect
+
+    from ..openvino import ir
+    parts = (ir.read_ir, ir.with_axes_counted, ir.restore_axes, ir._loops)
+    return "import xml.etree.ElementTree as ET\n\n\n" + "\n\n".join(
+        inspect.getsource(f) for f in parts)
 
 
 def repro_script(backend: str, d, plugin=None) -> str:

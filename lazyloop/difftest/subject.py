@@ -254,27 +254,32 @@ def dead_computations(plan, forced) -> set:
     from ..core.plan import Const, Input, Recurrence
     unforced = {nid for nid, n in plan.nodes.items()
                 if nid not in forced and not isinstance(n, (Const, Input))}
+    reads = reads_of(plan)
+    readers = {}
+    for nid in plan.nodes:
+        for r in reads(nid):
+            readers.setdefault(r, set()).add(nid)
     for nid in sorted(unforced):
-        node = plan.nodes[nid]
-        if isinstance(node, Recurrence) and nid in unforced:
-            unforced -= unread_cycle(plan, nid, unforced)
+        if nid in unforced and isinstance(plan.nodes[nid], Recurrence):
+            unforced -= unread_cycle(reads, readers, nid, unforced)
     return unforced
 
 
-def unread_cycle(plan, rec: str, among: set) -> set:
-    """The cycle through recurrence `rec` (the nodes of `among` it reads and that read it,
-    its next-value chain) when no node outside the cycle reads a member; else the empty set."""
+def reads_of(plan):
+    """`reads(nid)`: the nodes node `nid` of `plan` reads, a recurrence's next value too."""
     from ..core.plan import Recurrence
 
     def reads(nid):
         node = plan.nodes[nid]
         back = (node.next,) if isinstance(node, Recurrence) else ()
         return [r for r in (*node.inputs(), *back) if r is not None]
+    return reads
 
-    readers = {}
-    for nid in plan.nodes:
-        for r in reads(nid):
-            readers.setdefault(r, set()).add(nid)
+
+def unread_cycle(reads, readers: dict, rec: str, among: set) -> set:
+    """The cycle through recurrence `rec` (the nodes of `among` it reads and that read it,
+    its next-value chain) when no node outside the cycle reads a member; else the empty set.
+    `readers` maps each node to the nodes that read it."""
     read_by_rec = reads_closure(reads, rec, among)
     if rec not in read_by_rec:
         return set()

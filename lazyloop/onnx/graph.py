@@ -20,6 +20,7 @@ from . import kernels
 from .function_bodies import resolve_attribute_refs, schema_function
 from .infer import infer_types, subgraphs
 from .overflow import saturating_kernel
+from .resize_rounding import truncating_resize
 from .scope import Lowering, Scope, node_label, node_tag, opsets_of
 from .types import UNKNOWN
 
@@ -111,6 +112,7 @@ def lower_one_node(low: Lowering, node: onnx.NodeProto, scope: Scope, where: str
     if not has_graph:
         try:
             fn = (saturating_kernel(node, scope.opsets, where, low.reading("A30"))  # A30
+                  or truncating_resize(node, scope.opsets, where, low.reading("A31"))  # A31
                   or kernels.bind(node, scope.opsets, where))
         except LazyLoopError:
             raise

@@ -38,13 +38,14 @@ def _lowering():
 
 def read_model(model):
     """An `openvino.Model` as is, or a path to IR (.xml with its .bin) read by OpenVINO's own
-    reader."""
+    reader (negative port-map axes too: `lazyloop.openvino.ir`)."""
     import openvino as ov
     if isinstance(model, ov.Model):
         return model
     if isinstance(model, (str, os.PathLike)):
         try:
-            return ov.Core().read_model(os.fspath(model))
+            from .ir import read_ir
+            return read_ir(os.fspath(model))
         except Exception as exc:
             raise ModelError(f"model {os.fspath(model)!r}", "openvino/model",
                              f"OpenVINO could not read it: {str(exc).strip()[:300]}",

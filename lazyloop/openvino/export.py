@@ -291,7 +291,23 @@ class Exporter:
         zero = ops.constant(np.int64(0))
         pads_end = ops.select(ops.equal(positions, ops.constant(np.int64(axis))), amount, zero)
         pads_begin = ops.multiply(pads_end, zero)
-        return ops.pad(x, pads_begin, pads_end, "constant")
+        return static(ops.pad(x, pads_begin, pads_end, "constant"), o.get_output(0).type)
+
+
+def static(padded, ty):
+    """`output/concat`: a padded output keeps the static shape the network gives it. OpenVINO
+    infers unknown dimensions for a Pad whose pads are computed; a loop that stacks it would
+    then declare an element of unknown dimensions, and after zero trips its empty
+    concatenation would have extent 0 where the network's has the element's dimensions. A
+    Reshape to the network's shape (a no-op at run time) keeps them -- where OpenVINO agrees
+    on the rank (after a constant-false condition it infers rank 1: A22)."""
+    shape = getattr(ty, "shape", None)
+    inferred = padded.get_output_partial_shape(0)
+    if shape is None or None in shape or inferred.is_static or inferred.rank.is_dynamic or \
+            inferred.rank.get_length() != len(shape):
+        return padded
+    ops = _ops()
+    return ops.reshape(padded, ops.constant(np.array(shape, np.int64)), False)
 
 
 def export(net, iterator: str = "slice", conditional: str = "select"):

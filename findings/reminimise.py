@@ -1,0 +1,111 @@
+"""Minimise a committed case folder again, from the model it holds, and write it anew.
+
+    python findings/reminimise.py OUT_FOLDER CASE [CASE ...] [--backend NAME] [--steps N]
+
+(from the repository, with the campaign's cases unpacked: `tar xzf
+findings/cases-openvino-seed0.tar.gz -C /tmp` gives /tmp/openvino/case_*). For a case whose
+model-level minimising could not run when its campaign wrote it (an IR the minimiser could
+not write back), or whose saved expectation is not lazyloop's answer on the saved model:
+the folder's model and inputs are checked again on the backend (the symptom must be the
+one the campaign's report recorded), reduced as the campaign reduces a finding
+(`lazyloop.difftest.reducing.reduce_finding`: the same symptom, explained by the same
+reading), and the case is written again in place: its model, lazyloop's expected outputs on
+that model, repro.py and the README (whose first line, command and program are kept: the
+program is the one the campaign shrunk, from which the model was reduced).
+"""
+import argparse
+import json
+import os
+import re
+import shutil
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+
+
+NOTE = ("- minimised again from the case the campaign wrote, by `python findings/reminimise.py` "
+        "(issue 21): the model, and the expected outputs, which are lazyloop's answer on it")
+
+
+def finding_of(out_folder: str, case: str) -> dict:
+    with open(os.path.join(out_folder, "report.json"), encoding="utf-8") as f:
+        report = json.load(f)
+    return next(f for f in report["findings"] if f["case"] == case)
+
+
+def kept_parts(readme: str) -> dict:
+    """The old README's lines that say where the case came from."""
+    return {"found": re.search(r"^Found by .*$", readme, re.M).group(0),
+            "command": re.search(r"^- found by: `(.*)`$", readme, re.M).group(1),
+            "program": readme[readme.index("## The program"):
+                              readme.index("```", readme.index("```",
+                                           readme.index("## The program")) + 3) + 3]}
+
+
+def reminimise(out_folder: str, name: str, backend: str, steps: int) -> str:
+    import lazyloop.difftest as dt
+    from lazyloop.difftest.campaign import _disagreement
+    from lazyloop.difftest.cases import Context, write_case
+    from lazyloop.difftest.checking import Checker
+    from lazyloop.difftest.reducing import reduce_finding
+    from lazyloop.difftest.schema import lazyloop_version
+    from lazyloop.difftest.repro import versions
+    from tests.findings_cases import case_subject
+    case = os.path.join(out_folder, name)
+    with open(os.path.join(case, "README.md"), encoding="utf-8") as f:
+        old = kept_parts(f.read())
+    recorded = finding_of(out_folder, name)
+    runner = dt.Isolated(backend, timeout=20)
+    try:
+        checker = Checker(runner)
+        subject = case_subject(case)
+        out = checker.outcome(subject)
+        checker.attribute(subject, out)
+        if str(out.symptom) != recorded["symptom"]:
+            raise SystemExit(f"{name}: shows {out.symptom}, not {recorded['symptom']}")
+        reduction = reduce_finding(subject, out, checker, steps)
+        sig = ("disagree", recorded["kind"], recorded["symptom"])
+        d = _disagreement(subject, out, checker, sig, recorded["found_after"],
+                          recorded["occurrences"], recorded["shrunk"], recorded["shrinking"],
+                          reduction)
+        if reduction.subject is not None:
+            d.subject = reduction.subject
+    finally:
+        runner.close()
+    version = versions(backend).get(backend)
+    context = Context(backend, version, lazyloop_version(), 0, old["command"])
+    with tempfile.TemporaryDirectory() as tmp:
+        written = write_case(tmp, name, d, context)
+        with open(os.path.join(written, "README.md"), encoding="utf-8") as f:
+            text = f.read()
+        start = text.index("## The program")
+        end = text.index("```", text.index("```", start) + 3) + 3
+        text = text[:start] + old["program"] + text[end:]
+        text = re.sub(r"^Found by .*$", lambda _: old["found"], text, count=1, flags=re.M)
+        text = re.sub(r"^(- model: .*)$", lambda m: m.group(1) + "\n" + NOTE, text, count=1,
+                      flags=re.M)
+        with open(os.path.join(written, "README.md"), "w", encoding="utf-8") as f:
+            f.write(text)
+        shutil.rmtree(case)
+        shutil.copytree(written, case)
+    print(f"{name}: {reduction.nodes_before} -> {d.nodes_after or reduction.nodes_before} "
+          f"nodes (minimising: {reduction.ended}); symptom {d.symptom}, explained by "
+          f"{d.reading}")
+    return case
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("out_folder")
+    parser.add_argument("cases", nargs="+")
+    parser.add_argument("--backend", default="openvino")
+    parser.add_argument("--steps", type=int, default=400)
+    args = parser.parse_args(argv)
+    for name in args.cases:
+        reminimise(args.out_folder, name, args.backend, args.steps)
+
+
+if __name__ == "__main__":
+    main()
