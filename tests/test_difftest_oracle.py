@@ -174,3 +174,70 @@ def test_a_campaign_counts_a_mode_mismatch_as_lazyloops_failure():
     tally.add(0, subject, None, Checker(TheReference(), attribute=False).outcome(subject))
     assert tally.invalid == 1 and tally.instances == 0
     assert len(tally.internal_errors) == 1 and "ModesDisagree" in tally.internal_errors[0]["error"]
+
+
+def counting_loop():
+    """A loop of 4 trips whose last value is the counter after its last step: 4."""
+    from nets import const, counter, last
+    net = ll.Network()
+    loop = net.add_loop()
+    loop.add_trip_limit(const(net, 4, np.int32), ll.TripLimit.COUNT)
+    rec, _ = counter(net, loop)
+    net.mark_output(last(loop, rec))
+    return net
+
+
+class OnnxReferenceOf:
+    """A backend that gives ONNX's own reference evaluator's answer to an ONNX model."""
+    name, format = "onnx-reference-of", "onnx"
+
+    def run(self, model, feeds):
+        from onnx.reference import ReferenceEvaluator
+        outs = ReferenceEvaluator(model).run(None, feeds)
+        return dict(zip([o.name for o in model.graph.output], outs))
+
+
+def test_an_export_that_means_something_else_is_the_harness_fault_not_a_finding():
+    # rule: onnx/loop -- the model handed to the backend is the export of the program; where
+    # lazyloop's own answer on that model is not the program's (here the export's trip count
+    # was changed from 4 to 5), the backend -- which answers the model right -- is not
+    # judged: the outcome is a harness error naming the export, counted apart
+    pytest.importorskip("onnx")
+    from onnx import numpy_helper
+    from lazyloop.difftest.campaign import Tally
+    net = counting_loop()
+    subject = Subject("core", "onnx", Held(net, {}))
+    model = subject.model()
+    assert list(ll.run(net, {}).outputs.values()) == [4]  # the program, by its rules
+    for t in model.graph.initializer:  # the trip count the exporter wrote: 4 -> 5
+        value = numpy_helper.to_array(t)
+        if value.size == 1 and value.item() == 4:
+            t.CopyFrom(numpy_helper.from_array(value + 1, t.name))
+    changed = [n for n in model.graph.node if n.op_type == "Constant"]
+    for node in changed:
+        for a in node.attribute:
+            if a.name == "value" and numpy_helper.to_array(a.t).size == 1 \
+                    and numpy_helper.to_array(a.t).item() == 4:
+                a.t.CopyFrom(numpy_helper.from_array(numpy_helper.to_array(a.t) + 1))
+    out = Checker(OnnxReferenceOf(), attribute=False).outcome(subject)
+    assert out.status == "harness-error", out
+    assert "export" in out.error and "spec/51" in out.error
+    tally = Tally()
+    tally.add(0, subject, None, out)
+    assert len(tally.harness_errors) == 1 and tally.instances == 0
+
+
+def test_a_faithful_export_leaves_the_finding_to_the_backend():
+    # rule: onnx/loop -- the same program and its unchanged export against a backend one off
+    pytest.importorskip("onnx")
+    subject = Subject("core", "onnx", Held(counting_loop(), {}))
+    out = Checker(OffByOneInt(), attribute=False).outcome(subject)
+    assert out.status == "disagree" and out.symptom.kind == "offset", out
+
+
+class OffByOneInt:
+    """A planted fault: ONNX's reference evaluator's answer, every output + 1."""
+    name, format = "off-by-one-int", "onnx"
+
+    def run(self, model, feeds):
+        return {k: v + 1 for k, v in OnnxReferenceOf().run(model, feeds).items()}

@@ -146,4 +146,27 @@ def confirmed(subject: Subject, out: Outcome) -> Outcome:
     except ModesDisagree as exc:
         return Outcome("invalid", internal=f"ModesDisagree: {exc} (a lazyloop bug, "
                                            "laziness/modes)")
+    unfaithful = export_differences(subject)
+    if unfaithful:
+        return Outcome("harness-error", rules=out.rules, error=(
+            f"HarnessError: lazyloop's export of the program to {subject.format} does not mean "
+            f"what the program means ({unfaithful[0].output}: {unfaithful[0].detail}); the "
+            "backend was judged against the program, so its answer is not a finding (spec/51, "
+            "\"Exporters\")"))
     return out
+
+
+def export_differences(subject: Subject) -> list:
+    """Where the model a core program was exported to means something else than the program:
+    lazyloop's own answer on that model, lowered back, against the program's wherever the
+    program defines a position (spec/51, "Exporters": the export computes the same value
+    there). Empty where they agree, for a dialect program (its model is what it is), and
+    where lazyloop cannot read the model back (no evidence either way)."""
+    if subject.kind != "core" or subject.format not in ("onnx", "openvino"):
+        return []
+    expected, defined, _ = subject.expectation()
+    try:
+        answer = subject.exported_answer()
+    except LazyLoopError:
+        return []
+    return compare(expected, defined, answer)
