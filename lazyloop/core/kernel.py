@@ -12,7 +12,9 @@ is lowered or the plan compiled; the plan's `Map` node carries it. The reference
 * `reads_only` -- the function never writes to its arguments (the engine then need not mark
   what it reads read-only, `stream/memo`);
 * `passes_input` -- the function may return one of its arguments itself, not a copy (what
-  it returns is then marked as its argument would be).
+  it returns is then marked as its argument would be);
+* `ufunc` -- the function is this binary numpy ufunc applied to its arguments, nothing
+  more (the engine then may run a recurrence through it as the ufunc's accumulation).
 
 `single` is the one-value form of a function that returns a tuple (a kernel of an op with
 several outputs, used by a layer that has one): calling it skips building the tuple.
@@ -36,6 +38,7 @@ class Kernel:
     batched: Optional[Callable] = attrs.field(default=None, eq=False)
     reads_only: bool = False
     passes_input: bool = False
+    ufunc: Optional[np.ufunc] = attrs.field(default=None, eq=False)
 
     def __call__(self, *args):
         return self.function(*args)
@@ -68,7 +71,8 @@ def kernel_of(fn) -> Kernel:
     if isinstance(fn, Kernel):
         return fn
     if isinstance(fn, np.ufunc):
-        return Kernel(fn, batched=elementwise(fn) if fn.nout == 1 else None, reads_only=True)
+        return Kernel(fn, batched=elementwise(fn) if fn.nout == 1 else None, reads_only=True,
+                      ufunc=fn if fn.nin == 2 and fn.nout == 1 else None)
     return Kernel(fn)
 
 

@@ -215,7 +215,8 @@ def _bound_binary(fct, where: str) -> Callable:
 
     ufunc = isinstance(fct, np.ufunc)  # per element it is fct(a, b), so batched it is too
     return with_single(single, where, reads_only=ufunc,
-                       batched=elementwise(fct) if ufunc else None)
+                       batched=elementwise(fct) if ufunc else None,
+                       ufunc=fct if ufunc and fct.nin == 2 and fct.nout == 1 else None)
 
 
 def _bound_call(run, attributes: dict, where: str) -> Callable:

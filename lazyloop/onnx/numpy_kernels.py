@@ -52,7 +52,7 @@ BOOL_BINARY = {"Equal": np.equal, "Less": np.less, "Greater": np.greater,
 
 
 def with_single(single: Callable, where: str, reads_only=False, passes_input=False,
-                batched=None) -> Kernel:
+                batched=None, ufunc=None) -> Kernel:
     """The kernel record of a one-output node: its function as a function layer calls it (a
     1-tuple), its one-value form `single`, its batched form, and whether it never writes its
     arguments (`reads_only`) or may return one of them itself (`passes_input`)."""
@@ -60,7 +60,7 @@ def with_single(single: Callable, where: str, reads_only=False, passes_input=Fal
         return (single(*args),)
     for f in (call, single):
         f.__qualname__ = f"kernel[{where}]"
-    return Kernel(call, single, batched, reads_only, passes_input)
+    return Kernel(call, single, batched, reads_only, passes_input, ufunc)
 
 
 def same_dtype(result, first):
