@@ -13,7 +13,8 @@ never written to (`stream/memo`), so sharing one is safe.
 
 Each binding is a `Kernel` record (`lazyloop.core.kernel`): its function returns the usual
 1-tuple, its `single` the value alone, which the plan calls for one-output layers (one frame
-fewer), and its `batched` form applies to stacked elements.
+fewer), and its `batched` form applies to stacked elements. Every op bound here is `pure`
+(its value depends on its inputs alone); `Shape` reads only its input's shape.
 """
 from __future__ import annotations
 
@@ -52,7 +53,7 @@ BOOL_BINARY = {"Equal": np.equal, "Less": np.less, "Greater": np.greater,
 
 
 def with_single(single: Callable, where: str, reads_only=False, passes_input=False,
-                batched=None, ufunc=None) -> Kernel:
+                batched=None, ufunc=None, shape_only=False) -> Kernel:
     """The kernel record of a one-output node: its function as a function layer calls it (a
     1-tuple), its one-value form `single`, its batched form, and whether it never writes its
     arguments (`reads_only`) or may return one of them itself (`passes_input`)."""
@@ -60,7 +61,8 @@ def with_single(single: Callable, where: str, reads_only=False, passes_input=Fal
         return (single(*args),)
     for f in (call, single):
         f.__qualname__ = f"kernel[{where}]"
-    return Kernel(call, single, batched, reads_only, passes_input, ufunc)
+    return Kernel(call, single, batched, reads_only, passes_input, ufunc, pure=True,
+                  shape_only=shape_only)
 
 
 def same_dtype(result, first):
@@ -216,4 +218,4 @@ def direct(op_type: str, arity: int, slow: Callable, where: str,
     if single is None:
         return None
     return with_single(single, where, reads_only=True, passes_input=op_type == "Identity",
-                       batched=batched)
+                       batched=batched, shape_only=op_type == "Shape")
