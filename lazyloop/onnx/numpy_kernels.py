@@ -134,6 +134,19 @@ def binary(fct, slow, same_dtype_out: bool):
     return single
 
 
+def divide(truncating, slow):
+    """Div: `np.divide` for floats; for integers the reference kernel's own function (which
+    truncates toward zero), called without the reference's layers of checks."""
+    floats = binary(np.divide, slow, True)
+    integers = floats if truncating is None else binary(truncating, slow, True)
+
+    def single(a, b):
+        if type(a) is _ndarray and a.dtype.kind in "iu":
+            return integers(a, b)
+        return floats(a, b)
+    return single
+
+
 def identity(slow):
     def single(a):
         """Identity: an array element itself (elements are read-only: no copy needed)."""
@@ -205,9 +218,9 @@ def direct(op_type: str, arity: int, slow: Callable, where: str,
     elif arity == 2 and op_type in BOOL_BINARY:
         fct = BOOL_BINARY[op_type]
         single, batched = binary(fct, slow, False), one_dtype(elementwise(fct))
-    elif arity == 2 and op_type == "Div":  # floats (integers: the reference truncates)
-        single, batched = binary(np.divide, slow, True), one_dtype(elementwise(np.divide,
-                                                                                  same_dtype))
+    elif arity == 2 and op_type == "Div":  # floats; integers as the reference truncates
+        single = divide(getattr(kernel, "numpy_fct", None), slow)
+        batched = one_dtype(elementwise(np.divide, same_dtype))
     elif arity == 1 and op_type == "Not":
         single, batched = unary(np.logical_not, slow, False), elementwise(np.logical_not,
                                                                             same_dtype)
