@@ -36,6 +36,8 @@ from .reuse import shape_derived
 
 HOT_TRIPS = 64  # by default a loop is compiled once a run of it reaches this trip,
 ACROSS_RUNS = 16  # or once its runs on the plan add up to this many times HOT_TRIPS trips
+INLINE_DEPTH = 8  # streams no phase schedules are written in line this many deep (then: steps),
+INLINE_LINES = 3000  # while the function is shorter than this many lines (a branch's cone)
 
 _MISSING = object()  # an invariant not fetched yet (`stream/invariant`: fetched when read)
 
@@ -67,11 +69,13 @@ class Emitter:
     # -- reading ----------------------------------------------------------------------------
     def read(self, depth, ref, at, target, level=0):
         """`target` = element `at` of `ref`: memoised, forced now, or the invariant. A stream
-        no phase schedules (what the WHILE input reads a trip back) is forced in line, as
-        its step would force it; deeper than one such stream, through its step."""
+        no phase schedules (what the WHILE input reads a trip back, a branch of an
+        if-conditional) is forced in line, as its step would force it; deeper than
+        INLINE_DEPTH such streams, or once the function is long, through its step."""
         if ref is None:
             self.emit(depth, f"{target} = None")
-        elif ref in self.ids and (ref in self.scheduled or level >= 1):
+        elif ref in self.ids and (ref in self.scheduled or level >= INLINE_DEPTH
+                                  or level >= 1 and len(self.lines) > INLINE_LINES):
             c = self.ids[ref]  # usually memoised already
             self.emit(depth, "try:")
             self.emit(depth + 1, f"{target} = m{c}[{at}]")
