@@ -102,3 +102,41 @@ def test_the_cumulative_sum_scan_of_the_bench_accumulates_exactly():
     assert accumulated(machine)
     _, rows = by_hand(feeds["x"], feeds["s0"], np.add)
     assert want["y"].tobytes() == rows.tobytes()
+
+
+def raw_values(plan, feeds):
+    """The outputs as the engine's machine returns them (views of its batches, not the
+    copies `evaluate` hands out), on a machine that keeps its schedules for later runs."""
+    from lazyloop.core.engine import OPTIONS, EngineMachine
+    from lazyloop.core.evaluate import check_feeds
+    machine = EngineMachine(plan, check_feeds(plan, feeds), options=OPTIONS["fast"])
+    return [machine.demand(nid) for _, nid in plan.outputs]
+
+
+def blocks(plan):
+    """The accumulation blocks the plan's kept schedules hold, by identity."""
+    return [id(b) for k, pool in plan.derived.items() if k[0] == "schedules"
+            for schedule in pool for b in schedule.blocks.values()]
+
+
+@pytest.mark.parametrize("width", [4, 256])
+def test_a_block_still_seen_is_not_written_again(width):
+    # rule: stream/memo, recurrence/def -- a later run writes its accumulation into the
+    # earlier run's block only when nothing sees that block any more: values an earlier run
+    # handed out (views of its block, as the engine's machine returns them) keep their values
+    from lazyloop.core.plan import compile_network
+    x1, x2 = (rng.standard_normal((20, width)).astype(np.float32) for _ in range(2))
+    init = np.zeros(width, np.float32)
+    plan = compile_network(running(x1, init))
+    first = raw_values(plan, {"x": x1})
+    kept = blocks(plan)
+    second = raw_values(plan, {"x": x2})
+    assert len(kept) == 1 and blocks(plan) != kept  # the first block is still seen
+    for got, x in ((first, x1), (second, x2)):
+        want_last, want_rows = by_hand(x, init, np.add)
+        assert got[0].tobytes() == want_last.tobytes() and got[1].tobytes() == want_rows.tobytes()
+    del first, second, got
+    kept = blocks(plan)
+    third = raw_values(plan, {"x": x1})  # nothing sees the block now: written in place
+    assert blocks(plan) == kept
+    assert third[1].tobytes() == by_hand(x1, init, np.add)[1].tobytes()

@@ -30,6 +30,8 @@ reference reports.
 """
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 
 from ..plan import Map, Recurrence
@@ -66,15 +68,22 @@ def accumulated_pairs(demand, chosen) -> list:
     return pairs
 
 
-def accumulate(step, init, elements, length):
+def accumulate(step, init, elements, length, blocks=None):
     """The rows 0 .. length of the accumulation of `elements` (the first `length` of them,
-    stacked) from `init` by the map `step`'s ufunc: row k is s_k, rows 1.. are m_0, m_1, ..."""
+    stacked) from `init` by the map `step`'s ufunc: row k is s_k, rows 1.. are m_0, m_1, ...
+    `blocks` (step id -> block) keeps the block for a later run, which writes into it again
+    when nothing holds it or a view of it any more (`dead`)."""
     f = step.kernel.ufunc
     xs = elements[:length]
     if (type(init) is not np.ndarray or type(xs) is not np.ndarray or init.dtype != xs.dtype
             or init.shape != xs.shape[1:] or len(xs) < length):
         raise NotAccumulable(f"{step.id}: operands of different dtypes or shapes")
-    rows = np.empty((length + 1,) + init.shape, init.dtype)
+    shape = (length + 1,) + init.shape
+    rows = None if blocks is None else blocks.pop(step.id, None)
+    if rows is None or rows.shape != shape or rows.dtype != init.dtype or not dead(rows):
+        rows = np.empty(shape, init.dtype)  # (a new block costs a page fault per 4 KiB)
+    if blocks is not None:
+        blocks[step.id] = rows
     if init.size <= SMALL:
         f.accumulate(np.concatenate([init[None], xs]), axis=0, dtype=init.dtype, out=rows)
     else:  # numpy accumulates across rows slowly: row by row, each written in its place
@@ -86,3 +95,10 @@ def accumulate(step, init, elements, length):
         if one.dtype != rows.dtype or one.tobytes() != rows[k + 1].tobytes():
             raise NotAccumulable(f"{step.id}: the accumulation differs from the kernel")
     return rows
+
+
+def dead(block) -> bool:
+    """Nothing but the caller's name holds `block`: every view of an array holds the array
+    (its `base`), so no element, batch or output of an earlier run can still see it. The
+    count is the caller's name and this function's argument and `getrefcount`'s."""
+    return sys.getrefcount(block) <= 3

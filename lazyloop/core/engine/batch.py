@@ -172,7 +172,8 @@ def accumulation(schedule, node, batches, n, max_bytes=MAX_BATCH_BYTES) -> dict:
             or (length + 1) * elements[0].nbytes > max_bytes):
         return {}  # masked elements, or too large a batch: element by element
     try:
-        rows = accumulate(step, schedule.invariant(node.init), elements, length)
+        rows = accumulate(step, schedule.invariant(node.init), elements, length,
+                          schedule.blocks)
     except NotAccumulable:
         return {}
     return {node.id: rows[:n + d.certain[node.id]], step.id: rows[1:1 + n + d.certain[step.id]]}
