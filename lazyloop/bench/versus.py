@@ -9,9 +9,9 @@ steps, batch 16, hidden 256; target 1.5x onnxruntime per trip).
 
 Each model is lowered once (as an onnxruntime session is built once) and then evaluated;
 lazyloop and onnxruntime (one thread) are timed interleaved by the process's CPU time, and
-the figure is the median of the repeats; the reference evaluator, which is slow, runs fewer times. Every result is
-checked against onnxruntime's before a row is written. The targets are the issue's; they
-are printed, never asserted.
+the figure is the median of the repeats; the reference evaluator, which is slow, runs fewer
+times. Every result is checked against onnxruntime's before a row is written. The targets
+are the issue's; they are printed, never asserted.
 """
 from __future__ import annotations
 

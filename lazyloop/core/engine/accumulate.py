@@ -11,9 +11,10 @@ which is what `f.accumulate` computes over the stack [init, x_0, x_1, ...]: row 
 f(row k, x_k), each element of it made by the same scalar operation of the ufunc the kernel
 applies per element (numpy's accumulation applies the ufunc's loop to the previous row and
 the next one); for wide rows, `f(row k, x_k, out=row k + 1)`, one call per row into a
-preallocated block, which is the kernel's own call without a new array per trip. So where the trip count is known before the first trip and every element
-below n + p is demanded whatever happens (`certain`), the rows of one accumulation are the
-elements of both streams, and no trip needs to run for them.
+preallocated block, which is the kernel's own call without a new array per trip. So where
+the trip count is known before the first trip and every element below n + p is demanded
+whatever happens (`certain`), the rows of one accumulation are the elements of both
+streams, and no trip needs to run for them.
 
 It is made only where it cannot differ from the elements one by one:
 
