@@ -66,13 +66,25 @@ def test_a_running_value_is_one_accumulation_equal_to_the_reference(width, op, f
 
 def test_integers_wrap_as_one_by_one():
     # rule: recurrence/def -- int32 sums past 2^31 wrap element by element, accumulated too
-    x = np.full((6, 3), 2 ** 30, np.int32)
+    x = np.full((20, 3), 2 ** 30, np.int32)
     init = np.zeros(3, np.int32)
     reference, machine = agree(running(x, init, dtype=ll.int32), {"x": x})
     assert accumulated(machine)
     with np.errstate(over="ignore"):
         want_last, _ = by_hand(x, init, np.add)
     np.testing.assert_array_equal(list(reference.outputs.values())[0], want_last)
+
+
+def test_a_short_run_is_left_to_the_steps():
+    # rule: recurrence/def -- below FEWEST_TRIPS trips the steps make the elements (they
+    # cost less than the accumulation's set-up), with the same values
+    from lazyloop.core.engine.accumulate import FEWEST_TRIPS
+    x = rng.standard_normal((FEWEST_TRIPS - 1, 4)).astype(np.float32)
+    init = np.zeros(4, np.float32)
+    reference, machine = agree(running(x, init), {"x": x})
+    assert not accumulated(machine)
+    np.testing.assert_array_equal(list(reference.outputs.values())[0],
+                                  by_hand(x, init, np.add)[0])
 
 
 def test_the_state_second_is_left_to_the_steps():

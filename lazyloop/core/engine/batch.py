@@ -45,7 +45,7 @@ from ..kernel import NotBatchable, aligned
 from ..plan import Iterator, Map, Recurrence
 from ..types import TensorType
 from ..undefined import Partial, full_mask, join, mapped, split
-from .accumulate import NotAccumulable, accumulate, accumulated_pairs
+from .accumulate import FEWEST_TRIPS, NotAccumulable, accumulate, accumulated_pairs
 
 # A batch larger than this many bytes per stream is not made: memory stays bounded.
 MAX_BATCH_BYTES = 1 << 27
@@ -168,9 +168,9 @@ def accumulation(schedule, node, batches, n, max_bytes=MAX_BATCH_BYTES) -> dict:
     step = d.members[node.next]
     elements = batches.get(step.args[1])
     length = max(n + d.certain[step.id], n + d.certain[node.id] - 1)
-    if (type(elements) is not np.ndarray or length <= 0
+    if (type(elements) is not np.ndarray or n < FEWEST_TRIPS
             or (length + 1) * elements[0].nbytes > max_bytes):
-        return {}  # masked elements, or too large a batch: element by element
+        return {}  # masked elements, a short run or too large a batch: element by element
     try:
         rows = accumulate(step, schedule.invariant(node.init), elements, length,
                           schedule.blocks)
