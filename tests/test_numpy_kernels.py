@@ -173,7 +173,10 @@ ARRAY_CASES = [  # (op, attributes, inputs): common cases, and ones the referenc
     ("Reshape", {}, (X, i64(4, -1))), ("Reshape", {}, (X, i64(0, 12))),
     ("Reshape", {"allowzero": 1}, (X, i64(6, 4))), ("Reshape", {}, (X, i64(5, 5))),
     ("Unsqueeze", {}, (X, i64(0, -1))), ("Unsqueeze", {}, (X, i64(9))),
-    ("Unsqueeze", {}, (X, np.array(1, np.int64))),
+    ("Unsqueeze", {}, (X, np.array(1, np.int64))), ("Unsqueeze", {}, (X, i64(1, 1))),
+    ("Unsqueeze", {}, (X, i64(-1, -5, 2))), ("Unsqueeze", {}, (X, i64(-6))),
+    ("Unsqueeze", {}, (np.float32(2) * np.ones(()), i64(0))),
+    ("Reshape", {}, (X, i64(-1))), ("Reshape", {}, (X, i64(-1, -1))),
     ("Expand", {}, (X[0, :, :1], i64(2, 3, 4))), ("Expand", {}, (X, i64(5, 1, 1))),
     ("Range", {}, (np.array(1, np.int64), np.array(9, np.int64), np.array(3, np.int64))),
     ("Range", {}, (np.array(0.5, np.float32), np.array(2, np.float32),
@@ -198,6 +201,9 @@ ARRAY_CASES = [  # (op, attributes, inputs): common cases, and ones the referenc
     ("Shape", {}, (X,)), ("Shape", {"start": 1}, (X,)),
     ("Div", {}, (X, X + 1)), ("Div", {}, (i64(-7, 7), i64(2, -2))),
     ("Div", {}, (X, np.ones((), np.float64))), ("Not", {}, (X > 3,)),
+    ("Div", {}, (np.array([-7, 7, -8, 0], np.int32), np.array([2, -2, 3, 5], np.int32))),
+    ("Div", {}, (np.array(9, np.int32), np.array(-4, np.int32))),
+    ("Div", {}, (i64(5), np.array([2], np.int32))),
 ]
 
 
@@ -246,3 +252,14 @@ def test_the_array_kernels_are_bound_directly():
         assert bound_pair(op, arity)[0].reads_only, op
     assert bound_pair("Concat", 2, axis=0)[0].reads_only
     assert not bound_pair("ReduceSum", 1, opset=11, axes=[0])[0].reads_only
+
+
+def test_integer_division_truncates_without_the_reference_layers():
+    # rule: onnx/node -- Div of integers is the reference kernel's own function (toward
+    # zero, by hand: -7/2 = -3, 7/-2 = -3, -8/3 = -2), called directly
+    fn, _ = bound_pair("Div", 2)
+    got = fn(np.array([-7, 7, -8, 9], np.int32), np.array([2, -2, 3, 3], np.int32))[0]
+    assert got.dtype == np.int32 and got.tolist() == [-3, -3, -2, 3]
+    from lazyloop.onnx.numpy_kernels import divide
+    direct = divide(lambda a, b: np.trunc(a / b).astype(a.dtype), refusing_slow)
+    assert direct(np.array([-7], np.int64), np.array([2], np.int64)).tolist() == [-3]

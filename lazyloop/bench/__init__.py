@@ -25,7 +25,9 @@ ratio, since absolute times drift on shared machines (DESIGN §7):
     (per row tanh(x_t W)), an elementwise map over an iterator, nested 100 x 100 Loops, an
     LSTM-like Scan -- and a Loop of M = 2^63-1 that reaches a fixed point. Targets (the
     speed issue's): map-like Scans and elementwise maps faster than onnxruntime, the scalar
-    Loop and nested Loops within 3x of it, the fixed point answered in milliseconds;
+    Loop and nested Loops within 3x of it, the fixed point answered in milliseconds; and
+    the throughput issue's heavy bodies at its sizes, a cumulative sum of 10^4 rows of 256
+    and an LSTM-like Scan of 256 steps, batch 16, hidden 256 (v10, v11: within 1.5x);
 (r) lazyloop side by side with onnxruntime (one thread) on every model of the exporter
     corpus (a clone's `tests/corpus`): the geometric mean, median and worst ratio, and how
     many models ran every loop on the engine (`corpus`; targets, issue 25's: geometric mean

@@ -12,7 +12,12 @@ is lowered or the plan compiled; the plan's `Map` node carries it. The reference
 * `reads_only` -- the function never writes to its arguments (the engine then need not mark
   what it reads read-only, `stream/memo`);
 * `passes_input` -- the function may return one of its arguments itself, not a copy (what
-  it returns is then marked as its argument would be).
+  it returns is then marked as its argument would be);
+* `ufunc` -- the function is this binary numpy ufunc applied to its arguments, nothing
+  more (the engine then may run a recurrence through it as the ufunc's accumulation);
+* `pure` -- the function's value depends on its arguments' values alone (not a random
+  op): called again on the same arguments it gives the same value;
+* `shape_only` -- the function reads only its one argument's shape (ONNX `Shape`).
 
 `single` is the one-value form of a function that returns a tuple (a kernel of an op with
 several outputs, used by a layer that has one): calling it skips building the tuple.
@@ -36,13 +41,17 @@ class Kernel:
     batched: Optional[Callable] = attrs.field(default=None, eq=False)
     reads_only: bool = False
     passes_input: bool = False
+    ufunc: Optional[np.ufunc] = attrs.field(default=None, eq=False)
+    pure: bool = False
+    shape_only: bool = False
 
     def __call__(self, *args):
         return self.function(*args)
 
     def __repr__(self):
         facts = [name for name in ("batched", "single") if getattr(self, name) is not None]
-        facts += [name for name in ("reads_only", "passes_input") if getattr(self, name)]
+        facts += [name for name in ("reads_only", "passes_input", "pure", "shape_only")
+                  if getattr(self, name)]
         name = getattr(self.function, "__qualname__", type(self.function).__name__)
         return f"Kernel({name}{', ' if facts else ''}{', '.join(facts)})"
 
@@ -68,7 +77,8 @@ def kernel_of(fn) -> Kernel:
     if isinstance(fn, Kernel):
         return fn
     if isinstance(fn, np.ufunc):
-        return Kernel(fn, batched=elementwise(fn) if fn.nout == 1 else None, reads_only=True)
+        return Kernel(fn, batched=elementwise(fn) if fn.nout == 1 else None, reads_only=True,
+                      ufunc=fn if fn.nin == 2 and fn.nout == 1 else None, pure=True)
     return Kernel(fn)
 
 

@@ -21,32 +21,49 @@ _index_types = (np.ndarray, np.integer)
 
 
 def reshape(attributes, slow):
-    """Reshape: `np.reshape(data, shape)` when the shape holds no 0 (which, unless allowzero
-    is set, copies the input's dimension)."""
+    """Reshape: `np.reshape(data, shape)` (which is `data.reshape(shape)`, here given the
+    shape's dimensions as a list) when the shape holds no 0 (which, unless allowzero is set,
+    copies the input's dimension)."""
     allowzero = attributes.get("allowzero", 0) == 1
 
     def single(data, shape):
         if (type(data) is _ndarray and type(shape) is _ndarray and shape.ndim == 1
-                and shape.dtype == np.int64 and (allowzero or shape.all())):
-            try:
-                return np.reshape(data, shape)
-            except Exception:  # noqa: BLE001 -- the reference kernel reports it
-                pass
+                and shape.dtype == np.int64):
+            dims = shape.tolist()
+            if allowzero or 0 not in dims:
+                try:
+                    return data.reshape(dims)
+                except Exception:  # noqa: BLE001 -- the reference kernel reports it
+                    pass
         return slow(data, shape)[0]
     return single
 
 
 def unsqueeze(attributes, slow):
-    """Unsqueeze (axes as an input): `np.expand_dims(data, tuple(axes))`, or for 0-D axes
-    `np.expand_dims(data, axes)`."""
+    """Unsqueeze (axes as an input): what `np.expand_dims(data, axes)` makes -- the data
+    reshaped with a 1 inserted at each axis of the result, counted from the end where
+    negative -- when the axes are distinct and within the result's rank."""
     def single(data, axes):
-        if type(data) is _ndarray and type(axes) is _ndarray and axes.ndim <= 1:
-            try:
-                return np.expand_dims(data, axis=tuple(axes) if axes.ndim else axes)
-            except Exception:  # noqa: BLE001
-                pass
+        if type(data) is _ndarray and type(axes) is _ndarray and axes.ndim <= 1 and (
+                axes.dtype.kind in "iu"):
+            shape = with_ones(data.shape, axes.tolist() if axes.ndim else [int(axes)])
+            if shape is not None:
+                return data.reshape(shape)
         return slow(data, axes)[0]
     return single
+
+
+def with_ones(shape, axes):
+    """`shape` with a 1 inserted at each of `axes` of the result; None for repeated axes or
+    axes outside the result's rank (the reference kernel reports those)."""
+    rank = len(shape) + len(axes)
+    places = sorted(a + rank if a < 0 else a for a in axes)
+    if len(set(places)) != len(places) or not all(0 <= a < rank for a in places):
+        return None
+    result = list(shape)
+    for a in places:
+        result.insert(a, 1)
+    return result
 
 
 def expand(attributes, slow):

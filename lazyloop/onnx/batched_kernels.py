@@ -110,5 +110,6 @@ def refusing(form):
 
 def with_batched(slow: Callable, form: Callable) -> Kernel:
     """The bound kernel's record: its call, its one-value form `single` (what a one-output
-    layer calls) and the batched form."""
-    return Kernel(slow, single=first(slow), batched=form)
+    layer calls) and the batched form; an op with a batched form is `pure` (elementwise,
+    layout and reduction ops: the value depends on the inputs alone)."""
+    return Kernel(slow, single=first(slow), batched=form, pure=True)

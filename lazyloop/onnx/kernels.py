@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Callable, Optional
 
+import attrs
 import numpy as np
 
 from ..core.errors import EvaluationError, LazyLoopError
@@ -152,7 +153,14 @@ def bind(node, opsets: dict, where: str) -> Optional[Kernel]:
     fast = direct(node.op_type, len(node.input), slow.function, where, kernel, form)
     if fast is not None:
         return fast
-    return slow if form is None else with_batched(slow.function, form)
+    if form is not None:
+        return with_batched(slow.function, form)
+    return attrs.evolve(slow, pure=node.op_type not in RANDOM_OPS)
+
+
+#: default-domain ops whose reference kernel draws random values: not `pure`
+RANDOM_OPS = frozenset(("RandomNormal", "RandomNormalLike", "RandomUniform",
+                        "RandomUniformLike", "Multinomial", "Bernoulli", "Dropout"))
 
 
 def _bound_reference(kernel, where: str) -> Callable:
@@ -215,7 +223,8 @@ def _bound_binary(fct, where: str) -> Callable:
 
     ufunc = isinstance(fct, np.ufunc)  # per element it is fct(a, b), so batched it is too
     return with_single(single, where, reads_only=ufunc,
-                       batched=elementwise(fct) if ufunc else None)
+                       batched=elementwise(fct) if ufunc else None,
+                       ufunc=fct if ufunc and fct.nin == 2 and fct.nout == 1 else None)
 
 
 def _bound_call(run, attributes: dict, where: str) -> Callable:

@@ -13,7 +13,8 @@ never written to (`stream/memo`), so sharing one is safe.
 
 Each binding is a `Kernel` record (`lazyloop.core.kernel`): its function returns the usual
 1-tuple, its `single` the value alone, which the plan calls for one-output layers (one frame
-fewer), and its `batched` form applies to stacked elements.
+fewer), and its `batched` form applies to stacked elements. Every op bound here is `pure`
+(its value depends on its inputs alone); `Shape` reads only its input's shape.
 """
 from __future__ import annotations
 
@@ -52,7 +53,7 @@ BOOL_BINARY = {"Equal": np.equal, "Less": np.less, "Greater": np.greater,
 
 
 def with_single(single: Callable, where: str, reads_only=False, passes_input=False,
-                batched=None) -> Kernel:
+                batched=None, ufunc=None, shape_only=False) -> Kernel:
     """The kernel record of a one-output node: its function as a function layer calls it (a
     1-tuple), its one-value form `single`, its batched form, and whether it never writes its
     arguments (`reads_only`) or may return one of them itself (`passes_input`)."""
@@ -60,7 +61,8 @@ def with_single(single: Callable, where: str, reads_only=False, passes_input=Fal
         return (single(*args),)
     for f in (call, single):
         f.__qualname__ = f"kernel[{where}]"
-    return Kernel(call, single, batched, reads_only, passes_input)
+    return Kernel(call, single, batched, reads_only, passes_input, ufunc, pure=True,
+                  shape_only=shape_only)
 
 
 def same_dtype(result, first):
@@ -129,6 +131,19 @@ def binary(fct, slow, same_dtype_out: bool):
             if not same_dtype_out or r.dtype == a.dtype:
                 return r
         return slow(a, b)[0]
+    return single
+
+
+def divide(truncating, slow):
+    """Div: `np.divide` for floats; for integers the reference kernel's own function (which
+    truncates toward zero), called without the reference's layers of checks."""
+    floats = binary(np.divide, slow, True)
+    integers = floats if truncating is None else binary(truncating, slow, True)
+
+    def single(a, b):
+        if type(a) is _ndarray and a.dtype.kind in "iu":
+            return integers(a, b)
+        return floats(a, b)
     return single
 
 
@@ -203,9 +218,9 @@ def direct(op_type: str, arity: int, slow: Callable, where: str,
     elif arity == 2 and op_type in BOOL_BINARY:
         fct = BOOL_BINARY[op_type]
         single, batched = binary(fct, slow, False), one_dtype(elementwise(fct))
-    elif arity == 2 and op_type == "Div":  # floats (integers: the reference truncates)
-        single, batched = binary(np.divide, slow, True), one_dtype(elementwise(np.divide,
-                                                                                  same_dtype))
+    elif arity == 2 and op_type == "Div":  # floats; integers as the reference truncates
+        single = divide(getattr(kernel, "numpy_fct", None), slow)
+        batched = one_dtype(elementwise(np.divide, same_dtype))
     elif arity == 1 and op_type == "Not":
         single, batched = unary(np.logical_not, slow, False), elementwise(np.logical_not,
                                                                             same_dtype)
@@ -216,4 +231,4 @@ def direct(op_type: str, arity: int, slow: Callable, where: str,
     if single is None:
         return None
     return with_single(single, where, reads_only=True, passes_input=op_type == "Identity",
-                       batched=batched)
+                       batched=batched, shape_only=op_type == "Shape")

@@ -42,9 +42,10 @@ import numpy as np
 
 from ..reference.rules import iterator_elements, map_element
 from ..kernel import NotBatchable, aligned
-from ..plan import Iterator, Map
+from ..plan import Iterator, Map, Recurrence
 from ..types import TensorType
 from ..undefined import Partial, full_mask, join, mapped, split
+from .accumulate import FEWEST_TRIPS, NotAccumulable, accumulate, accumulated_pairs
 
 # A batch larger than this many bytes per stream is not made: memory stays bounded.
 MAX_BATCH_BYTES = 1 << 27
@@ -61,22 +62,32 @@ def candidates(demand):
 
 def batchable(demand) -> tuple:
     """Iterators and maps with a batched kernel, needed at every index below n + p, that
-    read only batchable streams and invariants (and at least one batchable stream)."""
+    read only batchable streams and invariants (and at least one batchable stream); and
+    recurrences that accumulate a batchable stream (`accumulate.py`), each followed by its
+    next-value map."""
     found = []
     chosen = set()
-    for nid, node in demand.members.items():
-        if demand.certain[nid] is None:
-            continue
-        if isinstance(node, Iterator):
-            ok = True
-        elif isinstance(node, Map) and not node.multi and node.kernel.batched:
-            ok = all(a is not None and (a in chosen or a not in demand.members)
-                     for a in node.args) and any(a in chosen for a in node.args)
-        else:
-            ok = False
-        if ok:
-            found.append(nid)
-            chosen.add(nid)
+    grew = True
+    while grew:
+        grew = False
+        for nid, node in demand.members.items():
+            if nid in chosen or demand.certain[nid] is None:
+                continue
+            if isinstance(node, Iterator):
+                ok = True
+            elif isinstance(node, Map) and not node.multi and node.kernel.batched:
+                ok = all(a is not None and (a in chosen or a not in demand.members)
+                         for a in node.args) and any(a in chosen for a in node.args)
+            else:
+                ok = False
+            if ok:
+                found.append(nid)
+                chosen.add(nid)
+        for rid, mid, _ in accumulated_pairs(demand, chosen):
+            if rid not in chosen:
+                found += [rid, mid]
+                chosen |= {rid, mid}
+                grew = True
     return tuple(found)
 
 
@@ -124,28 +135,48 @@ def make_batches(schedule, streams, n, max_bytes=MAX_BATCH_BYTES):
     d, batches = schedule.d, {}
     for nid in streams:
         length = n + d.certain[nid]
-        if length <= 0:
-            continue
         node = d.members[nid]
-        if isinstance(node, Iterator):
+        if length <= 0 or nid in batches:  # a next-value map: made with its recurrence
+            continue
+        if isinstance(node, Recurrence):
+            made = accumulation(schedule, node, batches, n, max_bytes)
+        elif isinstance(node, Iterator):
             # iterator/forward, iterator/reverse (A2 "guide"): the first `length` elements
-            batch = iterator_elements(node, schedule.invariant(node.source), length)
+            made = {nid: iterator_elements(node, schedule.invariant(node.source), length)}
         else:
             if not all(a in batches or a not in d.members for a in node.args):
                 continue
             try:
-                batch = map_batch(schedule, node, batches, length, max_bytes)
+                made = {nid: map_batch(schedule, node, batches, length, max_bytes)}
             except NotBatchable:  # this stream (and what reads it) runs element by element
                 continue
-        if batch is None:
-            continue
-        values = split(batch)[0]
-        values.flags.writeable = False
-        ty = node.type
-        if schedule.check and isinstance(ty, TensorType):
-            schedule.check_element(node, values[0, ...])  # one element's type is all of theirs
-        batches[nid] = batch
+        for k, batch in made.items():
+            if batch is None:
+                continue
+            values = split(batch)[0]
+            values.flags.writeable = False
+            if schedule.check and isinstance(d.members[k].type, TensorType):
+                schedule.check_element(d.members[k], values[0, ...])  # one is all of theirs
+            batches[k] = batch
     return batches
+
+
+def accumulation(schedule, node, batches, n, max_bytes=MAX_BATCH_BYTES) -> dict:
+    """The batches of a recurrence and of its next-value map, rows of one accumulation
+    (`recurrence/def`, accumulate.py); none where it does not apply."""
+    d = schedule.d
+    step = d.members[node.next]
+    elements = batches.get(step.args[1])
+    length = max(n + d.certain[step.id], n + d.certain[node.id] - 1)
+    if (type(elements) is not np.ndarray or n < FEWEST_TRIPS
+            or (length + 1) * elements[0].nbytes > max_bytes):
+        return {}  # masked elements, a short run or too large a batch: element by element
+    try:
+        rows = accumulate(step, schedule.invariant(node.init), elements, length,
+                          schedule.blocks)
+    except NotAccumulable:
+        return {}
+    return {node.id: rows[:n + d.certain[node.id]], step.id: rows[1:1 + n + d.certain[step.id]]}
 
 
 def map_batch(schedule, node, batches, length, max_bytes=MAX_BATCH_BYTES):

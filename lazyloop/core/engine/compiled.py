@@ -32,9 +32,12 @@ from ..reference.rules import iterator_element
 from ..reference.steps import entry
 from ..types import TensorType
 from .readonly import unmarked_streams
+from .reuse import shape_derived
 
 HOT_TRIPS = 64  # by default a loop is compiled once a run of it reaches this trip,
-ACROSS_RUNS = 16  # or once its runs on the plan add up to this many times HOT_TRIPS trips
+ACROSS_RUNS = 4  # or once its runs on the plan add up to this many times HOT_TRIPS trips (256)
+INLINE_DEPTH = 8  # streams no phase schedules are written in line this many deep (then: steps),
+INLINE_LINES = 3000  # while the function is shorter than this many lines (a branch's cone)
 
 _MISSING = object()  # an invariant not fetched yet (`stream/invariant`: fetched when read)
 
@@ -49,6 +52,8 @@ class Emitter:
         self.unmarked = unmarked_streams(d)
         self.check = schedule.check
         self.scheduled = set(d.phases[0]) | set(d.phases[1])
+        self.reused = shape_derived(d)  # maps made from shapes (reuse.py)
+        self.reused_names = []  # their previous elements and arguments: locals of `trips`
         self.invariants = {}  # ref -> local name
         self.lines = []
 
@@ -64,11 +69,13 @@ class Emitter:
     # -- reading ----------------------------------------------------------------------------
     def read(self, depth, ref, at, target, level=0):
         """`target` = element `at` of `ref`: memoised, forced now, or the invariant. A stream
-        no phase schedules (what the WHILE input reads a trip back) is forced in line, as
-        its step would force it; deeper than one such stream, through its step."""
+        no phase schedules (what the WHILE input reads a trip back, a branch of an
+        if-conditional) is forced in line, as its step would force it; deeper than
+        INLINE_DEPTH such streams, or once the function is long, through its step."""
         if ref is None:
             self.emit(depth, f"{target} = None")
-        elif ref in self.ids and (ref in self.scheduled or level >= 1):
+        elif ref in self.ids and (ref in self.scheduled or level >= INLINE_DEPTH
+                                  or level >= 1 and len(self.lines) > INLINE_LINES):
             c = self.ids[ref]  # usually memoised already
             self.emit(depth, "try:")
             self.emit(depth + 1, f"{target} = m{c}[{at}]")
@@ -104,13 +111,47 @@ class Emitter:
         """v<level> = element j<level> of member k -- its kind's step, written in line by
         its entry of the step table -- then checked, memoised, recorded."""
         c, node = self.ids[k], self.d.members[k]
-        entry(node).emit(self, depth, c, node, level, low)
-        self.finish(depth, k, c, node, f"j{level}", f"v{level}")
+        if k in self.reused:
+            self.reuse(depth, k, c, node, level)
+        else:
+            entry(node).emit(self, depth, c, node, level, low)
+            self.checked(depth, k, c, node, f"v{level}")
+        self.store(depth, k, c, f"j{level}", f"v{level}")
 
-    def finish(self, depth, k, c, node, j, v):
-        """What `Schedule.finisher` does: check, mark read-only, memoise, record. An array or
-        numpy scalar of the dtype and of a shape its stream's type was found to admit (the
-        set t<c>, which the check adds to) passes `structure/shapes`."""
+    def reuse(self, depth, k, c, node, level):
+        """A map made from shapes (reuse.py): its previous element r<c> again while its
+        argument has the same shape (`shape_only`) or its arguments are the same objects
+        (`pure`); else its step, checked, kept with what it read (in p<c>_<n>)."""
+        names = [f"a{level}_{p}" for p in range(len(node.args))]
+        for name, ref in zip(names, node.args):
+            self.read(depth, ref, f"j{level}", name, level)
+        kept = [f"p{c}_{p}" for p in range(len(names))]
+        if node.kernel.shape_only:
+            (a,), (p,) = names, kept
+            same = f"r{c} is not _M and {a}.__class__ is ND and {a}.shape == {p}"
+            keep = [f"{p} = {a}.shape if {a}.__class__ is ND else _M"]
+        else:
+            same = " and ".join(f"{a} is {p}" for a, p in zip(names, kept))
+            keep = [f"{p} = {a}" for a, p in zip(names, kept)]
+        self.reused_names += kept + [f"r{c}"]
+        self.emit(depth, f"if {same}:")
+        self.emit(depth + 1, f"v{level} = r{c}")
+        self.emit(depth, "else:")
+        self.emit(depth + 1, f"v{level} = f{c}({', '.join(names)})")
+        self.checked(depth + 1, k, c, node, f"v{level}")
+        for line in keep + [f"r{c} = v{level}"]:
+            self.emit(depth + 1, line)
+
+    def store(self, depth, k, c, j, v):
+        """What `Schedule.finisher` does after the check: memoise, record."""
+        self.emit(depth, f"m{c}[{j}] = {v}")
+        if self.recording:
+            self.emit(depth, f"RECORD(({k!r}, {j}))")
+
+    def checked(self, depth, k, c, node, v):
+        """Check and mark read-only: an array or numpy scalar of the dtype and of a shape
+        its stream's type was found to admit (the set t<c>, which the check adds to) passes
+        `structure/shapes`."""
         check = self.check and isinstance(node.type, TensorType)
         same = f"{v}.dtype == d{c} and {v}.shape in t{c}"
         if isinstance(node, Recurrence) and not self.recording:
@@ -132,9 +173,6 @@ class Emitter:
                 if check:
                     self.emit(depth, f"elif not (isinstance({v}, GENERIC) and {same}):")
                     self.emit(depth + 1, f"CHECK(N[{c}], {v})")
-        self.emit(depth, f"m{c}[{j}] = {v}")
-        if self.recording:
-            self.emit(depth, f"RECORD(({k!r}, {j}))")
 
     # -- the function -----------------------------------------------------------------------
     def trips(self, collected):
@@ -178,6 +216,8 @@ class Emitter:
         self.emit(1, "def trips(i, until):")
         for ref, name in self.invariants.items():
             self.emit(2, f"{name} = INVS.get({ref!r}, _M)")
+        if self.reused_names:
+            self.emit(2, f"{' = '.join(dict.fromkeys(self.reused_names))} = _M")
         self.emit(2, "while i < until:")
         self.lines.extend("    " + line for line in body)
         self.emit(2, "return i")
@@ -193,8 +233,9 @@ def source(schedule, batched=frozenset(), recording=False) -> str:
 def trip_function(schedule, trip, hot=HOT_TRIPS):
     """The compiled ordinary trips of `schedule`'s loop, bound to this run's memos and steps;
     None while the loop is not hot: this run is at a `trip` below `hot`, and its earlier runs
-    on this plan have run fewer than ACROSS_RUNS times `hot` trips (compiling costs what a
-    thousand trips or so save). The function is kept with the
+    on this plan have run fewer than ACROSS_RUNS times `hot` trips (compiling costs about a
+    millisecond, what a few hundred trips save: 10-trip LSTM-like scans of the exporter corpus
+    run 0.2 ms faster compiled). The function is kept with the
     plan, and its binding with the schedule (which is kept for later runs, `Schedule.take`)
     unless batches feed this run."""
     if schedule.bound is not None and not schedule.batched:

@@ -80,6 +80,7 @@ class Schedule:
         self.lists = {nodes[o].source: [] for o in demand.loop.outputs
                       if o in demand.outputs and nodes[o].kind is not LoopOutput.LAST_VALUE}
         self.bound = None  # the compiled trips bound to this schedule (compiled.py)
+        self.blocks = {}  # recurrence -> its accumulation's block, for later runs (accumulate.py)
         self.begin(machine, act, index, outer, path)
         self.build_steps()
         self.plain_steps = dict(self.steps)

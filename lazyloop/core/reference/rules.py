@@ -193,7 +193,7 @@ def stack(node, elements, length, padding: str):
     n = len(values)
     whole = masks is True or isinstance(masks, list) and all(m is None for m in masks)
     if whole and 0 < n == length and isinstance(ty, TensorType):  # no padding, all defined
-        out = np.stack(values) if isinstance(values, list) else np.array(values)
+        out = np.stack(values) if isinstance(values, list) else values  # read-only: shared
         if out.dtype == ty.dtype:
             out = out[::-1] if node.kind is LoopOutput.REVERSE else out
             return np.ascontiguousarray(np.moveaxis(out, 0, node.axis) if node.axis else out)
