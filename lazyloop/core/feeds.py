@@ -8,11 +8,14 @@ import numpy as np
 
 from .errors import InputError
 from .plan import Plan
+from .reference.machine import admitted_shapes
 from .types import OpaqueType
 
 
 def feed_dict(feeds) -> dict:
     """The caller's feeds as a new dict; anything but a mapping (or None) is refused."""
+    if type(feeds) is dict:
+        return dict(feeds)
     if feeds is not None and not isinstance(feeds, Mapping):
         raise InputError("feeds", "stream/shape", f"is a {type(feeds).__name__}, not a mapping",
                          "pass a dict {input name: array}")
@@ -20,6 +23,8 @@ def feed_dict(feeds) -> dict:
 
 
 def check_feeds(plan: Plan, feeds) -> dict:
+    """The feeds as the network's inputs: each a read-only copy of an array of its input's
+    dtype and of a shape its type admits (`stream/shape`); an opaque input as it is."""
     feeds = feed_dict(feeds)
     out = {}
     for nid in plan.inputs:
@@ -29,6 +34,12 @@ def check_feeds(plan: Plan, feeds) -> dict:
                              f"feed {nid!r} as a {node.type!r} array")
         value = feeds.pop(nid)
         ty = node.type
+        if (value.__class__ is np.ndarray and value.dtype == getattr(ty, "dtype", None)
+                and value.shape in admitted_shapes(plan, nid)):
+            value = np.array(value)  # the usual case: a shape its type was found to admit
+            value.flags.writeable = False
+            out[nid] = value
+            continue
         if isinstance(ty, OpaqueType):
             out[nid] = value
             continue
@@ -48,6 +59,7 @@ def check_feeds(plan: Plan, feeds) -> dict:
                              f"was fed shape {list(value.shape)}, it is declared {ty!r}",
                              "feed an array of the declared shape")
         value.flags.writeable = False
+        admitted_shapes(plan, nid).add(value.shape)
         out[nid] = value
     if feeds:
         raise InputError(f"inputs {sorted(feeds)}", "stream/shape", "are not inputs of the "
