@@ -50,6 +50,30 @@ def root_order(plan, nid) -> tuple:
     return tuple(order)
 
 
+def constants(plan) -> dict:
+    """The constants outside loops whose value its stream's type admits, as the root memo
+    holds them once forced ({id: {0: value}}, the value read-only); derived once per plan.
+    An evaluation starts with them in its root memo: forcing one computes nothing and can
+    fail on nothing, so every evaluation would store the same element (`stream/memo`). A
+    constant its type refuses is left to be forced, and refused, when something reads it.
+    The dictionaries are shared by every evaluation of the plan and never written: each
+    holds its one element already."""
+    key = ("root constants",)
+    found = plan.derived.get(key)
+    if found is None:
+        found = plan.derived[key] = {}
+        relaxed = plan.profile != "tensorrt"
+        for k, node in plan.nodes.items():
+            if node.scope is None and isinstance(node, Const):
+                value = node.value
+                if value.__class__ is np.ndarray and (not relaxed or isinstance(
+                        node.type, TensorType) and value.dtype == node.type.dtype
+                        and node.type.admits(value.shape)):
+                    value.flags.writeable = False
+                    found[k] = {0: value}
+    return found
+
+
 HOT_WALKS = 8  # a value's walk is compiled once it has been walked this many times
 
 
