@@ -24,7 +24,7 @@ from .batch import MAX_BATCH_BYTES
 from .compiled import HOT_TRIPS
 from .demand import demand_of, why_not
 from .needed import outputs_to_compute
-from .root import constants, force_root
+from .root import constants, force_root, store_inputs
 from .masked_steps import MasksNeeded
 from .schedule import Schedule
 
@@ -54,6 +54,7 @@ class EngineMachine(Machine):
         self.masked_loops = set()  # loops whose schedule met an undefined value (masked_steps.py)
         self.why = readings_refused(self.readings)  # a reading the schedule does not run
         self.root.memo.update(constants(plan))  # forced alike by every evaluation (root.py)
+        store_inputs(self)
 
     def demand(self, nid, act=None, i=0):
         """As the reference's, but a value outside loops is forced by a walk of its static

@@ -74,6 +74,21 @@ def constants(plan) -> dict:
     return found
 
 
+def store_inputs(machine):
+    """The root memo given the evaluation's inputs, each as the walk stores one (`walk`):
+    fed arrays of their input's dtype and of a shape its type admits, read-only; an input
+    fed otherwise is left to the walk, which checks and stores it when something reads it."""
+    plan, memo, feeds = machine.plan, machine.root.memo, machine.feeds
+    relaxed = plan.profile != "tensorrt"
+    for k in plan.inputs:
+        value = feeds.get(k)
+        ty = plan.nodes[k].type
+        if value.__class__ is np.ndarray and (not relaxed or value.dtype == getattr(
+                ty, "dtype", None) and value.shape in admitted_shapes(plan, k)):
+            value.flags.writeable = False
+            memo[k] = {0: value}
+
+
 HOT_WALKS = 8  # a value's walk is compiled once it has been walked this many times
 
 

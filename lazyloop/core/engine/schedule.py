@@ -80,6 +80,9 @@ class Schedule:
         self.lists = {nodes[o].source: [] for o in demand.loop.outputs
                       if o in demand.outputs and nodes[o].kind is not LoopOutput.LAST_VALUE}
         self.bound = None  # the compiled trips bound to this schedule (compiled.py)
+        self.parts = None  # what a trip works on (`trip_parts`)
+        every, some = demand.external
+        self.outside = tuple(dict.fromkeys(every + some))  # what a run reads outside the loop
         self.begin(machine, act, index, outer, path)
         self.build_steps()
         self.plain_steps = dict(self.steps)
@@ -98,7 +101,20 @@ class Schedule:
         self.masked_batches = frozenset()  # those of them whose batch carries a mask
         self.compiled = False  # whether compiled trips ran (compiled.py)
         self.settled = False  # whether a fixed point ended it early (fixpoint.py)
+        if outer is None and act is not None and act.loop is None:
+            self.held_invariants(machine.root.memo)
         return self
+
+    def held_invariants(self, memo):
+        """A loop outside loops: what it reads outside it and the evaluation holds already
+        (the root's constants and inputs, values forced before) is its invariant from the
+        start -- reading a held value forces nothing (`stream/invariant`); an undefined one
+        is left to `invariant`, which asks for masks."""
+        kept = self.invariants
+        for ref in self.outside:
+            done = memo.get(ref)
+            if done is not None and done[0].__class__ is not Partial:
+                kept[ref] = done[0]
 
     @classmethod
     def take(cls, demand, machine, act, index, record=None, masked=False, outer=None,
@@ -305,9 +321,7 @@ class Schedule:
         cond_memo = self.memo.get(cond)
         window = self.d.window
         max_trips = self.m.max_trips
-        phase_a = [(self.memo[k], self.steps[k]) for k in self.phase_a]
-        phase_b = [(self.memo[k], self.steps[k], self.d.certain[k]) for k in self.phase_b]
-        memos = [m for k, m in self.memo.items() if k not in self.d.chains]  # chains: kept
+        phase_a, phase_b, memos = self.trip_parts()
         collected = list(self.collected.items())
         deferred = None
         stop = count  # laziness/fixed-point may lower it
@@ -364,6 +378,21 @@ class Schedule:
         self.settled = stop != count and i == stop  # laziness/fixed-point cut it short
         return count if self.settled else i
 
+    def trip_parts(self):
+        """What a trip of `run` works on: phase A's (memo, step), phase B's (memo, step,
+        offset), and the memos whose window slides (a chain's is kept whole). Made once per
+        schedule (kept with it for later runs); for a run fed by batches, whose steps read
+        them, made for that run."""
+        parts = None if self.batched else self.parts
+        if parts is None:
+            memo, steps, certain = self.memo, self.steps, self.d.certain
+            parts = ([(memo[k], steps[k]) for k in self.phase_a],
+                     [(memo[k], steps[k], certain[k]) for k in self.phase_b],
+                     [m for k, m in memo.items() if k not in self.d.chains])
+            if not self.batched:
+                self.parts = parts
+        return parts
+
     def ordinary_until(self, i, stop, check_at):
         """The first trip from i on after which something is due: the stop, the fuel, the
         fixed-point watch (`check_at`) or the clock. The trips before it are ordinary."""
@@ -400,7 +429,7 @@ class Schedule:
         self.plain_steps.clear()
         self.raw.clear()
         self.finishers.clear()
-        self.bound = None
+        self.bound = self.parts = None
 
     def outputs(self, n):
         """Every output of the loop after it stopped at n trips: last values forced now,
