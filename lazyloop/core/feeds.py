@@ -9,7 +9,7 @@ import numpy as np
 from .errors import InputError
 from .plan import Plan
 from .reference.machine import admitted_shapes
-from .types import OpaqueType
+from .types import OpaqueType, TensorType
 
 
 def feed_dict(feeds) -> dict:
@@ -22,20 +22,31 @@ def feed_dict(feeds) -> dict:
     return dict(feeds or {})
 
 
+def input_table(plan: Plan) -> tuple:
+    """(input id, its type, its dtype (None: opaque), the shapes of that dtype found to
+    agree with its type) per network input, in order; derived once per plan."""
+    key = ("input table",)
+    table = plan.derived.get(key)
+    if table is None:
+        table = plan.derived[key] = tuple(
+            (nid, ty, getattr(ty, "dtype", None), admitted_shapes(plan, nid)
+             if isinstance(ty, TensorType) else None)
+            for nid, ty in ((nid, plan.nodes[nid].type) for nid in plan.inputs))
+    return table
+
+
 def check_feeds(plan: Plan, feeds) -> dict:
     """The feeds as the network's inputs: each a read-only copy of an array of its input's
     dtype and of a shape its type admits (`stream/shape`); an opaque input as it is."""
     feeds = feed_dict(feeds)
     out = {}
-    for nid in plan.inputs:
-        node = plan.nodes[nid]
+    for nid, ty, dtype, shapes in input_table(plan):
         if nid not in feeds:
             raise InputError(f"input {nid!r}", "stream/shape", "no value was fed",
-                             f"feed {nid!r} as a {node.type!r} array")
+                             f"feed {nid!r} as a {ty!r} array")
         value = feeds.pop(nid)
-        ty = node.type
-        if (value.__class__ is np.ndarray and value.dtype == getattr(ty, "dtype", None)
-                and value.shape in admitted_shapes(plan, nid)):
+        if (value.__class__ is np.ndarray and dtype is not None and value.dtype == dtype
+                and value.shape in shapes):
             value = np.array(value)  # the usual case: a shape its type was found to admit
             value.flags.writeable = False
             out[nid] = value
@@ -59,7 +70,7 @@ def check_feeds(plan: Plan, feeds) -> dict:
                              f"was fed shape {list(value.shape)}, it is declared {ty!r}",
                              "feed an array of the declared shape")
         value.flags.writeable = False
-        admitted_shapes(plan, nid).add(value.shape)
+        shapes.add(value.shape)
         out[nid] = value
     if feeds:
         raise InputError(f"inputs {sorted(feeds)}", "stream/shape", "are not inputs of the "

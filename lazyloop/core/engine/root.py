@@ -22,6 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import LazyLoopError
+from ..feeds import input_table
 from ..plan import Const, IfOutput, Input, Map, Project
 from ..reference import rules
 from ..reference.machine import admitted_shapes
@@ -80,11 +81,10 @@ def store_inputs(machine):
     fed otherwise is left to the walk, which checks and stores it when something reads it."""
     plan, memo, feeds = machine.plan, machine.root.memo, machine.feeds
     relaxed = plan.profile != "tensorrt"
-    for k in plan.inputs:
+    for k, _, dtype, shapes in input_table(plan):
         value = feeds.get(k)
-        ty = plan.nodes[k].type
-        if value.__class__ is np.ndarray and (not relaxed or value.dtype == getattr(
-                ty, "dtype", None) and value.shape in admitted_shapes(plan, k)):
+        if value.__class__ is np.ndarray and (not relaxed or dtype is not None and
+                                              value.dtype == dtype and value.shape in shapes):
             value.flags.writeable = False
             memo[k] = {0: value}
 

@@ -81,6 +81,9 @@ class Schedule:
                       if o in demand.outputs and nodes[o].kind is not LoopOutput.LAST_VALUE}
         self.bound = None  # the compiled trips bound to this schedule (compiled.py)
         self.parts = None  # what a trip works on (`trip_parts`)
+        self.watch = watch_for(demand)  # laziness/fixed-point: may end the loop early
+        self.pool = pool_of(demand, masked)  # where `release` keeps it
+        self.trips_key = ("trips run", demand.key)  # the plan's count of this loop's trips
         every, some = demand.external
         self.outside = tuple(dict.fromkeys(every + some))  # what a run reads outside the loop
         self.begin(machine, act, index, outer, path)
@@ -310,7 +313,7 @@ class Schedule:
             count = count_limit(loop, self.invariant(loop.count), self.m.readings["A4"],
                                 self.m.plan.profile)
         fuel = self.m.fuel
-        watch = watch_for(self.d)  # laziness/fixed-point: may end the loop early
+        watch = self.watch  # laziness/fixed-point: may end the loop early
         fuel.before_first_trip(loop, count, may_settle=watch is not None and not watch.stacked)
         start = 0
         options = self.m.options
@@ -373,7 +376,7 @@ class Schedule:
         if deferred is not None:
             raise deferred
         runs = self.d.plan.derived  # how many trips the loop ran on this plan (compiled.py)
-        runs[("trips run", self.d.key)] = runs.get(("trips run", self.d.key), 0) + i
+        runs[self.trips_key] = runs.get(self.trips_key, 0) + i
         self.stopped = i  # the outputs are read here; past a fixed point, equal to trip n's
         self.settled = stop != count and i == stop  # laziness/fixed-point cut it short
         return count if self.settled else i
@@ -421,7 +424,7 @@ class Schedule:
         if self.batched:
             self.steps.clear()
             self.steps.update(self.plain_steps)
-        pool = pool_of(self.d, self.masked)
+        pool = self.pool
         if self.record is None and len(pool) < KEEP:
             pool.append(self)
             return
