@@ -331,9 +331,13 @@ class Schedule:
         check_at = first_check(watch, count)
         i = start  # n when every trip's work was batched
         ordinary = None  # the loop's ordinary trips, compiled once it is hot (compiled.py)
+        hot = options.compile_after
+        ask_at = 0  # the next trip at which `trip_function` may answer otherwise than None
         while True:
-            if deferred is None and not self.masked and options.compile_after is not None:
-                ordinary = ordinary or trip_function(self, i, options.compile_after)
+            if deferred is None and not self.masked and hot is not None:
+                if ordinary is None and i >= ask_at:
+                    ordinary = trip_function(self, i, hot)
+                    ask_at = max(i + 1, hot)  # within a run, None until trip `hot`
                 if ordinary is not None:
                     self.compiled = True
                     i = ordinary(i, self.ordinary_until(i, stop, check_at))
