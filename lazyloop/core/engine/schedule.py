@@ -264,13 +264,13 @@ class Schedule:
         memo = self.memo[nid]
         check = self.check and isinstance(node.type, TensorType)
         record = self.record
-        ndarray = np.ndarray
+        ndarray, generic = np.ndarray, np.generic  # a numpy scalar (a Loop's iteration number)
         dtype, shapes = (node.type.dtype, self.shapes[nid]) if check else (None, None)
         mark = nid not in unmarked_streams(self.d)  # stream/memo: only what a kernel could write
         if isinstance(node, Recurrence) and record is None:
             def carry(k, value):  # an element of another stream or an invariant: read-only
-                if check and (value.__class__ is not ndarray or value.dtype != dtype
-                              or value.shape not in shapes):
+                if check and (value.__class__ is not ndarray and not isinstance(value, generic)
+                              or value.dtype != dtype or value.shape not in shapes):
                     self.check_element(node, value)
                 memo[k] = value
                 return value
@@ -282,7 +282,8 @@ class Schedule:
                     self.check_element(node, value)
                 if mark:
                     value.flags.writeable = False
-            elif check:
+            elif check and not (isinstance(value, generic) and value.dtype == dtype
+                                and value.shape in shapes):
                 self.check_element(node, value)
             memo[k] = value
             if record is not None:
