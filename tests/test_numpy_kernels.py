@@ -195,6 +195,9 @@ ARRAY_CASES = [  # (op, attributes, inputs): common cases, and ones the referenc
     ("ReduceSum", {}, (X, i64(1))), ("ReduceSum", {"keepdims": 0}, (X, i64(0, 2))),
     ("ReduceSum", {}, (X,)), ("ReduceSum", {"noop_with_empty_axes": 1}, (X, i64())),
     ("ReduceSum", {"keepdims": 0}, (X.astype(np.int32),)), ("ReduceSum", {}, (X, i64(3))),
+    ("ReduceSumSquare", {"axes": [1]}, (X,)), ("ReduceSumSquare", {"keepdims": 0}, (X,)),
+    ("ReduceSumSquare", {"axes": [0, -1], "keepdims": 0}, (X.astype(np.int32),)),
+    ("ReduceSumSquare", {"axes": [3]}, (X,)),
     ("Shape", {}, (X,)), ("Shape", {"start": 1}, (X,)),
     ("Div", {}, (X, X + 1)), ("Div", {}, (i64(-7, 7), i64(2, -2))),
     ("Div", {}, (X, np.ones((), np.float64))), ("Not", {}, (X > 3,)),
@@ -207,6 +210,28 @@ def test_array_kernels_match_the_reference(case):
     # reference's value, dtype and shape, or refuses where it refuses
     op, attributes, args = ARRAY_CASES[case]
     fn, slow = bound_pair(op, len(args), **attributes)
+    try:
+        want = slow(*args)[0]
+    except EvaluationError:
+        with pytest.raises(EvaluationError):
+            fn(*args)
+        return
+    same(fn(*args)[0], np.asarray(want))
+
+
+SUM_SQUARE_18 = [  # ReduceSumSquare 18: the axes an input
+    ({}, (X, i64(1))), ({"keepdims": 0}, (X, i64(0, 2))), ({}, (X,)),
+    ({"noop_with_empty_axes": 1}, (X, i64())), ({"keepdims": 0}, (X.astype(np.int64),)),
+    ({}, (X, i64(3))), ({}, (X > 3,))]
+
+
+@pytest.mark.parametrize("case", range(len(SUM_SQUARE_18)))
+def test_sum_square_with_axes_as_an_input_matches_the_reference(case):
+    # rule: onnx/node -- np.sum(np.square(x)) over the axes the reference reads, or the
+    # reference's own refusal (an axis out of range, a bool input)
+    attributes, args = SUM_SQUARE_18[case]
+    fn, slow = bound_pair("ReduceSumSquare", len(args), opset=18, **attributes)
+    assert fn.reads_only
     try:
         want = slow(*args)[0]
     except EvaluationError:
@@ -245,4 +270,5 @@ def test_the_array_kernels_are_bound_directly():
                       ("Where", 3), ("Div", 2), ("Not", 1), ("Shape", 1)):
         assert bound_pair(op, arity)[0].reads_only, op
     assert bound_pair("Concat", 2, axis=0)[0].reads_only
+    assert bound_pair("ReduceSumSquare", 1, axes=[1])[0].reads_only
     assert not bound_pair("ReduceSum", 1, opset=11, axes=[0])[0].reads_only

@@ -2,8 +2,8 @@
 `onnx/node`).
 
 For the ops below, ONNX's reference kernel is one numpy call (`np.reshape`, `np.expand_dims`,
-`np.squeeze`, `np.take`, `np.concatenate`, `np.where`, `np.sum`, `np.array(x.shape)`, a
-product by `np.ones`, `np.arange`)
+`np.squeeze`, `np.take`, `np.concatenate`, `np.where`, `np.sum`, `np.sum(np.square(x))`,
+`np.array(x.shape)`, a product by `np.ones`, `np.arange`)
 behind a few layers of dispatch and argument handling. Here the same call is made directly,
 for the common case the reference reads the same way -- the attribute values the node has,
 inputs that are plain arrays of the expected kinds -- and anything else (another case, numpy
@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 _ndarray = np.ndarray
+_sum = np.add.reduce  # what np.sum calls for an ndarray: (x, axis, dtype, out, keepdims=)
 _index_types = (np.ndarray, np.integer)
 
 
@@ -150,13 +151,51 @@ def reduce_sum(attributes, slow):
                 axis = () if noop else None
             else:
                 axis = tuple(axes.tolist())
-            try:
-                r = np.sum(x, axis=axis, keepdims=keepdims, dtype=x.dtype)
+            try:  # np.sum of an ndarray is this call
+                r = _sum(x, axis, x.dtype, None, keepdims=keepdims)
             except Exception:  # noqa: BLE001
                 return slow(x)[0] if axes is None else slow(x, axes)[0]
             return r if type(r) is _ndarray else np.array(r)
         return slow(x)[0] if axes is None else slow(x, axes)[0]
     return single
+
+
+def reduce_sum_square(attributes, slow):
+    """ReduceSumSquare: `np.sum(np.square(x), axes, keepdims)`, the axes an attribute
+    (opsets 1 to 13, as the kernel normalised them: None or a tuple) or an input (18 on,
+    read as `reduce_sum` reads them); a 0-D sum made an array."""
+    if "axes" in attributes:
+        axes = attributes["axes"]
+        if axes is not None and not isinstance(axes, tuple):
+            return None
+        keepdims = attributes.get("keepdims", 1)
+
+        def single(x):
+            if type(x) is _ndarray and x.dtype.kind in "iuf":
+                try:  # np.sum of an ndarray is this call
+                    r = _sum(np.square(x), axes, None, None, keepdims=keepdims)
+                except Exception:  # noqa: BLE001
+                    return slow(x)[0]
+                return r if type(r) is _ndarray else np.array(r)
+            return slow(x)[0]
+        return single
+    keepdims = attributes.get("keepdims", 1) != 0
+    noop = attributes.get("noop_with_empty_axes", 0)
+
+    def single_axes(x, axes=None):
+        if type(x) is _ndarray and x.dtype.kind in "iuf" and (
+                axes is None or type(axes) is _ndarray and axes.ndim == 1):
+            if axes is None or axes.shape[0] == 0:
+                axis = () if noop else None
+            else:
+                axis = tuple(axes.tolist())
+            try:
+                r = _sum(np.square(x), axis, None, None, keepdims=keepdims)
+            except Exception:  # noqa: BLE001
+                return slow(x)[0] if axes is None else slow(x, axes)[0]
+            return r if type(r) is _ndarray else np.array(r)
+        return slow(x)[0] if axes is None else slow(x, axes)[0]
+    return single_axes
 
 
 def shape(attributes, slow):
@@ -175,7 +214,8 @@ def shape(attributes, slow):
 ARRAY_OPS = {("Reshape", 2): reshape, ("Unsqueeze", 2): unsqueeze, ("Squeeze", 2): squeeze,
              ("Expand", 2): expand, ("Range", 3): arange,
              ("Gather", 2): gather, ("Where", 3): where, ("ReduceSum", 1): reduce_sum,
-             ("ReduceSum", 2): reduce_sum, ("Shape", 1): shape}
+             ("ReduceSum", 2): reduce_sum, ("ReduceSumSquare", 1): reduce_sum_square,
+             ("ReduceSumSquare", 2): reduce_sum_square, ("Shape", 1): shape}
 
 
 def array_kernel(op_type: str, arity: int, attributes: dict, slow):

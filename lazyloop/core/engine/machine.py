@@ -49,7 +49,7 @@ class EngineMachine(Machine):
         self.options = options
         self.record = record  # tests: a list to collect (stream, index) the schedule forces
         self.log = log  # tests: a list given a `ScheduleRun` for every run that ended
-        self._demands = {}
+        self._demands = plan.derived.setdefault(("static demands",), {})
         self.scheduled_loops = {}  # loop -> the demand its last run on a schedule followed
         self.masked_loops = set()  # loops whose schedule met an undefined value (masked_steps.py)
         self.why = readings_refused(self.readings)  # a reading the schedule does not run
@@ -85,14 +85,13 @@ class EngineMachine(Machine):
         """The loop's demand analysis when the schedule can run it exactly -- for a loop
         outside loops, or nested in a loop the reference runs -- else None (`reason` says
         why)."""
-        if loop not in self._demands:
-            demand = None
-            if not self.why:
-                outputs, _ = outputs_to_compute(self.plan, loop)
-                if outputs is not None:
-                    demand = demand_of(self.plan, loop, outputs)
-            self._demands[loop] = demand
-        return self._demands[loop]
+        if self.why:
+            return None
+        demands = self._demands  # the plan's: it does not depend on the feeds
+        if loop not in demands:
+            outputs, _ = outputs_to_compute(self.plan, loop)
+            demands[loop] = None if outputs is None else demand_of(self.plan, loop, outputs)
+        return demands[loop]
 
     def reason(self, loop) -> str:
         """Why `loop` is not run on a schedule (`static_demand` is None)."""
