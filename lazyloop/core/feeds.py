@@ -35,11 +35,16 @@ def input_table(plan: Plan) -> tuple:
     return table
 
 
-def check_feeds(plan: Plan, feeds) -> dict:
+class CheckedFeeds(dict):
+    """`check_feeds`' answer: {input id: value}, every tensor input a read-only array its
+    input's type accepts; an evaluator may take them as they are."""
+
+
+def check_feeds(plan: Plan, feeds) -> CheckedFeeds:
     """The feeds as the network's inputs: each a read-only copy of an array of its input's
     dtype and of a shape its type admits (`stream/shape`); an opaque input as it is."""
     feeds = feed_dict(feeds)
-    out = {}
+    out = CheckedFeeds()
     for nid, ty, dtype, shapes in input_table(plan):
         if nid not in feeds:
             raise InputError(f"input {nid!r}", "stream/shape", "no value was fed",

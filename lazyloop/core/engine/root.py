@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import LazyLoopError
-from ..feeds import input_table
+from ..feeds import CheckedFeeds, input_table
 from ..plan import Const, IfOutput, Input, Map, Project
 from ..reference import rules
 from ..reference.machine import admitted_shapes
@@ -77,11 +77,18 @@ def constants(plan) -> dict:
 
 def store_inputs(machine):
     """The root memo given the evaluation's inputs, each as the walk stores one (`walk`):
-    fed arrays of their input's dtype and of a shape its type admits, read-only; an input
-    fed otherwise is left to the walk, which checks and stores it when something reads it."""
+    fed arrays of their input's dtype and of a shape its type admits, read-only (what
+    `check_feeds` answers: its tensor inputs are taken as they are); an input fed otherwise
+    is left to the walk, which checks and stores it when something reads it."""
     plan, memo, feeds = machine.plan, machine.root.memo, machine.feeds
+    table = input_table(plan)
+    if feeds.__class__ is CheckedFeeds:
+        for k, _, dtype, _ in table:
+            if dtype is not None:
+                memo[k] = {0: feeds[k]}
+        return
     relaxed = plan.profile != "tensorrt"
-    for k, _, dtype, shapes in input_table(plan):
+    for k, _, dtype, shapes in table:
         value = feeds.get(k)
         if value.__class__ is np.ndarray and (not relaxed or dtype is not None and
                                               value.dtype == dtype and value.shape in shapes):
