@@ -198,6 +198,10 @@ ARRAY_CASES = [  # (op, attributes, inputs): common cases, and ones the referenc
     ("ReduceSumSquare", {"axes": [1]}, (X,)), ("ReduceSumSquare", {"keepdims": 0}, (X,)),
     ("ReduceSumSquare", {"axes": [0, -1], "keepdims": 0}, (X.astype(np.int32),)),
     ("ReduceSumSquare", {"axes": [3]}, (X,)),
+    ("Gemm", {}, (X[0], X[1].T)), ("Gemm", {"alpha": 0.5, "beta": 2.0}, (X[0], X[1].T, X[0, 0])),
+    ("Gemm", {"transA": 1, "transB": 1}, (X[0].T, X[1], X[0])), ("Gemm", {}, (X[0], X[1])),
+    ("Gemm", {"transB": 1, "beta": 0.0}, (X[0].astype(np.float64), X[1].astype(np.float64),
+                                          np.ones(1))),
     ("Shape", {}, (X,)), ("Shape", {"start": 1}, (X,)),
     ("Div", {}, (X, X + 1)), ("Div", {}, (i64(-7, 7), i64(2, -2))),
     ("Div", {}, (X, np.ones((), np.float64))), ("Not", {}, (X > 3,)),
@@ -271,4 +275,5 @@ def test_the_array_kernels_are_bound_directly():
         assert bound_pair(op, arity)[0].reads_only, op
     assert bound_pair("Concat", 2, axis=0)[0].reads_only
     assert bound_pair("ReduceSumSquare", 1, axes=[1])[0].reads_only
+    assert bound_pair("Gemm", 3)[0].reads_only
     assert not bound_pair("ReduceSum", 1, opset=11, axes=[0])[0].reads_only

@@ -3,7 +3,7 @@
 
 For the ops below, ONNX's reference kernel is one numpy call (`np.reshape`, `np.expand_dims`,
 `np.squeeze`, `np.take`, `np.concatenate`, `np.where`, `np.sum`, `np.sum(np.square(x))`,
-`np.array(x.shape)`, a product by `np.ones`, `np.arange`)
+`np.array(x.shape)`, a product by `np.ones`, `np.arange`, Gemm's own product function)
 behind a few layers of dispatch and argument handling. Here the same call is made directly,
 for the common case the reference reads the same way -- the attribute values the node has,
 inputs that are plain arrays of the expected kinds -- and anything else (another case, numpy
@@ -198,6 +198,27 @@ def reduce_sum_square(attributes, slow):
     return single_axes
 
 
+def gemm(attributes, slow):
+    """Gemm (opset 7 on): the reference kernel's own product function for its transposes,
+    `alpha * A' B' + beta * C` in A's dtype; a 0-D product made an array."""
+    if "broadcast" in attributes:  # Gemm 6 and older: the reference's own handling
+        return None
+    from onnx.reference.ops.op_gemm import _gemm00, _gemm01, _gemm10, _gemm11
+    trans_a, trans_b = attributes.get("transA"), attributes.get("transB")
+    alpha, beta = attributes.get("alpha"), attributes.get("beta")
+    product = (_gemm11 if trans_b else _gemm10) if trans_a else (_gemm01 if trans_b else _gemm00)
+
+    def single(a, b, c=None):
+        if type(a) is _ndarray and type(b) is _ndarray and (c is None or type(c) is _ndarray):
+            try:
+                r = product(a, b, c, alpha, beta).astype(a.dtype)
+            except Exception:  # noqa: BLE001
+                return slow(a, b)[0] if c is None else slow(a, b, c)[0]
+            return r if type(r) is _ndarray else np.array(r)
+        return slow(a, b)[0] if c is None else slow(a, b, c)[0]
+    return single
+
+
 def shape(attributes, slow):
     """Shape with no start or end: `np.array(x.shape, dtype=int64)`."""
     if attributes.get("start", 0) not in (0, None) or attributes.get("end") is not None:
@@ -215,7 +236,8 @@ ARRAY_OPS = {("Reshape", 2): reshape, ("Unsqueeze", 2): unsqueeze, ("Squeeze", 2
              ("Expand", 2): expand, ("Range", 3): arange,
              ("Gather", 2): gather, ("Where", 3): where, ("ReduceSum", 1): reduce_sum,
              ("ReduceSum", 2): reduce_sum, ("ReduceSumSquare", 1): reduce_sum_square,
-             ("ReduceSumSquare", 2): reduce_sum_square, ("Shape", 1): shape}
+             ("ReduceSumSquare", 2): reduce_sum_square, ("Gemm", 2): gemm, ("Gemm", 3): gemm,
+             ("Shape", 1): shape}
 
 
 def array_kernel(op_type: str, arity: int, attributes: dict, slow):
