@@ -138,11 +138,40 @@ def where(attributes, slow):
 
 def reduce_sum(attributes, slow):
     """ReduceSum (axes as an input, opset 13 on): `np.sum(x, axes, keepdims, dtype=x.dtype)`,
-    the axes read as the reference reads them (none or empty: all, or none with
-    noop_with_empty_axes); a 0-D sum made an array."""
+    the axes read as the reference reads them (`summed`)."""
     if "axes" in attributes:  # ReduceSum 1 and 11: axes as an attribute
         return None
-    keepdims, noop = attributes.get("keepdims", 1), attributes.get("noop_with_empty_axes", 0)
+    return summed(attributes, slow, squared=False)
+
+
+def reduce_sum_square(attributes, slow):
+    """ReduceSumSquare: `np.sum(np.square(x), axes, keepdims)`, the axes an attribute
+    (opsets 1 to 13, as the kernel normalised them: None or a tuple) or an input (18 on,
+    `summed`); a 0-D sum made an array."""
+    if "axes" not in attributes:
+        return summed(attributes, slow, squared=True)
+    axes = attributes["axes"]
+    if axes is not None and not isinstance(axes, tuple):
+        return None
+    keepdims = attributes.get("keepdims", 1)
+
+    def single(x):
+        if type(x) is _ndarray and x.dtype.kind in "iuf":
+            try:  # np.sum of an ndarray is this call
+                r = _sum(np.square(x), axes, None, None, keepdims=keepdims)
+            except Exception:  # noqa: BLE001
+                return slow(x)[0]
+            return r if type(r) is _ndarray else np.array(r)
+        return slow(x)[0]
+    return single
+
+
+def summed(attributes, slow, squared: bool):
+    """A sum (of squares when `squared`; else in x's dtype, as ReduceSum asks) over the axes
+    given as an input, read as the reference reads them (none or empty: all, or none with
+    noop_with_empty_axes); a 0-D sum made an array."""
+    keepdims = attributes.get("keepdims", 1) != 0
+    noop = attributes.get("noop_with_empty_axes", 0)
 
     def single(x, axes=None):
         if type(x) is _ndarray and x.dtype.kind in "iuf" and (
@@ -152,50 +181,13 @@ def reduce_sum(attributes, slow):
             else:
                 axis = tuple(axes.tolist())
             try:  # np.sum of an ndarray is this call
-                r = _sum(x, axis, x.dtype, None, keepdims=keepdims)
+                r = (_sum(np.square(x), axis, None, None, keepdims=keepdims) if squared
+                     else _sum(x, axis, x.dtype, None, keepdims=keepdims))
             except Exception:  # noqa: BLE001
                 return slow(x)[0] if axes is None else slow(x, axes)[0]
             return r if type(r) is _ndarray else np.array(r)
         return slow(x)[0] if axes is None else slow(x, axes)[0]
     return single
-
-
-def reduce_sum_square(attributes, slow):
-    """ReduceSumSquare: `np.sum(np.square(x), axes, keepdims)`, the axes an attribute
-    (opsets 1 to 13, as the kernel normalised them: None or a tuple) or an input (18 on,
-    read as `reduce_sum` reads them); a 0-D sum made an array."""
-    if "axes" in attributes:
-        axes = attributes["axes"]
-        if axes is not None and not isinstance(axes, tuple):
-            return None
-        keepdims = attributes.get("keepdims", 1)
-
-        def single(x):
-            if type(x) is _ndarray and x.dtype.kind in "iuf":
-                try:  # np.sum of an ndarray is this call
-                    r = _sum(np.square(x), axes, None, None, keepdims=keepdims)
-                except Exception:  # noqa: BLE001
-                    return slow(x)[0]
-                return r if type(r) is _ndarray else np.array(r)
-            return slow(x)[0]
-        return single
-    keepdims = attributes.get("keepdims", 1) != 0
-    noop = attributes.get("noop_with_empty_axes", 0)
-
-    def single_axes(x, axes=None):
-        if type(x) is _ndarray and x.dtype.kind in "iuf" and (
-                axes is None or type(axes) is _ndarray and axes.ndim == 1):
-            if axes is None or axes.shape[0] == 0:
-                axis = () if noop else None
-            else:
-                axis = tuple(axes.tolist())
-            try:
-                r = _sum(np.square(x), axis, None, None, keepdims=keepdims)
-            except Exception:  # noqa: BLE001
-                return slow(x)[0] if axes is None else slow(x, axes)[0]
-            return r if type(r) is _ndarray else np.array(r)
-        return slow(x)[0] if axes is None else slow(x, axes)[0]
-    return single_axes
 
 
 def gemm(attributes, slow):
