@@ -198,6 +198,13 @@ ARRAY_CASES = [  # (op, attributes, inputs): common cases, and ones the referenc
     ("ReduceSum", {}, (X, i64(1))), ("ReduceSum", {"keepdims": 0}, (X, i64(0, 2))),
     ("ReduceSum", {}, (X,)), ("ReduceSum", {"noop_with_empty_axes": 1}, (X, i64())),
     ("ReduceSum", {"keepdims": 0}, (X.astype(np.int32),)), ("ReduceSum", {}, (X, i64(3))),
+    ("ReduceSumSquare", {"axes": [1]}, (X,)), ("ReduceSumSquare", {"keepdims": 0}, (X,)),
+    ("ReduceSumSquare", {"axes": [0, -1], "keepdims": 0}, (X.astype(np.int32),)),
+    ("ReduceSumSquare", {"axes": [3]}, (X,)),
+    ("Gemm", {}, (X[0], X[1].T)), ("Gemm", {"alpha": 0.5, "beta": 2.0}, (X[0], X[1].T, X[0, 0])),
+    ("Gemm", {"transA": 1, "transB": 1}, (X[0].T, X[1], X[0])), ("Gemm", {}, (X[0], X[1])),
+    ("Gemm", {"transB": 1, "beta": 0.0}, (X[0].astype(np.float64), X[1].astype(np.float64),
+                                          np.ones(1))),
     ("Shape", {}, (X,)), ("Shape", {"start": 1}, (X,)),
     ("Div", {}, (X, X + 1)), ("Div", {}, (i64(-7, 7), i64(2, -2))),
     ("Div", {}, (X, np.ones((), np.float64))), ("Not", {}, (X > 3,)),
@@ -212,7 +219,12 @@ def test_array_kernels_match_the_reference(case):
     # rule: onnx/node -- the direct numpy call, or the reference kernel's own, gives the
     # reference's value, dtype and shape, or refuses where it refuses
     op, attributes, args = ARRAY_CASES[case]
-    fn, slow = bound_pair(op, len(args), **attributes)
+    agrees_with_the_reference(*bound_pair(op, len(args), **attributes), args)
+
+
+def agrees_with_the_reference(fn, slow, args):
+    """The binding gives the reference kernel's value, dtype and shape, or refuses where it
+    refuses."""
     try:
         want = slow(*args)[0]
     except EvaluationError:
@@ -220,6 +232,22 @@ def test_array_kernels_match_the_reference(case):
             fn(*args)
         return
     same(fn(*args)[0], np.asarray(want))
+
+
+SUM_SQUARE_18 = [  # ReduceSumSquare 18: the axes an input
+    ({}, (X, i64(1))), ({"keepdims": 0}, (X, i64(0, 2))), ({}, (X,)),
+    ({"noop_with_empty_axes": 1}, (X, i64())), ({"keepdims": 0}, (X.astype(np.int64),)),
+    ({}, (X, i64(3))), ({}, (X > 3,))]
+
+
+@pytest.mark.parametrize("case", range(len(SUM_SQUARE_18)))
+def test_sum_square_with_axes_as_an_input_matches_the_reference(case):
+    # rule: onnx/node -- np.sum(np.square(x)) over the axes the reference reads, or the
+    # reference's own refusal (an axis out of range, a bool input)
+    attributes, args = SUM_SQUARE_18[case]
+    fn, slow = bound_pair("ReduceSumSquare", len(args), opset=18, **attributes)
+    assert fn.reads_only
+    agrees_with_the_reference(fn, slow, args)
 
 
 def refusing_slow(*args):
@@ -251,6 +279,8 @@ def test_the_array_kernels_are_bound_directly():
                       ("Where", 3), ("Div", 2), ("Not", 1), ("Shape", 1)):
         assert bound_pair(op, arity)[0].reads_only, op
     assert bound_pair("Concat", 2, axis=0)[0].reads_only
+    assert bound_pair("ReduceSumSquare", 1, axes=[1])[0].reads_only
+    assert bound_pair("Gemm", 3)[0].reads_only
     assert not bound_pair("ReduceSum", 1, opset=11, axes=[0])[0].reads_only
 
 

@@ -24,6 +24,7 @@ from .ambiguity import resolve
 from .errors import InputError
 from .feeds import check_feeds, feed_dict
 from .fuel import DEFAULT_MAX_TRIPS
+from .network import Network
 from .plan import Plan, compile_network
 from .reference.machine import Activation, ForceEvent, Machine, one_shape_streams
 from .reference.rules import Trips
@@ -64,7 +65,6 @@ def _plain(element):
 
 def plan_of(net, readings) -> Plan:
     """The compiled plan of a Network (or a Plan as given); anything else is refused."""
-    from .network import Network
     if isinstance(net, Plan):
         return net
     if not isinstance(net, Network):
@@ -103,9 +103,21 @@ def machine_for(mode, plan, feeds, max_trips, readings, max_seconds, keep_trips=
     """The evaluator of `mode` for one evaluation (a trace only for "reference")."""
     if mode == "reference":
         return Machine(plan, feeds, max_trips, readings, trace, max_seconds, keep_trips)
-    from .engine import OPTIONS, EngineMachine  # loaded when a mode asks for it
-    return EngineMachine(plan, feeds, max_trips, readings, OPTIONS[mode], max_seconds,
-                         keep_trips)
+    engine, options = engine_of(mode)
+    return engine(plan, feeds, max_trips, readings, options, max_seconds, keep_trips)
+
+
+_ENGINE = {}  # mode -> (EngineMachine, its Options), filled when a mode first asks
+
+
+def engine_of(mode):
+    """The engine's machine and the options of `mode`, the engine loaded when a mode first
+    asks for it (the reference stands alone); kept for the next evaluation."""
+    found = _ENGINE.get(mode)
+    if found is None:
+        from .engine import OPTIONS, EngineMachine
+        found = _ENGINE[mode] = (EngineMachine, OPTIONS[mode])
+    return found
 
 
 def run(net, feeds, max_trips=DEFAULT_MAX_TRIPS, readings=None, trace=True,

@@ -55,6 +55,8 @@ CLOCK_EVERY = 64  # trips (or forced elements) between two readings of the clock
 
 
 def check_max_trips(max_trips) -> int:
+    if type(max_trips) is int and max_trips >= 0:
+        return max_trips
     if not isinstance(max_trips, (numbers.Integral, np.integer)) or isinstance(max_trips, bool) \
             or max_trips < 0:
         raise InputError("max_trips", "trip/while", f"is {max_trips!r}, not an integer >= 0",

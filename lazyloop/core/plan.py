@@ -281,14 +281,19 @@ def innermost(loops, outer, loop_of, where):
 
 def compile_network(net, readings=None) -> Plan:
     """The network's plan, validated; cached on the network until it changes."""
+    cached = getattr(net, "_plan_cache", None)
+    if cached is not None and readings is not None and cached[2] is readings \
+            and cached[0][0] == net._version:
+        return cached[1]  # the same reading table as last time (an evaluation loop's case)
     from .ambiguity import resolve
     chosen = resolve(readings)
     key = (net._version, chosen["A6"], chosen["A30"])
-    cached = getattr(net, "_plan_cache", None)
+    same = chosen if chosen is readings else None  # a resolved table is not changed later
     if cached is not None and cached[0] == key:
+        net._plan_cache = (key, cached[1], same)
         return cached[1]
     plan = _compile(net, chosen, chosen["A30"])
-    net._plan_cache = (key, plan)
+    net._plan_cache = (key, plan, same)
     return plan
 
 

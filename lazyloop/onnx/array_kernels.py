@@ -2,8 +2,8 @@
 `onnx/node`).
 
 For the ops below, ONNX's reference kernel is one numpy call (`np.reshape`, `np.expand_dims`,
-`np.squeeze`, `np.take`, `np.concatenate`, `np.where`, `np.sum`, `np.array(x.shape)`, a
-product by `np.ones`, `np.arange`)
+`np.squeeze`, `np.take`, `np.concatenate`, `np.where`, `np.sum`, `np.sum(np.square(x))`,
+`np.array(x.shape)`, a product by `np.ones`, `np.arange`, Gemm's own product function)
 behind a few layers of dispatch and argument handling. Here the same call is made directly,
 for the common case the reference reads the same way -- the attribute values the node has,
 inputs that are plain arrays of the expected kinds -- and anything else (another case, numpy
@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 _ndarray = np.ndarray
+_sum = np.add.reduce  # what np.sum calls for an ndarray: (x, axis, dtype, out, keepdims=)
 _index_types = (np.ndarray, np.integer)
 
 
@@ -154,11 +155,40 @@ def where(attributes, slow):
 
 def reduce_sum(attributes, slow):
     """ReduceSum (axes as an input, opset 13 on): `np.sum(x, axes, keepdims, dtype=x.dtype)`,
-    the axes read as the reference reads them (none or empty: all, or none with
-    noop_with_empty_axes); a 0-D sum made an array."""
+    the axes read as the reference reads them (`summed`)."""
     if "axes" in attributes:  # ReduceSum 1 and 11: axes as an attribute
         return None
-    keepdims, noop = attributes.get("keepdims", 1), attributes.get("noop_with_empty_axes", 0)
+    return summed(attributes, slow, squared=False)
+
+
+def reduce_sum_square(attributes, slow):
+    """ReduceSumSquare: `np.sum(np.square(x), axes, keepdims)`, the axes an attribute
+    (opsets 1 to 13, as the kernel normalised them: None or a tuple) or an input (18 on,
+    `summed`); a 0-D sum made an array."""
+    if "axes" not in attributes:
+        return summed(attributes, slow, squared=True)
+    axes = attributes["axes"]
+    if axes is not None and not isinstance(axes, tuple):
+        return None
+    keepdims = attributes.get("keepdims", 1)
+
+    def single(x):
+        if type(x) is _ndarray and x.dtype.kind in "iuf":
+            try:  # np.sum of an ndarray is this call
+                r = _sum(np.square(x), axes, None, None, keepdims=keepdims)
+            except Exception:  # noqa: BLE001
+                return slow(x)[0]
+            return r if type(r) is _ndarray else np.array(r)
+        return slow(x)[0]
+    return single
+
+
+def summed(attributes, slow, squared: bool):
+    """A sum (of squares when `squared`; else in x's dtype, as ReduceSum asks) over the axes
+    given as an input, read as the reference reads them (none or empty: all, or none with
+    noop_with_empty_axes); a 0-D sum made an array."""
+    keepdims = attributes.get("keepdims", 1) != 0
+    noop = attributes.get("noop_with_empty_axes", 0)
 
     def single(x, axes=None):
         if type(x) is _ndarray and x.dtype.kind in "iuf" and (
@@ -167,12 +197,34 @@ def reduce_sum(attributes, slow):
                 axis = () if noop else None
             else:
                 axis = tuple(axes.tolist())
-            try:
-                r = np.sum(x, axis=axis, keepdims=keepdims, dtype=x.dtype)
+            try:  # np.sum of an ndarray is this call
+                r = (_sum(np.square(x), axis, None, None, keepdims=keepdims) if squared
+                     else _sum(x, axis, x.dtype, None, keepdims=keepdims))
             except Exception:  # noqa: BLE001
                 return slow(x)[0] if axes is None else slow(x, axes)[0]
             return r if type(r) is _ndarray else np.array(r)
         return slow(x)[0] if axes is None else slow(x, axes)[0]
+    return single
+
+
+def gemm(attributes, slow):
+    """Gemm (opset 7 on): the reference kernel's own product function for its transposes,
+    `alpha * A' B' + beta * C` in A's dtype; a 0-D product made an array."""
+    if "broadcast" in attributes:  # Gemm 6 and older: the reference's own handling
+        return None
+    from onnx.reference.ops.op_gemm import _gemm00, _gemm01, _gemm10, _gemm11
+    trans_a, trans_b = attributes.get("transA"), attributes.get("transB")
+    alpha, beta = attributes.get("alpha"), attributes.get("beta")
+    product = (_gemm11 if trans_b else _gemm10) if trans_a else (_gemm01 if trans_b else _gemm00)
+
+    def single(a, b, c=None):
+        if type(a) is _ndarray and type(b) is _ndarray and (c is None or type(c) is _ndarray):
+            try:
+                r = product(a, b, c, alpha, beta).astype(a.dtype)
+            except Exception:  # noqa: BLE001
+                return slow(a, b)[0] if c is None else slow(a, b, c)[0]
+            return r if type(r) is _ndarray else np.array(r)
+        return slow(a, b)[0] if c is None else slow(a, b, c)[0]
     return single
 
 
@@ -192,7 +244,9 @@ def shape(attributes, slow):
 ARRAY_OPS = {("Reshape", 2): reshape, ("Unsqueeze", 2): unsqueeze, ("Squeeze", 2): squeeze,
              ("Expand", 2): expand, ("Range", 3): arange,
              ("Gather", 2): gather, ("Where", 3): where, ("ReduceSum", 1): reduce_sum,
-             ("ReduceSum", 2): reduce_sum, ("Shape", 1): shape}
+             ("ReduceSum", 2): reduce_sum, ("ReduceSumSquare", 1): reduce_sum_square,
+             ("ReduceSumSquare", 2): reduce_sum_square, ("Gemm", 2): gemm, ("Gemm", 3): gemm,
+             ("Shape", 1): shape}
 
 
 def array_kernel(op_type: str, arity: int, attributes: dict, slow):

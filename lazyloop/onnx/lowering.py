@@ -155,6 +155,8 @@ def as_core_value(value, binding: InputBinding):
     """A feed as the core takes it: protobuf values (TensorProto, SequenceProto,
     OptionalProto) as numpy arrays, lists and None; unicode arrays for string inputs as
     object arrays (`onnx/graph`)."""
+    if value.__class__ is np.ndarray and value.dtype.kind != "U":
+        return value  # the usual feed, as it is
     from onnx import numpy_helper
 
     if isinstance(value, onnx.TensorProto):

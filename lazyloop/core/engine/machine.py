@@ -18,13 +18,13 @@ import attrs
 from ..enums import LoopOutput
 from ..errors import LazyLoopError
 from ..fuel import DEFAULT_MAX_TRIPS
-from ..plan import Recurrence
+from ..plan import LoopOut, Recurrence
 from ..reference.machine import Machine
 from .batch import MAX_BATCH_BYTES
 from .compiled import HOT_TRIPS
 from .demand import demand_of, why_not
 from .needed import outputs_to_compute
-from .root import force_root
+from .root import constants, force_root, store_inputs
 from .masked_steps import MasksNeeded
 from .schedule import Schedule
 
@@ -49,10 +49,12 @@ class EngineMachine(Machine):
         self.options = options
         self.record = record  # tests: a list to collect (stream, index) the schedule forces
         self.log = log  # tests: a list given a `ScheduleRun` for every run that ended
-        self._demands = {}
+        self._demands = plan.derived.setdefault(("static demands",), {})
         self.scheduled_loops = {}  # loop -> the demand its last run on a schedule followed
         self.masked_loops = set()  # loops whose schedule met an undefined value (masked_steps.py)
         self.why = readings_refused(self.readings)  # a reading the schedule does not run
+        self.root.memo.update(constants(plan))  # forced alike by every evaluation (root.py)
+        store_inputs(self)
 
     def demand(self, nid, act=None, i=0):
         """As the reference's, but a value outside loops is forced by a walk of its static
@@ -62,7 +64,13 @@ class EngineMachine(Machine):
         return super().demand(nid, act, i)
 
     def demand_by_driver(self, nid):
-        """A value outside loops forced by the reference's driver."""
+        """A value outside loops forced by the reference's driver; an output of a loop that
+        runs on its schedule without it: the driver's one step for it would be that run
+        (`loop_output`: a loop outside loops reads what it needs through `demand`), and
+        its element stored as the driver stores it."""
+        node = self.nodes[nid]
+        if node.__class__ is LoopOut and self.static_demand(node.loop) is not None:
+            return self.store(nid, self.root, 0, self.run_schedule(node, self.root, 0))
         return super().demand(nid, self.root, 0)
 
     def loop_output(self, node, act, i):
@@ -77,14 +85,13 @@ class EngineMachine(Machine):
         """The loop's demand analysis when the schedule can run it exactly -- for a loop
         outside loops, or nested in a loop the reference runs -- else None (`reason` says
         why)."""
-        if loop not in self._demands:
-            demand = None
-            if not self.why:
-                outputs, _ = outputs_to_compute(self.plan, loop)
-                if outputs is not None:
-                    demand = demand_of(self.plan, loop, outputs)
-            self._demands[loop] = demand
-        return self._demands[loop]
+        if self.why:
+            return None
+        demands = self._demands  # the plan's: it does not depend on the feeds
+        if loop not in demands:
+            outputs, _ = outputs_to_compute(self.plan, loop)
+            demands[loop] = None if outputs is None else demand_of(self.plan, loop, outputs)
+        return demands[loop]
 
     def reason(self, loop) -> str:
         """Why `loop` is not run on a schedule (`static_demand` is None)."""

@@ -22,6 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import LazyLoopError
+from ..feeds import CheckedFeeds, input_table
 from ..plan import Const, IfOutput, Input, Map, Project
 from ..reference import rules
 from ..reference.machine import admitted_shapes
@@ -48,6 +49,51 @@ def root_order(plan, nid) -> tuple:
         args = node.args if isinstance(node, Map) else (node.call,)
         stack.extend((a, False) for a in reversed(args) if a is not None and a not in done)
     return tuple(order)
+
+
+def constants(plan) -> dict:
+    """The constants outside loops whose value its stream's type admits, as the root memo
+    holds them once forced ({id: {0: value}}, the value read-only); derived once per plan.
+    An evaluation starts with them in its root memo: forcing one computes nothing and can
+    fail on nothing, so every evaluation would store the same element (`stream/memo`). A
+    constant its type refuses is left to be forced, and refused, when something reads it.
+    The dictionaries are shared by every evaluation of the plan and never written: each
+    holds its one element already."""
+    key = ("root constants",)
+    found = plan.derived.get(key)
+    if found is None:
+        found = plan.derived[key] = {}
+        relaxed = plan.profile != "tensorrt"
+        for k, node in plan.nodes.items():
+            if node.scope is None and isinstance(node, Const):
+                value = node.value
+                if value.__class__ is np.ndarray and (not relaxed or isinstance(
+                        node.type, TensorType) and value.dtype == node.type.dtype
+                        and node.type.admits(value.shape)):
+                    value.flags.writeable = False
+                    found[k] = {0: value}
+    return found
+
+
+def store_inputs(machine):
+    """The root memo given the evaluation's inputs, each as the walk stores one (`walk`):
+    fed arrays of their input's dtype and of a shape its type admits, read-only (what
+    `check_feeds` answers: its tensor inputs are taken as they are); an input fed otherwise
+    is left to the walk, which checks and stores it when something reads it."""
+    plan, memo, feeds = machine.plan, machine.root.memo, machine.feeds
+    table = input_table(plan)
+    if feeds.__class__ is CheckedFeeds:
+        for k, _, dtype, _ in table:
+            if dtype is not None:
+                memo[k] = {0: feeds[k]}
+        return
+    relaxed = plan.profile != "tensorrt"
+    for k, _, dtype, shapes in table:
+        value = feeds.get(k)
+        if value.__class__ is np.ndarray and (not relaxed or dtype is not None and
+                                              value.dtype == dtype and value.shape in shapes):
+            value.flags.writeable = False
+            memo[k] = {0: value}
 
 
 HOT_WALKS = 8  # a value's walk is compiled once it has been walked this many times

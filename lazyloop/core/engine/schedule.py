@@ -81,6 +81,12 @@ class Schedule:
                       if o in demand.outputs and nodes[o].kind is not LoopOutput.LAST_VALUE}
         self.bound = None  # the compiled trips bound to this schedule (compiled.py)
         self.blocks = {}  # recurrence -> its accumulation's block, for later runs (accumulate.py)
+        self.parts = None  # what a trip works on (`trip_parts`)
+        self.watch = watch_for(demand)  # laziness/fixed-point: may end the loop early
+        self.pool = pool_of(demand, masked)  # where `release` keeps it
+        self.trips_key = ("trips run", demand.key)  # the plan's count of this loop's trips
+        every, some = demand.external
+        self.outside = tuple(dict.fromkeys(every + some))  # what a run reads outside the loop
         self.begin(machine, act, index, outer, path)
         self.build_steps()
         self.plain_steps = dict(self.steps)
@@ -99,7 +105,20 @@ class Schedule:
         self.masked_batches = frozenset()  # those of them whose batch carries a mask
         self.compiled = False  # whether compiled trips ran (compiled.py)
         self.settled = False  # whether a fixed point ended it early (fixpoint.py)
+        if outer is None and act is not None and act.loop is None:
+            self.held_invariants(machine.root.memo)
         return self
+
+    def held_invariants(self, memo):
+        """A loop outside loops: what it reads outside it and the evaluation holds already
+        (the root's constants and inputs, values forced before) is its invariant from the
+        start -- reading a held value forces nothing (`stream/invariant`); an undefined one
+        is left to `invariant`, which asks for masks."""
+        kept = self.invariants
+        for ref in self.outside:
+            done = memo.get(ref)
+            if done is not None and done[0].__class__ is not Partial:
+                kept[ref] = done[0]
 
     @classmethod
     def take(cls, demand, machine, act, index, record=None, masked=False, outer=None,
@@ -246,13 +265,13 @@ class Schedule:
         memo = self.memo[nid]
         check = self.check and isinstance(node.type, TensorType)
         record = self.record
-        ndarray = np.ndarray
+        ndarray, generic = np.ndarray, np.generic  # a numpy scalar (a Loop's iteration number)
         dtype, shapes = (node.type.dtype, self.shapes[nid]) if check else (None, None)
         mark = nid not in unmarked_streams(self.d)  # stream/memo: only what a kernel could write
         if isinstance(node, Recurrence) and record is None:
             def carry(k, value):  # an element of another stream or an invariant: read-only
-                if check and (value.__class__ is not ndarray or value.dtype != dtype
-                              or value.shape not in shapes):
+                if check and (value.__class__ is not ndarray and not isinstance(value, generic)
+                              or value.dtype != dtype or value.shape not in shapes):
                     self.check_element(node, value)
                 memo[k] = value
                 return value
@@ -264,7 +283,8 @@ class Schedule:
                     self.check_element(node, value)
                 if mark:
                     value.flags.writeable = False
-            elif check:
+            elif check and not (isinstance(value, generic) and value.dtype == dtype
+                                and value.shape in shapes):
                 self.check_element(node, value)
             memo[k] = value
             if record is not None:
@@ -295,7 +315,7 @@ class Schedule:
             count = count_limit(loop, self.invariant(loop.count), self.m.readings["A4"],
                                 self.m.plan.profile)
         fuel = self.m.fuel
-        watch = watch_for(self.d)  # laziness/fixed-point: may end the loop early
+        watch = self.watch  # laziness/fixed-point: may end the loop early
         fuel.before_first_trip(loop, count, may_settle=watch is not None and not watch.stacked)
         start = 0
         options = self.m.options
@@ -306,18 +326,20 @@ class Schedule:
         cond_memo = self.memo.get(cond)
         window = self.d.window
         max_trips = self.m.max_trips
-        phase_a = [(self.memo[k], self.steps[k]) for k in self.phase_a]
-        phase_b = [(self.memo[k], self.steps[k], self.d.certain[k]) for k in self.phase_b]
-        memos = [m for k, m in self.memo.items() if k not in self.d.chains]  # chains: kept
+        phase_a, phase_b, memos = self.trip_parts()
         collected = list(self.collected.items())
         deferred = None
         stop = count  # laziness/fixed-point may lower it
         check_at = first_check(watch, count)
         i = start  # n when every trip's work was batched
         ordinary = None  # the loop's ordinary trips, compiled once it is hot (compiled.py)
+        hot = options.compile_after
+        ask_at = 0  # the next trip at which `trip_function` may answer otherwise than None
         while True:
-            if deferred is None and not self.masked and options.compile_after is not None:
-                ordinary = ordinary or trip_function(self, i, options.compile_after)
+            if deferred is None and not self.masked and hot is not None:
+                if ordinary is None and i >= ask_at:
+                    ordinary = trip_function(self, i, hot)
+                    ask_at = max(i + 1, hot)  # within a run, None until trip `hot`
                 if ordinary is not None:
                     self.compiled = True
                     i = ordinary(i, self.ordinary_until(i, stop, check_at))
@@ -360,10 +382,25 @@ class Schedule:
         if deferred is not None:
             raise deferred
         runs = self.d.plan.derived  # how many trips the loop ran on this plan (compiled.py)
-        runs[("trips run", self.d.key)] = runs.get(("trips run", self.d.key), 0) + i
+        runs[self.trips_key] = runs.get(self.trips_key, 0) + i
         self.stopped = i  # the outputs are read here; past a fixed point, equal to trip n's
         self.settled = stop != count and i == stop  # laziness/fixed-point cut it short
         return count if self.settled else i
+
+    def trip_parts(self):
+        """What a trip of `run` works on: phase A's (memo, step), phase B's (memo, step,
+        offset), and the memos whose window slides (a chain's is kept whole). Made once per
+        schedule (kept with it for later runs); for a run fed by batches, whose steps read
+        them, made for that run."""
+        parts = None if self.batched else self.parts
+        if parts is None:
+            memo, steps, certain = self.memo, self.steps, self.d.certain
+            parts = ([(memo[k], steps[k]) for k in self.phase_a],
+                     [(memo[k], steps[k], certain[k]) for k in self.phase_b],
+                     [m for k, m in memo.items() if k not in self.d.chains])
+            if not self.batched:
+                self.parts = parts
+        return parts
 
     def ordinary_until(self, i, stop, check_at):
         """The first trip from i on after which something is due: the stop, the fuel, the
@@ -393,7 +430,7 @@ class Schedule:
         if self.batched:
             self.steps.clear()
             self.steps.update(self.plain_steps)
-        pool = pool_of(self.d, self.masked)
+        pool = self.pool
         if self.record is None and len(pool) < KEEP:
             pool.append(self)
             return
@@ -401,7 +438,7 @@ class Schedule:
         self.plain_steps.clear()
         self.raw.clear()
         self.finishers.clear()
-        self.bound = None
+        self.bound = self.parts = None
 
     def outputs(self, n):
         """Every output of the loop after it stopped at n trips: last values forced now,
