@@ -23,6 +23,7 @@ import contextlib
 import logging
 import os
 import time
+import warnings
 
 from .campaign import Tally, campaign_strategy, explore, finish, running, runner_for
 from .checking import Checker
@@ -70,21 +71,27 @@ def warm(spec, isolate, timeout, memory_mb, formats, kinds):
     """(backend, strategy) of the worker for these settings, made by its first shard and kept
     for the next ones (a child process that died is replaced by `Isolated` itself, on the
     next program; a strategy drawn from again draws faster than a new one; a LocalCluster's
-    worker starts with the parent's, `_STRATEGIES`). A worker keeps one backend: another
-    campaign's settings close it. It ends with the worker (an isolated child reads the end
-    of its pipe)."""
+    worker starts with the parent's, `_STRATEGIES`). A worker keeps one backend until the
+    campaign's exploring is over (`release`; another campaign's settings close it too, and
+    an isolated child whose worker died reads the end of its pipe)."""
     key = (spec, isolate, timeout, memory_mb, formats, kinds)
     if key not in _WARM:
-        for runner, _ in _WARM.values():
-            if hasattr(runner, "close"):
-                runner.close()
-        _WARM.clear()
+        release()
         runner = runner_for(spec, isolate, timeout, memory_mb)[0]
         strategy = _STRATEGIES.get((formats, kinds))
         if strategy is None:
             strategy = campaign_strategy(runner, formats, kinds)[1]
         _WARM[key] = (runner, strategy)
     return _WARM[key]
+
+
+def release() -> None:
+    """Run on every worker when a campaign's exploring is over: its backend child is closed
+    (and waited for) and its strategy forgotten."""
+    for runner, _ in _WARM.values():
+        if hasattr(runner, "close"):
+            runner.close()
+    _WARM.clear()
 
 
 def campaign_kinds(runner, kinds):
@@ -136,6 +143,8 @@ def explore_on_workers(tally, spec, max_examples, seed, formats, kinds, progress
                                  timeout, memory_mb, tolerance, folder, known, pure=False)
                    for shard in shards(max_examples, processes)]
         tally.stopped = gather(futures, tally, deadline, progress, max_examples)
+        if tally.stopped is None:  # else shards may still run; the workers close soon
+            client.run(release)
     return processes
 
 
@@ -167,6 +176,8 @@ CAMPAIGN_CLUSTER = {
     "distributed.admin.system-monitor.disk": False,
     "distributed.admin.system-monitor.gil.enabled": False,
     "distributed.worker.memory.monitor-interval": "1s",
+    "distributed.scheduler.work-stealing": False,  # shards are handed out as workers free up
+    "distributed.scheduler.active-memory-manager.start": False,  # no data to move around
 }
 
 
@@ -182,9 +193,16 @@ def local_cluster(workers: int):
     import dask
     from dask.distributed import LocalCluster
     with tempfile.TemporaryDirectory(prefix="lazyloop-dask-") as scratch, \
-            dask.config.set(dict(CAMPAIGN_CLUSTER, **{"temporary-directory": scratch})):
+            dask.config.set(dict(CAMPAIGN_CLUSTER, **{"temporary-directory": scratch})), \
+            warnings.catch_warnings():
+        # Python 3.12+ warns of any fork while another thread runs (the cluster's event loop)
+        warnings.filterwarnings("ignore", message=".*fork\\(\\) may lead to deadlocks",
+                                category=DeprecationWarning)
+        # no dashboard; the scheduler's small HTTP server on any free local port (it would try
+        # 8787, and warn when another cluster holds it)
         cluster = LocalCluster(n_workers=max(1, workers), threads_per_worker=1,
                                processes=True, dashboard_address=None,
+                               scheduler_kwargs={"dashboard_address": "127.0.0.1:0"},
                                silence_logs=logging.ERROR, local_directory=scratch)
         try:
             yield cluster
