@@ -48,3 +48,20 @@ def test_a_worker_keeps_its_backend_child_from_shard_to_shard(tmp_path, monkeypa
     assert doc["processes"] == 1
     assert sum(doc["parts"].values()) <= doc["wall"] + 1e-3
     assert doc["parts"]["backend"] > 0 and doc["parts"]["generation"] > 0
+
+
+@pytest.mark.parametrize("n,workers", [(1000, 2), (30, 1), (7, 4), (1, 2), (0, 2)])
+def test_shards_cover_every_index_once_in_order_largest_first(n, workers):
+    # rule: onnx/loop -- the shards are consecutive ranges over 0..n-1, never growing, at
+    # most 50 programs, and the last ones small (so no worker waits long at the end)
+    from lazyloop.difftest.parallel import shards
+    parts = shards(n, workers)
+    assert [i for r in parts for i in r] == list(range(n))
+    sizes = [len(r) for r in parts]
+    assert all(a >= b for a, b in zip(sizes, sizes[1:]))
+    assert all(1 <= s <= 50 for s in sizes)
+    if n >= 100:
+        assert sizes[0] == 50 and sizes[-1] <= 2
+        # the last quarter of the programs per worker comes in shards of at most a tenth
+        tail = [s for r, s in zip(parts, sizes) if r.start >= n - n // (4 * workers)]
+        assert max(tail) <= n // 40
