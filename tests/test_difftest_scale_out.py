@@ -65,3 +65,30 @@ def test_shards_cover_every_index_once_in_order_largest_first(n, workers):
         # the last quarter of the programs per worker comes in shards of at most a tenth
         tail = [s for r, s in zip(parts, sizes) if r.start >= n - n // (4 * workers)]
         assert max(tail) <= n // 40
+
+
+class Slow:
+    """lazyloop's own answers, a tenth of a second each."""
+
+    name = "slow"
+    format = "onnx"
+    formats = ("onnx",)
+
+    def __init__(self):
+        self.inner = dt.backend("lazyloop")
+
+    def run(self, model, feeds):
+        import time
+        time.sleep(0.1)
+        return self.inner.run(model, feeds)
+
+
+def test_max_time_on_workers_keeps_what_the_running_shards_explored():
+    # rule: onnx/loop -- 200 programs take 20 s; past 4 s each worker's shard stops at its
+    # next program and comes back with what it explored (a first shard of 50 programs would
+    # otherwise be cancelled, and nothing reported)
+    report = dt.check("tests.test_difftest_scale_out:Slow", max_examples=200, seed=0,
+                      kinds=["onnx-loop"], shrink=False, workers=1, max_seconds=4)
+    assert report.stopped == "max-time"
+    assert 0 < report.generated < 200
+    assert report.agreements == report.examples == report.generated

@@ -51,16 +51,18 @@ def shards(max_examples: int, workers: int = 1) -> list:
 
 
 def explore_shard(spec, indices, seed, formats, kinds, isolate, timeout, memory_mb,
-                  tolerance=(None, None), folder=None, known=None) -> Tally:
+                  tolerance=(None, None), folder=None, known=None, stop_at=None) -> Tally:
     """Run on a worker: programs `indices` against the worker's backend and strategy (`warm`:
     the same isolated child and the same strategy from shard to shard; `explore` keeps
     hypothesis' files out of the worker's current folder); `folder`: where
-    ``module:factory`` is looked up first (a remote scheduler's workers: None)."""
+    ``module:factory`` is looked up first (a remote scheduler's workers: None). Past
+    `stop_at` (a time.time(): --max-time) the shard stops and returns what it explored."""
     if folder is not None:
         search_first(folder)
     runner, strategy = warm(spec, isolate, timeout, memory_mb, formats, kinds)
+    deadline = None if stop_at is None else time.monotonic() + (stop_at - time.time())
     return explore(Checker(runner, tolerance=tolerance), strategy, seed, indices,
-                   known=known)
+                   deadline=deadline, known=known)
 
 
 _WARM = {}  # in a worker process: the campaign's settings -> (its backend, its strategy)
@@ -139,8 +141,10 @@ def explore_on_workers(tally, spec, max_examples, seed, formats, kinds, progress
         cluster = stack.enter_context(local_cluster(workers)) if scheduler is None else None
         client = stack.enter_context(Client(scheduler or cluster))
         processes = len(client.scheduler_info().get("workers", ())) or workers
+        stop_at = None if deadline is None else time.time() + (deadline - time.monotonic())
         futures = [client.submit(explore_shard, spec, shard, seed, formats, kinds, isolate,
-                                 timeout, memory_mb, tolerance, folder, known, pure=False)
+                                 timeout, memory_mb, tolerance, folder, known, stop_at,
+                                 pure=False)
                    for shard in shards(max_examples, processes)]
         tally.stopped = gather(futures, tally, deadline, progress, max_examples)
         if tally.stopped is None:  # else shards may still run; the workers close soon
@@ -210,14 +214,19 @@ def local_cluster(workers: int):
             cluster.close()
 
 
+# seconds past --max-time the parent waits for the shards then running: each stops at its
+# next program and returns what it explored (shards not started by then return at once)
+GRACE = 5.0
+
+
 def gather(futures, tally, deadline, progress, total):
-    """Merge the shards' tallies as they come in; None when all came, else why not
-    ("max-time" or "interrupted"; the rest are cancelled)."""
+    """Merge the shards' tallies as they come in; why the exploring stopped early (None,
+    "max-time" or "interrupted"; shards not in by then are cancelled)."""
     from dask.distributed import as_completed
     merged = 0
     try:
         for future in as_completed(futures, timeout=None if deadline is None else
-                                   max(0.0, deadline - time.monotonic())):
+                                   max(0.0, deadline - time.monotonic()) + GRACE):
             tally.merge(future.result())
             if progress:
                 progress("generate", tally.generated, total, tally)
@@ -225,8 +234,6 @@ def gather(futures, tally, deadline, progress, total):
             merged += 1
             if merged < len(futures) and INTERRUPTED.is_set():  # Ctrl-C (command line)
                 raise KeyboardInterrupt
-            if merged < len(futures) and deadline is not None and time.monotonic() > deadline:
-                raise TimeoutError
     except KeyboardInterrupt:
         stopped = "interrupted"
     except TimeoutError:
