@@ -9,8 +9,11 @@ shrinking in index order (one signature after another, on the parent's own backe
 do not shrink) and grouping by root cause, exactly as a single process does. The
 same seed therefore gives the same findings whatever the number of workers.
 
-`workers=N` starts a LocalCluster of N single-threaded worker processes (no dashboard);
-`scheduler="tcp://host:8786"` uses a running cluster instead (each of its workers needs
+`workers=N` starts a LocalCluster of N single-threaded worker processes (no dashboard),
+forked from this process once it made its backend child and strategy and imported what
+checking needs (`local_cluster`, `preload`), so they start with them; shards get smaller
+towards the end (`shards`), and each worker closes its backend child when the exploring is
+over (`release`). `scheduler="tcp://host:8786"` uses a running cluster instead (each of its workers needs
 lazyloop and the backend's package installed). The backend travels to the workers as what
 names it: a built-in or registered name, or ``module:factory``. LocalCluster workers are handed
 the current folder, where ``module:factory`` is looked up first (`plugins.search_first`), and
