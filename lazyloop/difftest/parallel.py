@@ -110,8 +110,8 @@ def check_parallel(spec, max_examples, seed, formats, kinds, shrink_it, budget,
                    progress, isolate, timeout, memory_mb, workers, scheduler, deadline=None,
                    tolerance=(None, None), known=None):
     """`check` with the exploration spread over Dask workers (see the module docstring).
-    Past `deadline` (time.monotonic()) or on Ctrl-C the shards not yet in are cancelled and
-    the merged tally is reported as partial."""
+    Past `deadline` (time.monotonic()) or on Ctrl-C the running shards stop at their next
+    program, the others are cancelled, and the merged tally is reported as partial."""
     start = time.monotonic()
     with running(spec, isolate, timeout, memory_mb) as runner:
         kinds = campaign_kinds(runner, kinds)
