@@ -67,15 +67,10 @@ def test_shards_cover_every_index_once_in_order_largest_first(n, workers):
         assert max(tail) <= n // 40
 
 
-class Slow:
+class Slow(PidLogging):
     """lazyloop's own answers, a tenth of a second each."""
 
     name = "slow"
-    format = "onnx"
-    formats = ("onnx",)
-
-    def __init__(self):
-        self.inner = dt.backend("lazyloop")
 
     def run(self, model, feeds):
         import time
