@@ -2,8 +2,9 @@
 
 Program i is a pure function of (seed, i): it is drawn from the strategy by a fresh
 hypothesis `ConjectureData` whose random source is seeded with "seed:i". Nothing else — not
-the backend, the number of workers, earlier runs or an example database — changes it, so a
-campaign splits into shards that run anywhere and merge into the same findings.
+the backend, the number of workers, earlier runs, an example database, how lazyloop is
+installed or which modules are loaded (provider.py) — changes it, so a campaign splits into
+shards that run anywhere and merge into the same findings.
 
 A disagreement is shrunk from the choices that drew it: hypothesis's shrinker proposes
 smaller choice sequences; each is drawn into a program and checked, and it counts when it
@@ -125,9 +126,12 @@ def draw_program(strategy, seed: int, index: int):
 
 
 def draw_with(strategy, source: random.Random):
-    """(subject, choices) drawn from `strategy` with the random source `source`."""
+    """(subject, choices) drawn from `strategy` with the random source `source` (and
+    hypothesis's provider without the constants of local sources: provider.py)."""
     from hypothesis.internal.conjecture.data import ConjectureData
-    data = ConjectureData(random=source)
+
+    from .provider import draw_provider
+    data = ConjectureData(random=source, provider=draw_provider())
     subject = _draw(data, strategy)
     return subject, tuple(node.value for node in data.nodes)
 
