@@ -15,7 +15,7 @@ from onnx import TensorProto as T
 from onnx import helper as h
 from onnx.reference import ReferenceEvaluator
 
-from common import model, on_ort, one_line, shown
+from common import integer_gemm, model, on_ort, one_line, shown
 from common import value as v
 
 F = T.FLOAT
@@ -89,16 +89,6 @@ def two_scan_outputs(second, state_read=False):
     return m, [np.zeros(2, np.float32), xs], expected
 
 
-def gemm_unsigned(alpha):
-    """Gemm(A, B) of uint64 [2, 3] x [3, 2] with `alpha`: by hand alpha * A @ B (A @ B =
-    [[19, 4], [59, 31]] here)."""
-    a = np.array([[0, 1, 2], [3, 4, 5]], np.uint64)
-    b = np.array([[6, 7], [8, 0], [1, 2]], np.uint64)
-    m = model([h.make_node("Gemm", ["a", "b"], ["y"], alpha=alpha)],
-              [v("a", T.UINT64, [2, 3]), v("b", T.UINT64, [3, 2])], [v("y", T.UINT64, [2, 2])], 13)
-    return m, [a, b], [(alpha * (a @ b)).astype(np.uint64)]
-
-
 def reduce_unsigned(op):
     """ReduceL1 / ReduceSum of uint64 [0, 1] (all axes, keepdims): [1]."""
     m = model([h.make_node(op, ["x"], ["y"])], [v("x", T.UINT64, [2])],
@@ -113,8 +103,8 @@ CASES = [
      lambda: two_scan_outputs("same", state_read=True)),
     ("TR-15 control: two different values, the second reversed, the state unread",
      lambda: two_scan_outputs("other")),
-    ("TR-16 Gemm of uint64, alpha 0.5", lambda: gemm_unsigned(0.5)),
-    ("TR-16 Gemm of uint64, alpha 1", lambda: gemm_unsigned(1.0)),
+    ("TR-16 Gemm of uint64, alpha 0.5", lambda: integer_gemm(np.uint64, 0.5)),
+    ("TR-16 Gemm of uint64, alpha 1", lambda: integer_gemm(np.uint64, 1.0)),
     ("TR-17 ReduceL1 of uint64", lambda: reduce_unsigned("ReduceL1")),
     ("TR-17 ReduceSum of uint64", lambda: reduce_unsigned("ReduceSum")),
 ]
