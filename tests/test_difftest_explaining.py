@@ -173,6 +173,21 @@ def test_a14_refuse_explains_an_error_where_the_default_leaves_outputs_undefined
     assert out.reading == "A14=refuse"
 
 
+def test_a14_refuse_does_not_explain_the_same_error_where_the_default_answers_every_position():
+    # rule: onnx/scan8 -- the same zero length, but the model asks only for the state
+    # (onnxruntime seed 7, case_006): the default answers it wholly, the initial state
+    # [[1.25, 2.0]]; onnxruntime's refusal withholds that answer, so the finding counts
+    pytest.importorskip("onnxruntime")
+    from lazyloop.strategies.dialects import OnnxScan8Recipe
+    p = OnnxScan8Recipe(batch=1, length=1, element=(2,), lens=(0,), directions=(0,), states=1,
+                        outputs=(), seed=0).program()
+    expected = dt.backend("lazyloop").run(p.model, p.feeds)
+    assert [v.tolist() for v in expected.values()] == [p.feeds["s0"].tolist()]
+    out = checked(dt.backend("onnxruntime"), "onnx", p.model, p.feeds)
+    assert out.status == "disagree" and "sequence_lens" in out.symptom.detail
+    assert out.ambiguity is None and out.reading is None
+
+
 def test_a_reading_the_lowering_never_asked_about_answers_as_a_fresh_lowering_does():
     # rule: onnx/loop -- explaining lowers a model once and evaluates the readings its
     # lowering never asked about on that lowering; each answer is the answer of lowering

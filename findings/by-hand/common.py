@@ -42,3 +42,16 @@ def shown(result):
         return result
     return [f"{np.asarray(r).dtype}{list(np.shape(r))} {np.asarray(r).tolist()}"
             for r in result]
+
+
+def integer_gemm(dtype, alpha):
+    """Gemm(A, B, alpha) of an integer numpy `dtype`, A [2, 3] and B [3, 2] graph inputs, with
+    its feeds and the answer by hand: alpha * (A @ B) truncated to the type (A @ B =
+    [[10, 4], [55, 31]])."""
+    elem = h.np_dtype_to_tensor_dtype(np.dtype(dtype))
+    a = np.array([[0, 1, 2], [3, 4, 5]], dtype)
+    b = np.array([[6, 7], [8, 0], [1, 2]], dtype)
+    m = model([h.make_node("Gemm", ["a", "b"], ["y"], alpha=alpha)],
+              [value("a", elem, [2, 3]), value("b", elem, [3, 2])], [value("y", elem, [2, 2])],
+              13)
+    return m, [a, b], [(alpha * (a @ b)).astype(dtype)]

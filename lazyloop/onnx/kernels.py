@@ -5,7 +5,8 @@ Rule `onnx/node`: every ONNX node that is not Loop, Scan or If is the reference 
 of its inputs (`stream/map`). The kernel object is built once, when the node is lowered; a
 call goes straight to its inner `_run` method with the node's attributes already resolved, so
 nothing is re-validated per trip (DESIGN §7). lazyloop writes a kernel itself only where
-the reference one is wrong (`OWN_KERNELS`: Optional, Softsign, SequenceInsert; and
+the reference one is wrong (`OWN_KERNELS`: Optional, Softsign, SequenceInsert,
+QLinearMatMul; QLinearConv on ConvInteger's kernel; OneHot's float indices and
 NonMaxSuppression's scalar limits), and says why in spec/30.
 """
 from __future__ import annotations
@@ -19,6 +20,7 @@ from ..core.errors import EvaluationError, LazyLoopError
 from ..core.kernel import Kernel, elementwise, kernel_of
 from .batched_kernels import batched_form, with_batched
 from .numpy_kernels import direct, with_single
+from .requantise import qlinear_conv, qlinear_matmul
 
 _ndarray = np.ndarray
 
@@ -122,7 +124,8 @@ def indices_as_int64(fn: Callable) -> Callable:
 
 
 OWN_KERNELS = {("", "Optional"): optional_kernel, ("", "Softsign"): softsign_kernel,
-               ("", "SequenceInsert"): sequence_insert_kernel}
+               ("", "SequenceInsert"): sequence_insert_kernel,
+               ("", "QLinearMatMul"): qlinear_matmul}
 
 
 def bind(node, opsets: dict, where: str) -> Optional[Kernel]:
@@ -142,6 +145,9 @@ def bind(node, opsets: dict, where: str) -> Optional[Kernel]:
     kernel = cls(node, run_params)
     if getattr(kernel, "has_linked_attribute", False) or kernel.need_context():
         return None  # the caller resolves function attributes / subgraphs before binding
+    if node.op_type == "QLinearConv" and domain in ("", "ai.onnx"):
+        return kernel_of(_bound_call(qlinear_conv(conv_integer_like(node, version, run_params)),
+                                     {}, where))
     slow = kernel_of(_bound_reference(kernel, where))
     if domain not in ("", "ai.onnx"):
         return slow
@@ -161,6 +167,16 @@ def bind(node, opsets: dict, where: str) -> Optional[Kernel]:
 #: default-domain ops whose reference kernel draws random values: not `pure`
 RANDOM_OPS = frozenset(("RandomNormal", "RandomNormalLike", "RandomUniform",
                         "RandomUniformLike", "Multinomial", "Bernoulli", "Dropout"))
+
+
+def conv_integer_like(node, version: int, run_params: dict) -> Callable:
+    """The reference ConvInteger kernel's run, with `node`'s convolution attributes (a
+    QLinearConv's accumulator: requantise.qlinear_conv)."""
+    from onnx import helper
+
+    conv = helper.make_node("ConvInteger", ["x", "w", "x_zero_point", "w_zero_point"], ["y"])
+    conv.attribute.extend(node.attribute)
+    return kernel_class("", "ConvInteger", version)(conv, run_params).run
 
 
 def _bound_reference(kernel, where: str) -> Callable:

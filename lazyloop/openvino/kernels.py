@@ -43,6 +43,9 @@ class NodeKernel:
         self.out_shapes = shapes
 
     def __call__(self, *values):
+        check = INPUT_CHECKS.get(self.node.get_type_name())
+        if check is not None:
+            check(self.where, values)
         inputs = [_as_ov_tensor(v) for v in values]
         outputs = [ov.Tensor(t, ov.Shape(s)) for t, s in zip(self.out_types, self.out_shapes)]
         try:
@@ -63,6 +66,22 @@ class NodeKernel:
 
     def __repr__(self):
         return f"NodeKernel({self.where})"
+
+
+def _pads_per_axis(where, values):
+    """Pad-1/12: `pads_begin` and `pads_end` hold one amount per axis of the data. OpenVINO's
+    Node.evaluate does not check it: handed shorter lists it reads past them and kills the
+    process (spec/50 LL-5), so lazyloop refuses such values first."""
+    rank = np.ndim(values[0])
+    if any(np.size(p) != rank for p in values[1:3]):
+        raise EvaluationError(where, "openvino/node",
+                              f"Pad got pads of {np.size(values[1])} and {np.size(values[2])} "
+                              f"amounts for data of rank {rank}",
+                              "give pads_begin and pads_end one amount per data axis")
+
+
+# Checks of input values OpenVINO's Node.evaluate omits, by op type (`openvino/node`).
+INPUT_CHECKS = {"Pad": _pads_per_axis}
 
 
 # Ops OpenVINO gives no per-node evaluation, with the kernel lazyloop uses instead. Each one is
