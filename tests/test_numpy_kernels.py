@@ -206,6 +206,14 @@ ARRAY_CASES = [  # (op, attributes, inputs): common cases, and ones the referenc
     ("Gemm", {"transB": 1, "beta": 0.0}, (X[0].astype(np.float64), X[1].astype(np.float64),
                                           np.ones(1))),
     ("Shape", {}, (X,)), ("Shape", {"start": 1}, (X,)),
+    ("Einsum", {"equation": "a,ab->b"}, (X[0, 0], X[0].T)),
+    ("Einsum", {"equation": "a,ab->b"}, (X[1, 1], X[1].T)),  # the same shapes again
+    ("Einsum", {"equation": "bij,bjk->bik"}, (X, X.transpose(0, 2, 1))),
+    ("Einsum", {"equation": "ij,jk,kl->il"}, (X[0], X[1].T, X[0])),
+    ("Einsum", {"equation": " ii -> i"}, (X[0, :, :3],)),
+    ("Einsum", {"equation": "...i,ij->...j"}, (X.astype(np.int64), X[0].T.astype(np.int64))),
+    ("Einsum", {"equation": "ij,jk->ik"}, (X[0], X[1])),  # 4 against 3: the reference refuses
+    ("Einsum", {"equation": "ij,jk->ik"}, (X[0], X[1].T.astype(np.float64))),
     ("Div", {}, (X, X + 1)), ("Div", {}, (i64(-7, 7), i64(2, -2))),
     ("Div", {}, (X, np.ones((), np.float64))), ("Not", {}, (X > 3,)),
     ("Div", {}, (np.array([-7, 7, -8, 0], np.int32), np.array([2, -2, 3, 5], np.int32))),
@@ -281,6 +289,7 @@ def test_the_array_kernels_are_bound_directly():
     assert bound_pair("Concat", 2, axis=0)[0].reads_only
     assert bound_pair("ReduceSumSquare", 1, axes=[1])[0].reads_only
     assert bound_pair("Gemm", 3)[0].reads_only
+    assert bound_pair("Einsum", 2, equation="ij,jk->ik")[0].reads_only
     assert not bound_pair("ReduceSum", 1, opset=11, axes=[0])[0].reads_only
 
 
