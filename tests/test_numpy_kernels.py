@@ -9,6 +9,7 @@ from onnx.reference import ReferenceEvaluator  # noqa: E402
 
 from lazyloop.core.errors import EvaluationError  # noqa: E402
 from lazyloop.onnx import kernels  # noqa: E402
+import lazyloop.onnx as lo  # noqa: E402
 
 UNARY = ["Abs", "Neg", "Tanh", "Floor", "Ceil", "Sin", "Cos", "Sign", "Exp", "Relu",
          "Sigmoid", "Identity"]
@@ -302,3 +303,16 @@ def test_integer_division_truncates_without_the_reference_layers():
     from lazyloop.onnx.numpy_kernels import divide
     direct = divide(lambda a, b: np.trunc(a / b).astype(a.dtype), refusing_slow)
     assert direct(np.array([-7], np.int64), np.array([2], np.int64)).tolist() == [-3]
+
+
+@pytest.mark.parametrize("case", ["jax2onnx/lstm_scan", "jax2onnx/gru_scan"])
+def test_einsum_cells_equal_onnx_reference_evaluator(case):
+    # rule: onnx/node -- jax2onnx's LSTM/GRU scans make their products with Einsum: the
+    # engine's answer (Einsum's steps chosen once per shapes) is ONNX's own evaluator's, byte
+    # for byte, evaluated twice (the second time with the kept steps)
+    from corpus_data import load
+    path, feeds, _, meta = load(case)
+    want = ReferenceEvaluator(path).run(None, {k: np.asarray(v) for k, v in feeds.items()})
+    for _ in range(2):
+        got = lo.evaluate(path, feeds, readings=meta["readings"] or None)
+        assert [np.asarray(g).tobytes() for g in got.values()] == [w.tobytes() for w in want]
