@@ -24,6 +24,10 @@ evaluator's. So a stream is batched only when
   (a batched form is the kernel's promise for every element; these two catch a form that
   breaks it at the edges, or sums in another order where memory alignment differs).
 
+A run of fewer than `FEWEST_BATCHED` trips is batched only where its batches can take all
+of its work (every stream a trip forces is a candidate, none a recurrence): batching part
+of a short run leaves its trips to run anyway, and the batches are extra work.
+
 Anything else -- a kernel raising -- abandons batching for that run of the loop, and the
 per-element schedule runs as before, reporting what the reference reports. The batched
 elements are recorded as forced once, in full, when the batches are made.
@@ -96,17 +100,20 @@ def batchable(demand) -> tuple:
     return tuple(found)
 
 
+def per_trip(demand) -> list:
+    """The streams every trip forces whatever happens (the `certain` demand)."""
+    return [k for k in demand.members if demand.certain[k] is not None]
+
+
 def wholly_batchable(demand, collected) -> bool:
     """Whether a short run's batches may hold all of its work: every stream forced each
     trip and every collected one is a candidate, none of them a recurrence (derived once)."""
     key = ("wholly batchable", demand.key, tuple(collected))
     derived = demand.plan.derived
     if key not in derived:
-        streams = set(candidates(demand))
-        per_trip = [k for k in demand.members if demand.certain[k] is not None]
-        derived[key] = (all(k in streams for k in per_trip) and set(collected) <= streams
-                        and not any(isinstance(demand.members[k], Recurrence)
-                                    for k in per_trip))
+        streams, forced = set(candidates(demand)), per_trip(demand)
+        derived[key] = (all(k in streams for k in forced) and set(collected) <= streams
+                        and not any(isinstance(demand.members[k], Recurrence) for k in forced))
     return derived[key]
 
 
@@ -132,8 +139,7 @@ def batch_maps(schedule, n, max_bytes=MAX_BATCH_BYTES) -> int:
     if not batches:
         return 0
     install(schedule, batches)
-    per_trip = [k for k in d.members if d.certain[k] is not None]
-    if not all(k in batches and extent(batches[k]) == n + d.certain[k] for k in per_trip):
+    if not all(k in batches and extent(batches[k]) == n + d.certain[k] for k in per_trip(d)):
         return 0
     if not all(src in batches for src in schedule.collected):
         return 0
