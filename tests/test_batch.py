@@ -14,6 +14,7 @@ from lazyloop.core.plan import compile_network
 from lazyloop.core.undefined import split
 from lazyloop.strategies import networks
 from lazyloop.core.engine import Options
+from lazyloop.core.engine.batch import FEWEST_BATCHED
 from nets import (SUM, batched_runs, concat, const, kernel_over_rows, last, on_engine,
                   onnx_on_engine)
 
@@ -86,6 +87,38 @@ def test_batched_maps_equal_the_reference(axis, reverse, kind, pad):
         want = want[::-1]
     got = list(reference.outputs.values())[0]
     np.testing.assert_array_equal(got[:len(want)], want)
+
+
+def decaying_sum_loop(trips):
+    """y_t = 1.5 x_t over x [trips, 3] beside s_{t+1} = 0.5 s_t + y_t (a recurrence no
+    accumulation makes); outputs the y_t and the last s."""
+    net = ll.Network("onnx")
+    x = net.add_input("x", ll.float32, (trips, 3))
+    loop = net.add_loop()
+    loop.add_trip_limit(const(net, trips, np.int32), ll.TripLimit.COUNT)
+    e = loop.add_iterator(x).get_output(0)
+    y = net.add_elementwise(e, const(net, np.float32(1.5)), PROD).get_output(0)
+    rec = loop.add_recurrence(const(net, np.zeros(3, np.float32)))
+    half = net.add_elementwise(rec.get_output(0), const(net, np.float32(0.5)), PROD)
+    rec.set_input(1, net.add_elementwise(half.get_output(0), y, SUM).get_output(0))
+    net.mark_output(concat(net, loop, y, trips))
+    net.mark_output(last(loop, rec.get_output(0)))
+    return net
+
+
+@pytest.mark.parametrize("trips", [5, FEWEST_BATCHED + 4])
+def test_a_short_run_batches_only_all_of_its_work(trips):
+    # rule: stream/map -- a run of fewer than FEWEST_BATCHED trips whose recurrence runs trip
+    # by trip is not batched (the batches would be extra work beside the trips); a longer
+    # one batches its maps; both are the reference's, and s by hand
+    x = rng.standard_normal((trips, 3)).astype(np.float32)
+    reference, machine = agree(decaying_sum_loop(trips), {"x": x})
+    maps = {k for b in batched_runs(machine) for k in b if not k.startswith("iterator")}
+    assert bool(maps) == (trips >= FEWEST_BATCHED)
+    s = np.zeros(3, np.float32)
+    for row in x:
+        s = s * np.float32(0.5) + row * np.float32(1.5)
+    np.testing.assert_array_equal(list(reference.outputs.values())[-1], s)
 
 
 def test_invariants_of_higher_rank_broadcast_as_one_by_one():
@@ -201,15 +234,17 @@ UNARY = [ll.UnaryOperation.ABS, ll.UnaryOperation.NEG, ll.UnaryOperation.EXP,
 
 @st.composite
 def map_programs(draw):
-    """A COUNT loop over 1-2 iterators of float32 inputs, a chain of 1-5 elementwise/unary
+    """A COUNT loop (0-5 trips, or `FEWEST_BATCHED` and a few more) over 1-2 iterators of float32 inputs, a chain of 1-5 elementwise/unary
     layers mixing them with invariants, some streams stacked, one read as LAST_VALUE of a
     recurrence (so that some loops batch wholly and some only in part)."""
-    shape = draw(hnp.array_shapes(min_dims=1, max_dims=3, min_side=1, max_side=4))
-    axis = draw(st.integers(0, len(shape) - 1))
-    extent = shape[axis]
-    trips = draw(st.integers(0, extent + 1))  # one past the extent: iterator/bounds
+    elem = draw(hnp.array_shapes(min_dims=0, max_dims=2, min_side=1, max_side=4))
+    axis = draw(st.integers(0, len(elem)))
+    # short runs (batched only where the batches take all their work) and long ones
+    extent = draw(st.sampled_from([1, 2, 3, 4, FEWEST_BATCHED + 4, FEWEST_BATCHED + 7]))
+    shape = elem[:axis] + (extent,) + elem[axis:]
+    # 0 to one past the extent (iterator/bounds); a long loop's count stays long
+    trips = extent + draw(st.integers(-min(extent, 4), 1))
     net = ll.Network()
-    elem = tuple(d for k, d in enumerate(shape) if k != axis)
     floats = st.floats(-3, 3, width=32)
     feeds, streams = {}, []
     loop = net.add_loop()
@@ -286,7 +321,7 @@ def test_an_lstm_like_scan_batches_its_input_products_exactly():
     pytest.importorskip("onnx")
     import lazyloop.onnx as lo
     from lazyloop.bench.versus_models import lstm_like
-    model, feeds = lstm_like(12)
+    model, feeds = lstm_like(FEWEST_BATCHED + 4)  # a run long enough to batch in part
     got, machine = onnx_on_engine(model, feeds)
     ref = lo.run(model, feeds, mode="reference").outputs
     assert any(len(b) >= 2 for b in batched_runs(machine))  # the iterator and the product at least

@@ -9,6 +9,7 @@ from onnx.reference import ReferenceEvaluator  # noqa: E402
 
 from lazyloop.core.errors import EvaluationError  # noqa: E402
 from lazyloop.onnx import kernels  # noqa: E402
+import lazyloop.onnx as lo  # noqa: E402
 
 UNARY = ["Abs", "Neg", "Tanh", "Floor", "Ceil", "Sin", "Cos", "Sign", "Exp", "Relu",
          "Sigmoid", "Identity"]
@@ -206,6 +207,14 @@ ARRAY_CASES = [  # (op, attributes, inputs): common cases, and ones the referenc
     ("Gemm", {"transB": 1, "beta": 0.0}, (X[0].astype(np.float64), X[1].astype(np.float64),
                                           np.ones(1))),
     ("Shape", {}, (X,)), ("Shape", {"start": 1}, (X,)),
+    ("Einsum", {"equation": "a,ab->b"}, (X[0, 0], X[0].T)),
+    ("Einsum", {"equation": "a,ab->b"}, (X[1, 1], X[1].T)),  # the same shapes again
+    ("Einsum", {"equation": "bij,bjk->bik"}, (X, X.transpose(0, 2, 1))),
+    ("Einsum", {"equation": "ij,jk,kl->il"}, (X[0], X[1].T, X[0])),
+    ("Einsum", {"equation": " ii -> i"}, (X[0, :, :3],)),
+    ("Einsum", {"equation": "...i,ij->...j"}, (X.astype(np.int64), X[0].T.astype(np.int64))),
+    ("Einsum", {"equation": "ij,jk->ik"}, (X[0], X[1])),  # 4 against 3: the reference refuses
+    ("Einsum", {"equation": "ij,jk->ik"}, (X[0], X[1].T.astype(np.float64))),
     ("Div", {}, (X, X + 1)), ("Div", {}, (i64(-7, 7), i64(2, -2))),
     ("Div", {}, (X, np.ones((), np.float64))), ("Not", {}, (X > 3,)),
     ("Div", {}, (np.array([-7, 7, -8, 0], np.int32), np.array([2, -2, 3, 5], np.int32))),
@@ -281,6 +290,7 @@ def test_the_array_kernels_are_bound_directly():
     assert bound_pair("Concat", 2, axis=0)[0].reads_only
     assert bound_pair("ReduceSumSquare", 1, axes=[1])[0].reads_only
     assert bound_pair("Gemm", 3)[0].reads_only
+    assert bound_pair("Einsum", 2, equation="ij,jk->ik")[0].reads_only
     assert not bound_pair("ReduceSum", 1, opset=11, axes=[0])[0].reads_only
 
 
@@ -293,3 +303,16 @@ def test_integer_division_truncates_without_the_reference_layers():
     from lazyloop.onnx.numpy_kernels import divide
     direct = divide(lambda a, b: np.trunc(a / b).astype(a.dtype), refusing_slow)
     assert direct(np.array([-7], np.int64), np.array([2], np.int64)).tolist() == [-3]
+
+
+@pytest.mark.parametrize("case", ["jax2onnx/lstm_scan", "jax2onnx/gru_scan"])
+def test_einsum_cells_equal_onnx_reference_evaluator(case):
+    # rule: onnx/node -- jax2onnx's LSTM/GRU scans make their products with Einsum: the
+    # engine's answer (Einsum's steps chosen once per shapes) is ONNX's own evaluator's, byte
+    # for byte, evaluated twice (the second time with the kept steps)
+    from corpus_data import load
+    path, feeds, _, meta = load(case)
+    want = ReferenceEvaluator(path).run(None, {k: np.asarray(v) for k, v in feeds.items()})
+    for _ in range(2):
+        got = lo.evaluate(path, feeds, readings=meta["readings"] or None)
+        assert [np.asarray(g).tobytes() for g in got.values()] == [w.tobytes() for w in want]

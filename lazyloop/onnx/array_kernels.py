@@ -3,7 +3,8 @@
 
 For the ops below, ONNX's reference kernel is one numpy call (`np.reshape`, `np.expand_dims`,
 `np.squeeze`, `np.take`, `np.concatenate`, `np.where`, `np.sum`, `np.sum(np.square(x))`,
-`np.array(x.shape)`, a product by `np.ones`, `np.arange`, Gemm's own product function)
+`np.array(x.shape)`, a product by `np.ones`, `np.arange`, Gemm's own product function,
+`np.einsum` with its greedy contraction order)
 behind a few layers of dispatch and argument handling. Here the same call is made directly,
 for the common case the reference reads the same way -- the attribute values the node has,
 inputs that are plain arrays of the expected kinds -- and anything else (another case, numpy
@@ -240,6 +241,42 @@ def shape(attributes, slow):
     return single
 
 
+def einsum(attributes, slow):
+    """Einsum: what the reference's `np.einsum(equation, *args, optimize=True)` does -- the
+    contraction steps `np.einsum_path` chooses, each pair contracted by numpy's own pairwise
+    function -- with the steps chosen once per shape of the inputs (they depend on the
+    equation and the shapes alone) instead of on every call. Where numpy's einsum is not
+    made of these steps, or for other dtypes (bfloat16 is summed in float32), the
+    reference kernel."""
+    from numpy._core import einsumfunc
+    pairwise, alone = getattr(einsumfunc, "bmm_einsum", None), getattr(einsumfunc, "c_einsum")
+    equation = attributes.get("equation")
+    if pairwise is None or not isinstance(equation, str) or not equation.strip():
+        return None
+    equation, chosen = equation.strip(), {}
+
+    def single(*args):
+        if all(type(a) is _ndarray and a.dtype.kind in "biufc" for a in args):
+            try:
+                key = tuple(a.shape for a in args)
+                steps = chosen.get(key)
+                if steps is None:
+                    steps = chosen[key] = np.einsum_path(equation, *args, optimize=True,
+                                                         einsum_call=True)[1]
+                operands = list(args)
+                for inds, step, _ in steps:  # numpy's own loop over the contraction list
+                    these = [operands.pop(x) for x in inds]
+                    operands.append(pairwise(step, *these) if len(these) == 2
+                                    else alone(step, *these))
+                r = operands[0]
+            except Exception:  # noqa: BLE001 -- the reference kernel reports it
+                return slow(*args)[0]
+            if type(r) is _ndarray:
+                return r
+        return slow(*args)[0]
+    return single
+
+
 #: (op type, number of inputs) -> binder(attributes, slow) -> one-value function or None
 ARRAY_OPS = {("Reshape", 2): reshape, ("Unsqueeze", 2): unsqueeze, ("Squeeze", 2): squeeze,
              ("Expand", 2): expand, ("Range", 3): arange,
@@ -253,5 +290,7 @@ def array_kernel(op_type: str, arity: int, attributes: dict, slow):
     """The direct one-value function of a node, or None."""
     if op_type == "Concat" and arity >= 1:
         return concat(attributes, slow)
+    if op_type == "Einsum" and arity >= 1:
+        return einsum(attributes, slow)
     binder = ARRAY_OPS.get((op_type, arity))
     return None if binder is None else binder(attributes, slow)

@@ -24,6 +24,10 @@ evaluator's. So a stream is batched only when
   (a batched form is the kernel's promise for every element; these two catch a form that
   breaks it at the edges, or sums in another order where memory alignment differs).
 
+A run of fewer than `FEWEST_BATCHED` trips is batched only where its batches can take all
+of its work (every stream a trip forces is a candidate, none a recurrence): batching part
+of a short run leaves its trips to run anyway, and the batches are extra work.
+
 Anything else -- a kernel raising -- abandons batching for that run of the loop, and the
 per-element schedule runs as before, reporting what the reference reports. The batched
 elements are recorded as forced once, in full, when the batches are made.
@@ -49,6 +53,11 @@ from .accumulate import FEWEST_TRIPS, NotAccumulable, accumulate, accumulated_pa
 
 # A batch larger than this many bytes per stream is not made: memory stays bounded.
 MAX_BATCH_BYTES = 1 << 27
+
+#: a run of fewer trips is batched only where the batches take all of its work: batching
+#: part of a short run is extra work beside trips that run anyway (the same bound as
+#: accumulate.py's, below which no recurrence accumulates, so no such run is whole with one)
+FEWEST_BATCHED = FEWEST_TRIPS
 
 
 def candidates(demand):
@@ -91,6 +100,29 @@ def batchable(demand) -> tuple:
     return tuple(found)
 
 
+def per_trip(demand) -> list:
+    """The streams every trip forces whatever happens (the `certain` demand)."""
+    return [k for k in demand.members if demand.certain[k] is not None]
+
+
+def wholly_batchable(demand, collected) -> bool:
+    """Whether a short run's batches may hold all of its work: every stream forced each
+    trip and every collected one is a candidate, none of them a recurrence (derived once)."""
+    key = ("wholly batchable", demand.key, tuple(collected))
+    derived = demand.plan.derived
+    if key not in derived:
+        streams, forced = set(candidates(demand)), per_trip(demand)
+        derived[key] = (all(k in streams for k in forced) and set(collected) <= streams
+                        and not any(isinstance(demand.members[k], Recurrence) for k in forced))
+    return derived[key]
+
+
+def worth_batching(schedule, n) -> bool:
+    """`stream/map` on the fast path: batch a run of n trips where it pays -- a run of
+    `FEWEST_BATCHED` trips or more, or a shorter one whose batches take all its work."""
+    return n >= FEWEST_BATCHED or wholly_batchable(schedule.d, schedule.collected)
+
+
 def batch_maps(schedule, n, max_bytes=MAX_BATCH_BYTES) -> int:
     """Make the batches of one run of n trips and let the schedule read its elements from
     them. Returns the trip the schedule starts at: n when the batches hold all the work of
@@ -98,7 +130,7 @@ def batch_maps(schedule, n, max_bytes=MAX_BATCH_BYTES) -> int:
     the batch itself), else 0; nothing changes where batching does not apply."""
     d = schedule.d
     streams = candidates(d)
-    if not streams or n > schedule.m.max_trips:
+    if not streams or n > schedule.m.max_trips or not worth_batching(schedule, n):
         return 0
     try:
         batches = make_batches(schedule, streams, n, max_bytes)
@@ -107,8 +139,7 @@ def batch_maps(schedule, n, max_bytes=MAX_BATCH_BYTES) -> int:
     if not batches:
         return 0
     install(schedule, batches)
-    per_trip = [k for k in d.members if d.certain[k] is not None]
-    if not all(k in batches and extent(batches[k]) == n + d.certain[k] for k in per_trip):
+    if not all(k in batches and extent(batches[k]) == n + d.certain[k] for k in per_trip(d)):
         return 0
     if not all(src in batches for src in schedule.collected):
         return 0
