@@ -10,8 +10,8 @@ the folder's model and inputs are checked again on the backend (the symptom must
 one the campaign's report recorded), reduced as the campaign reduces a finding
 (`lazyloop.difftest.reducing.reduce_finding`: the same symptom, explained by the same
 reading), and the case is written again in place: its model, lazyloop's expected outputs on
-that model, repro.py and the README (whose first line, command and program are kept: the
-program is the one the campaign shrunk, from which the model was reduced).
+that model, repro.py and the README (whose first line, command, seed and program are kept:
+the program is the one the campaign shrunk, from which the model was reduced).
 """
 import argparse
 import json
@@ -29,9 +29,12 @@ NOTE = ("- minimised again from the case the campaign wrote, by `python findings
         "(issue 21): the model, and the expected outputs, which are lazyloop's answer on it")
 
 
-def finding_of(out_folder: str, case: str) -> dict:
+def campaign_report(out_folder: str) -> dict:
     with open(os.path.join(out_folder, "report.json"), encoding="utf-8") as f:
-        report = json.load(f)
+        return json.load(f)
+
+
+def finding_of(report: dict, case: str) -> dict:
     return next(f for f in report["findings"] if f["case"] == case)
 
 
@@ -56,7 +59,8 @@ def reminimise(out_folder: str, name: str, backend: str, steps: int) -> str:
     case = os.path.join(out_folder, name)
     with open(os.path.join(case, "README.md"), encoding="utf-8") as f:
         old = kept_parts(f.read())
-    recorded = finding_of(out_folder, name)
+    report = campaign_report(out_folder)
+    recorded = finding_of(report, name)
     runner = dt.Isolated(backend, timeout=20)
     try:
         checker = Checker(runner)
@@ -75,7 +79,7 @@ def reminimise(out_folder: str, name: str, backend: str, steps: int) -> str:
     finally:
         runner.close()
     version = versions(backend).get(backend)
-    context = Context(backend, version, lazyloop_version(), 0, old["command"])
+    context = Context(backend, version, lazyloop_version(), report["seed"], old["command"])
     with tempfile.TemporaryDirectory() as tmp:
         written = write_case(tmp, name, d, context)
         with open(os.path.join(written, "README.md"), encoding="utf-8") as f:
