@@ -30,6 +30,7 @@ import numpy as np
 
 from ..enums import LoopOutput
 from ..errors import NeverEnds
+from ..fuel import CLOCK_EVERY
 from ..plan import Map, Recurrence
 from ..reference.steps import entry
 
@@ -107,6 +108,18 @@ def first_check(watch, count) -> int:
     if count is None:
         return CHECK_EVERY
     return FIRST_COUNTED if count > 2 * WORTH_SKIPPING else -1
+
+
+def ordinary_until(i: int, stop, check_at: int, max_trips: int) -> int:
+    """The first trip from i on after which something is due: the stop, the fuel
+    (`max_trips`), the fixed-point watch (`check_at`) or the clock. The trips before it are
+    ordinary (compiled trips may run them)."""
+    until = min(max_trips, (i // CLOCK_EVERY + 1) * CLOCK_EVERY - 1)
+    if stop is not None:
+        until = min(until, stop)
+    if check_at > i:
+        until = min(until, check_at - 1)
+    return until
 
 
 def settle(watch, memo, trips: int, count):

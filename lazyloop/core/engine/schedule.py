@@ -39,7 +39,7 @@ from ..undefined import Partial, split
 from .batch import batch_maps
 from .compiled import trip_function
 from .demand import Demand, NotStatic  # noqa: F401 -- Demand re-exported
-from .fixpoint import first_check, settle, watch_for
+from .fixpoint import first_check, ordinary_until, settle, watch_for
 from .masked_steps import MasksNeeded
 from .readonly import unmarked_streams
 
@@ -342,7 +342,7 @@ class Schedule:
                     ask_at = max(i + 1, hot)  # within a run, None until trip `hot`
                 if ordinary is not None:
                     self.compiled = True
-                    i = ordinary(i, self.ordinary_until(i, stop, check_at))
+                    i = ordinary(i, ordinary_until(i, stop, check_at, self.m.max_trips))
             if stop is not None and i >= stop:
                 break
             for memo, step in phase_a:
@@ -401,16 +401,6 @@ class Schedule:
             if not self.batched:
                 self.parts = parts
         return parts
-
-    def ordinary_until(self, i, stop, check_at):
-        """The first trip from i on after which something is due: the stop, the fuel, the
-        fixed-point watch (`check_at`) or the clock. The trips before it are ordinary."""
-        until = min(self.m.max_trips, (i // CLOCK_EVERY + 1) * CLOCK_EVERY - 1)
-        if stop is not None:
-            until = min(until, stop)
-        if check_at > i:
-            until = min(until, check_at - 1)
-        return until
 
     def release(self):
         """After a run: drop the elements and invariants it held and keep the schedule for
