@@ -295,7 +295,7 @@ def test_generated_map_programs_do_batch():
     # rule: stream/map -- the law above is not vacuous: most of these programs batch
     installs = []
 
-    @settings(max_examples=60, database=None, derandomize=True, deadline=None)
+    @settings(max_examples=200, database=None, derandomize=True, deadline=None)
     @given(map_programs())
     def run(program):
         net, feeds = program
@@ -310,8 +310,9 @@ def test_generated_map_programs_do_batch():
 
     with np.errstate(all="ignore"):
         run()
-    # (how many of the 60 batch varies with hypothesis' pool of constants, read from the
-    # installed sources: 9 to 14 seen; a handful shows the law is not vacuous)
+    # (which programs are drawn varies with the hypothesis release and with its pool of
+    # constants, read from the modules loaded before: over 20 seeds 60 programs gave 2 to 24
+    # batching, so 200 are drawn; a handful shows the law is not vacuous)
     assert sum(any(not k.startswith("iterator") for k in b) for b in installs) >= 5
 
 

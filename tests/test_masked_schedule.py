@@ -361,10 +361,13 @@ def test_generated_programs_with_undefined_values_agree(program):
 
 
 def test_generated_programs_with_undefined_values_do_run_masked():
-    # rule: stream/map -- the law above is not vacuous: masked schedules and masked batches
+    # rule: stream/map -- the law above is not vacuous: masked schedules and masked batches.
+    # Few programs install a masked batch and which ones are drawn depends on the hypothesis
+    # release and on the modules loaded before (its pool of local constants): over 20 seeds
+    # 80 programs gave 0-21 installs, 300 programs 15-45 (masked loops 136-216).
     masked, installs = [], []
 
-    @settings(max_examples=80, database=None, derandomize=True, deadline=None)
+    @settings(max_examples=300, database=None, derandomize=True, deadline=None)
     @given(padded_programs())
     def run(program):
         net, feeds = program
@@ -380,5 +383,5 @@ def test_generated_programs_with_undefined_values_do_run_masked():
         masked.extend(machine.masked_loops)
 
     run()
-    assert len(masked) >= 20  # 35 when written
-    assert sum(installs) >= 5  # 11 when written
+    assert len(masked) >= 60
+    assert sum(installs) >= 5
