@@ -27,7 +27,8 @@ ratio, since absolute times drift on shared machines (DESIGN §7):
     speed issue's): map-like Scans and elementwise maps faster than onnxruntime, the scalar
     Loop and nested Loops within 3x of it, the fixed point answered in milliseconds; and
     the throughput issue's heavy bodies at its sizes, a cumulative sum of 10^4 rows of 256
-    and an LSTM-like Scan of 256 steps, batch 16, hidden 256 (v10, v11: within 1.5x);
+    and an LSTM-like Scan of 256 steps, batch 16, hidden 256 (v10, v11: within 1.5x),
+    and v11's trips written straight in numpy (v12: the floor numpy's products set);
 (r) lazyloop side by side with onnxruntime (one thread) on every model of the exporter
     corpus (a clone's `tests/corpus`): the geometric mean, median and worst ratio, and how
     many models ran every loop on the engine (`corpus`; targets, issue 25's: geometric mean

@@ -125,7 +125,35 @@ def bench_versus(cfg) -> List[Row]:
     rows.append(bench_programs(cfg.get("versus_programs", 100)))
     heavy = dict(cfg, versus_repeats=cfg.get("versus_heavy_repeats", cfg["versus_repeats"]))
     rows += [case_row(heavy, *case) for case in heavy_cases(cfg)]  # short runs: more of them
+    rows.append(lstm_floor(heavy))
     return rows
+
+
+def lstm_floor(cfg) -> Row:
+    """v12: v11's trips written straight in numpy (no lazyloop at all; input products batched
+    as the engine batches them) against onnxruntime: how near 1.5x any evaluator whose matrix
+    products are numpy's can come. Informational: it says what v11's target asks of the
+    products, not how lazyloop does."""
+    _, _, (steps, batch, hidden) = cfg["versus_heavy"]
+    model, feeds = vm.lstm_like(steps, batch, hidden)
+    trips = vm.numpy_lstm_like(model, feeds)
+    session = _session(model)
+    case = f"v11's trips in plain numpy, {steps:,} steps"
+    if session is None:
+        return Row("v12", case, "skipped", "onnxruntime is not installed")
+    session.run(None, feeds)
+    t_np, t_ort = [], []
+    for _ in range(cfg["versus_repeats"]):
+        dt, got = _timed(trips)
+        t_np.append(dt)
+        dt, want = _timed(lambda: session.run(None, feeds))
+        t_ort.append(dt)
+    t_np, t_ort = statistics.median(t_np), statistics.median(t_ort)
+    agree = _agree(got, want)
+    return Row("v12", case, f"{us(t_np / steps)}/trip", f"{us(t_ort / steps)}/trip onnxruntime",
+               t_np / t_ort, None, note=("" if agree else "RESULTS DIFFER; ") +
+               "numpy's products alone: the floor of v11 for lazyloop's kernels",
+               values=dict(numpy_s=t_np, onnxruntime_s=t_ort, trips=steps, agree=bool(agree)))
 
 
 def case_row(cfg, key, case, build, trips, target) -> Row:

@@ -196,6 +196,35 @@ def lstm_like(steps, batch=4, hidden=32):
                    "x": rng.standard_normal((steps, batch, H)).astype(np.float32)}
 
 
+def numpy_lstm_like(model, feeds):
+    """The trips of `lstm_like`'s Scan written straight in numpy, with the input products of
+    all steps in one product (as the engine batches them): a floor for any evaluator whose
+    products are numpy's. Returns a function of no arguments giving (h, c, y)."""
+    from onnx import numpy_helper
+    body = next(a.g for a in model.graph.node[0].attribute if a.name == "body")
+    weights = {t.name: numpy_helper.to_array(t) for t in body.initializer}
+    wx, wh, bias = weights["Wx"], weights["Wh"], weights["bias"]
+    hidden = wh.shape[0]
+    gates = [slice(k * hidden, (k + 1) * hidden) for k in range(4)]
+
+    def sigmoid(v):
+        return 1 / (1 + np.exp(-v))
+
+    def trips():
+        h, c, x = feeds["h0"], feeds["c0"], feeds["x"]
+        inputs = (x.reshape(-1, x.shape[-1]) @ wx).reshape(x.shape[0], x.shape[1], -1)
+        ys = []
+        for zx in inputs:
+            z = zx + h @ wh + bias
+            i, f, g, o = (sigmoid(z[:, gates[0]]), sigmoid(z[:, gates[1]]),
+                          np.tanh(z[:, gates[2]]), sigmoid(z[:, gates[3]]))
+            c = f * c + i * g
+            h = o * np.tanh(c)
+            ys.append(h)
+        return h, c, np.stack(ys)
+    return trips
+
+
 def fixed_point(trips=2 ** 63 - 1):
     """A Loop of M = `trips` whose carried value stops changing: y = Min(y + 1, 10); after
     ten trips y stays 10 for ever. The LAST_VALUE is 10 whatever M is past 10."""
