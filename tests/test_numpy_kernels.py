@@ -220,6 +220,14 @@ ARRAY_CASES = [  # (op, attributes, inputs): common cases, and ones the referenc
     ("Div", {}, (np.array([-7, 7, -8, 0], np.int32), np.array([2, -2, 3, 5], np.int32))),
     ("Div", {}, (np.array(9, np.int32), np.array(-4, np.int32))),
     ("Div", {}, (i64(5), np.array([2], np.int32))),
+    ("Slice", {}, (X, i64(0, 1), i64(1, 3))), ("Slice", {}, (X, i64(-1), i64(-100), i64(2),
+                                                            i64(-1))),
+    ("Slice", {}, (X, i64(1, 9), i64(2**62, -1), i64(-1, 1))),
+    ("Slice", {}, (X, i64(3, 0), i64(0, 2), i64(1, 0), i64(-2, 1))),
+    ("Slice", {}, (X, i64(0), i64(2), i64(1), i64(0))),  # a zero step: the reference refuses
+    ("Slice", {}, (X, i64(0), i64(2), i64(3))),  # an axis out of range
+    ("Slice", {}, (X, np.array([0, 1], np.int32), np.array([2, 2], np.int32))),
+    ("Slice", {}, (X, i64(0, 0), i64(1))),  # pairs cut to the shortest list
 ]
 
 
@@ -280,12 +288,26 @@ def test_a_loops_iteration_number_takes_the_direct_path():
     assert bound_pair("CastLike", 2)[0].single.__doc__.startswith("CastLike:")
 
 
+def test_slice_takes_the_direct_path_and_gives_a_view():
+    # rule: onnx/node -- an LSTM cell's gate slices (constant 1-D starts, ends, axes) are cut
+    # by numpy directly: columns 4..8 of a 2 x 12 matrix, and the rows backwards (an end
+    # of -3 lies before the first row: both rows are taken)
+    from lazyloop.onnx.array_kernels import slice_
+    cut = slice_({}, refusing_slow)
+    z = np.arange(24, dtype=np.float32).reshape(2, 12)
+    gate = cut(z, i64(4), i64(8), i64(1))
+    assert gate.tolist() == [[4, 5, 6, 7], [16, 17, 18, 19]] and gate.base is not None
+    assert cut(z, i64(-1), i64(-3), i64(0), i64(-1)).tolist() == [list(range(12, 24)),
+                                                                 list(range(12))]
+
+
 def test_the_array_kernels_are_bound_directly():
     # the common cases take the direct path (its records read only; ReduceSum 11, whose
     # axes are an attribute, keeps the reference's)
     for op, arity in (("Reshape", 2), ("Gather", 2), ("ReduceSum", 2), ("Expand", 2),
                       ("Range", 3), ("Unsqueeze", 2),
-                      ("Where", 3), ("Div", 2), ("Not", 1), ("Shape", 1)):
+                      ("Where", 3), ("Div", 2), ("Not", 1), ("Shape", 1), ("Slice", 3),
+                      ("Slice", 5)):
         assert bound_pair(op, arity)[0].reads_only, op
     assert bound_pair("Concat", 2, axis=0)[0].reads_only
     assert bound_pair("ReduceSumSquare", 1, axes=[1])[0].reads_only

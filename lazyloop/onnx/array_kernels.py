@@ -4,7 +4,7 @@
 For the ops below, ONNX's reference kernel is one numpy call (`np.reshape`, `np.expand_dims`,
 `np.squeeze`, `np.take`, `np.concatenate`, `np.where`, `np.sum`, `np.sum(np.square(x))`,
 `np.array(x.shape)`, a product by `np.ones`, `np.arange`, Gemm's own product function,
-`np.einsum` with its greedy contraction order)
+`np.einsum` with its greedy contraction order, `x[slices]`)
 behind a few layers of dispatch and argument handling. Here the same call is made directly,
 for the common case the reference reads the same way -- the attribute values the node has,
 inputs that are plain arrays of the expected kinds -- and anything else (another case, numpy
@@ -277,13 +277,49 @@ def einsum(attributes, slow):
     return single
 
 
+def _index_vector(v) -> bool:
+    return type(v) is _ndarray and v.ndim == 1 and v.dtype.kind == "i"
+
+
+def slices_of(shape, starts, ends, axes, steps) -> tuple:
+    """Slice's index as the reference builds it: one `slice(start, end, step)` per listed
+    axis (the leading axes when none are listed; the pairs cut to the shortest list), every
+    other axis whole."""
+    steps = [None] * len(starts) if steps is None else steps
+    if axes is None:
+        return tuple(slice(s, e, d) for s, e, d in zip(starts, ends, steps))
+    index = [slice(0, n) for n in shape]
+    for s, e, a, d in zip(starts, ends, axes, steps):
+        index[a] = slice(s, e, d)
+    return tuple(index)
+
+
+def slice_(attributes, slow):
+    """Slice (opset 10 on: starts, ends, axes and steps are inputs): `x[slices_of(...)]` for
+    1-D integer starts, ends, axes and steps; a view of `x`, as the reference's."""
+    def single(*args):
+        x, starts, ends, axes, steps = args + (None,) * (5 - len(args))
+        if (type(x) is _ndarray and _index_vector(starts) and _index_vector(ends)
+                and (axes is None or _index_vector(axes))
+                and (steps is None or _index_vector(steps))):
+            try:
+                return x[slices_of(x.shape, starts.tolist(), ends.tolist(),
+                                   None if axes is None else axes.tolist(),
+                                   None if steps is None else steps.tolist())]
+            except Exception:  # noqa: BLE001 -- a zero step, an axis out of range
+                pass
+        return slow(*args)[0]
+    return single
+
+
 #: (op type, number of inputs) -> binder(attributes, slow) -> one-value function or None
 ARRAY_OPS = {("Reshape", 2): reshape, ("Unsqueeze", 2): unsqueeze, ("Squeeze", 2): squeeze,
              ("Expand", 2): expand, ("Range", 3): arange,
              ("Gather", 2): gather, ("Where", 3): where, ("ReduceSum", 1): reduce_sum,
              ("ReduceSum", 2): reduce_sum, ("ReduceSumSquare", 1): reduce_sum_square,
              ("ReduceSumSquare", 2): reduce_sum_square, ("Gemm", 2): gemm, ("Gemm", 3): gemm,
-             ("Shape", 1): shape}
+             ("Shape", 1): shape, ("Slice", 3): slice_, ("Slice", 4): slice_,
+             ("Slice", 5): slice_}
 
 
 def array_kernel(op_type: str, arity: int, attributes: dict, slow):
