@@ -22,7 +22,7 @@ the schedule's window keeps what it reads.
 """
 from __future__ import annotations
 
-from ..plan import IfOutput
+from ..plan import IfOutput, Recurrence
 from ..reference.steps import entry
 
 
@@ -175,3 +175,33 @@ def on_demand_lows(origins, made, cond_edges, edges, depth, kept=frozenset()) ->
             continue  # made by the phases in an earlier trip: kept in the window
         work.extend((r, at + o) for r, o in edges[k] + cond_edges.get(k, []))
     return low
+
+
+def chain_step(schedule, nid, step):
+    """Element k of a chain (`branches.chains`, a cycle of streams forced only on
+    demand): the elements of the cycle it needs and no trip made yet are forced first,
+    from the deepest up, on an explicit stack (`stream/order`), as the reference forces
+    them; then its own, by its step."""
+    chain, members, memo = schedule.d.chains, schedule.d.members, schedule.memo
+
+    def needs(x, j):
+        node = members[x]
+        if isinstance(node, Recurrence):
+            return [(node.next, j - 1)] if j > 0 else []
+        return [(r, j + o) for r, o in entry(node).reads(node)]
+
+    def compute(k):
+        work = [(nid, k)]
+        while work:
+            x, j = work[-1]
+            if j in memo[x]:
+                work.pop()
+                continue
+            missing = [(r, i) for r, i in needs(x, j) if r in chain and i not in memo[r]]
+            if missing:
+                work.extend(missing)
+                continue
+            work.pop()
+            (step if x == nid else schedule.raw[x])(j)
+        return memo[nid][k]
+    return compute

@@ -37,6 +37,7 @@ from ..reference.steps import entry
 from ..types import TensorType
 from ..undefined import Partial, split
 from .batch import batch_maps
+from .branches import chain_step
 from .compiled import trip_function
 from .demand import Demand, NotStatic  # noqa: F401 -- Demand re-exported
 from .fixpoint import first_check, ordinary_until, settle, watch_for
@@ -198,7 +199,7 @@ class Schedule:
             self.steps[nid] = self.step_for(nid, node)
         self.raw = {nid: self.steps[nid] for nid in self.d.chains}
         for nid in self.d.chains:
-            self.steps[nid] = self.chain_step(nid, self.raw[nid])
+            self.steps[nid] = chain_step(self, nid, self.raw[nid])
 
     def reader(self, ref):
         """A function k -> element k of `ref` (memo hit, forced now, or the invariant)."""
@@ -222,35 +223,6 @@ class Schedule:
             value = kept.get(ref, missing)
             return invariant(ref) if value is missing else value
         return read
-
-    def chain_step(self, nid, step):
-        """Element k of a chain (`branches.chains`, a cycle of streams forced only on
-        demand): the elements of the cycle it needs and no trip made yet are forced first,
-        from the deepest up, on an explicit stack (`stream/order`), as the reference forces
-        them; then its own, by its step."""
-        chain, members, memo = self.d.chains, self.d.members, self.memo
-
-        def needs(x, j):
-            node = members[x]
-            if isinstance(node, Recurrence):
-                return [(node.next, j - 1)] if j > 0 else []
-            return [(r, j + o) for r, o in entry(node).reads(node)]
-
-        def compute(k):
-            work = [(nid, k)]
-            while work:
-                x, j = work[-1]
-                if j in memo[x]:
-                    work.pop()
-                    continue
-                missing = [(r, i) for r, i in needs(x, j) if r in chain and i not in memo[r]]
-                if missing:
-                    work.extend(missing)
-                    continue
-                work.pop()
-                (step if x == nid else self.raw[x])(j)
-            return memo[nid][k]
-        return compute
 
     def step_for(self, nid, node):
         """Element k of a member: its kind's step in the step table, bound to this run."""
