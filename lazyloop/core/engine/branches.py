@@ -177,18 +177,32 @@ def on_demand_lows(origins, made, cond_edges, edges, depth, kept=frozenset()) ->
     return low
 
 
+def chain_reads(demand) -> dict:
+    """Chain stream -> (offset, below): the (stream of the chain, offset) pairs its element j
+    reads -- a carried value its next value at j - 1, for j > 0 (`below` 1); another stream
+    what its kind's `reads` says, at any j -- derived once per demand."""
+    key = ("chain reads", demand.key)
+    derived = demand.plan.derived
+    found = derived.get(key)
+    if found is None:
+        chain, found = demand.chains, {}
+        for x in chain:
+            node = demand.members[x]
+            if isinstance(node, Recurrence):
+                pairs, below = [(node.next, -1)], 1
+            else:
+                pairs, below = entry(node).reads(node), 0
+            found[x] = (tuple((r, o) for r, o in pairs if r in chain), below)
+        derived[key] = found
+    return found
+
+
 def chain_step(schedule, nid, step):
     """Element k of a chain (`branches.chains`, a cycle of streams forced only on
     demand): the elements of the cycle it needs and no trip made yet are forced first,
     from the deepest up, on an explicit stack (`stream/order`), as the reference forces
     them; then its own, by its step."""
-    chain, members, memo = schedule.d.chains, schedule.d.members, schedule.memo
-
-    def needs(x, j):
-        node = members[x]
-        if isinstance(node, Recurrence):
-            return [(node.next, j - 1)] if j > 0 else []
-        return [(r, j + o) for r, o in entry(node).reads(node)]
+    memo, reads, raw = schedule.memo, chain_reads(schedule.d), schedule.raw
 
     def compute(k):
         work = [(nid, k)]
@@ -197,11 +211,13 @@ def chain_step(schedule, nid, step):
             if j in memo[x]:
                 work.pop()
                 continue
-            missing = [(r, i) for r, i in needs(x, j) if r in chain and i not in memo[r]]
+            pairs, below = reads[x]
+            missing = [(r, j + o) for r, o in pairs if j + o not in memo[r]] if j >= below \
+                else None
             if missing:
                 work.extend(missing)
                 continue
             work.pop()
-            (step if x == nid else schedule.raw[x])(j)
+            (step if x == nid else raw[x])(j)
         return memo[nid][k]
     return compute

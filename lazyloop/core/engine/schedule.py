@@ -274,10 +274,14 @@ class Schedule:
         if plain and value.shape in shapes:
             return
         shape = np.shape(split(value)[0])
-        first = self.first_shape.setdefault(node.id, shape) if node.id in self.m.one_shape else None
-        self.m.check_element(node, value, first)
+        stacked = node.id in self.m.one_shape
+        first = self.first_shape.setdefault(node.id, shape) if stacked else None
+        admitted = admitted_shapes(self.d.plan, node.id) if stacked else shapes
+        if not (plain and first == shape and shape in admitted):  # else: a first element
+            self.m.check_element(node, value, first)  # of a shape its type admits
         if plain:
             shapes.add(shape)
+            admitted.add(shape)
 
     # -- the run ------------------------------------------------------------------------------
     def run(self):
