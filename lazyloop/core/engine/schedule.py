@@ -151,7 +151,8 @@ class Schedule:
             return self.m.fetch(ref, self.act, self.index)
         if ref in outer.memo:
             return outer.get(ref, self.index)
-        return outer.invariant(ref)
+        value = outer.invariants.get(ref, _MISSING)  # held already: the usual case
+        return outer.invariant(ref) if value is _MISSING else value
 
     def inner_element(self, node, k):
         """Element k of an inner loop's output: its run for this loop's element k. A run that
