@@ -10,7 +10,8 @@ forcing trace and the trip counts), and the one place that chooses an evaluator:
 
 Every mode gives the same outputs, masks and errors, except where spec/14 says they may
 differ (`laziness/modes`). The engine is imported only when a mode asks for it: the reference
-stands alone. The checking of feeds is in `feeds`.
+stands alone. The checking of feeds is in `feeds`; `evaluate_checked` evaluates a plan on
+feeds a caller checked already (`lazyloop.core.lowered`).
 """
 from __future__ import annotations
 

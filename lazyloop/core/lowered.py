@@ -9,7 +9,10 @@ the caller's feeds matched to the bindings (`core_feeds`), the core's outputs na
 model names them (`user_outputs`), and `evaluate` and `run` -- which resolve the readings
 once for the whole evaluation and choose the evaluator by `mode` (`lazyloop.core.evaluate`).
 The command line, the differential tester, the notebooks and the bench all evaluate a
-lowered model through this one path.
+lowered model through this one path. A model evaluated again and again with the usual feeds
+-- a dict of arrays of the inputs' dtypes and of shapes their types admitted -- skips the
+matching and the full check (`feeds_as_given`, rows derived once per plan); any other feeds
+take the full path, which says what is wrong.
 """
 from __future__ import annotations
 
@@ -169,8 +172,10 @@ class Lowered:
         checked = CheckedFeeds()
         for b, dtype, shapes in rows:
             value = feeds.get(b.name)
-            if (value.__class__ is not ndarray or value.dtype != dtype
-                    or value.shape not in shapes or convert(value, b) is not value):
+            if value.__class__ is not ndarray or value.shape not in shapes:
+                return None
+            if value.dtype is not dtype and value.dtype != dtype \
+                    or convert(value, b) is not value:
                 return None
             value = np.array(value)  # a read-only copy, as check_feeds makes
             value.flags.writeable = False

@@ -18,7 +18,8 @@ value carried only inside one branch, an iteration number read only in some runs
 inner loop). Then an element needs every earlier element of the cycle: those `chains` keep
 all their elements, as the reference does, and force the missing ones from the lowest up.
 `on_demand_lows` says how far below the trip any other on-demand element may read, so that
-the schedule's window keeps what it reads.
+the schedule's window keeps what it reads. A chain's element is forced by `chain_step`,
+from what each stream of the chain reads (`chain_reads`, derived once per demand).
 """
 from __future__ import annotations
 

@@ -8,6 +8,13 @@ any other loop is left to the reference's reading. A loop nested in another with
 gets a schedule per outer element. The engine keeps no forcing trace (the reference does);
 `record`, for the tests, collects the (stream, index) pairs the schedules force, and `log`
 what each run of a schedule did.
+
+What a run costs besides its trips is kept small, since a lowered model is evaluated again
+and again (issue 25): a loop output outside loops is stored as the compiled walk stores one
+(`store_root`); a run on the engine with no trip counts kept only marks its loop "engine"
+(`ran`); a stacked output of plain arrays is stacked at once (`stacked_plainly`, what
+`rules.stack` does then); an inner loop's schedule is one kept with the plan, taken again
+for every element of the enclosing loop (`Schedule.take`).
 """
 from __future__ import annotations
 

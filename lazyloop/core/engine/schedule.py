@@ -22,6 +22,11 @@ calls. Undefined values (spec/13-outputs.md) take the same path: a schedule star
 the first undefined invariant it fetches (a `Partial`) makes the machine run the loop again on
 a masked schedule (`self.masked`), whose steps carry the masks (masked_steps.py); the WHILE
 test refuses an undefined element as `trip/while` does.
+
+A schedule is built once and kept with the plan (`take`, `release`); a run only sets what
+is its own (`begin`). What it reads of an enclosing loop's schedule it reads from that
+schedule's memo or its held invariants; the first element of a stacked stream in a run
+is checked in full only when its shape is not one its type was found to admit.
 """
 from __future__ import annotations
 
@@ -46,6 +51,7 @@ from .readonly import unmarked_streams
 
 
 _MISSING = object()
+NONE = frozenset()
 
 
 KEEP = 4  # schedules of one loop kept for later runs (`Schedule.take`)
@@ -80,6 +86,8 @@ class Schedule:
         nodes = demand.plan.nodes
         self.lists = {nodes[o].source: [] for o in demand.loop.outputs
                       if o in demand.outputs and nodes[o].kind is not LoopOutput.LAST_VALUE}
+        self.output_sources = tuple((o, nodes[o].source, nodes[o].kind is LoopOutput.LAST_VALUE)
+                                    for o in demand.outputs)  # what `outputs` reads
         self.bound = None  # the compiled trips bound to this schedule (compiled.py)
         self.blocks = {}  # recurrence -> its accumulation's block, for later runs (accumulate.py)
         self.parts = None  # what a trip works on (`trip_parts`)
@@ -102,8 +110,8 @@ class Schedule:
         self.outer = outer  # the enclosing loop's schedule, when that loop is scheduled too
         self.given_path = path
         self.collected = dict(self.lists)  # CONCATENATE/REVERSE sources -> their elements
-        self.batched = frozenset()  # streams whose elements come from a batch (batch.py)
-        self.masked_batches = frozenset()  # those of them whose batch carries a mask
+        self.batched = NONE  # streams whose elements come from a batch (batch.py)
+        self.masked_batches = NONE  # those of them whose batch carries a mask
         self.compiled = False  # whether compiled trips ran (compiled.py)
         self.settled = False  # whether a fixed point ended it early (fixpoint.py)
         if outer is None and act is not None and act.loop is None:
@@ -411,11 +419,10 @@ class Schedule:
         """Every output of the loop after it stopped at n trips: last values forced now,
         concatenations from the elements collected trip by trip."""
         result = {}
-        for out_id in self.d.outputs:
-            out = self.m.plan.nodes[out_id]
-            if out.kind is LoopOutput.LAST_VALUE:
-                result[out_id] = self.get(out.source, min(n, self.stopped))
+        for out_id, source, last in self.output_sources:
+            if last:
+                result[out_id] = self.get(source, min(n, self.stopped))
             else:  # a batch as it is; elements collected trip by trip as a new list
-                found = self.collected[out.source]
+                found = self.collected[source]
                 result[out_id] = list(found) if type(found) is list else found
         return result
