@@ -178,7 +178,7 @@ class Lowered:
                     or convert(value, b) is not value:
                 return None
             value = np.array(value)  # a read-only copy, as check_feeds makes
-            value.flags.writeable = False
+            value.setflags(write=False)
             checked[b.core_name] = value
         return checked
 

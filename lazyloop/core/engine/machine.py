@@ -89,7 +89,7 @@ class EngineMachine(Machine):
         ty = node.type
         if (value.__class__ is np.ndarray and value.dtype == getattr(ty, "dtype", None)
                 and value.shape in admitted_shapes(self.plan, node.id)):
-            value.flags.writeable = False
+            value.setflags(write=False)
             self.root.memo[node.id] = {0: value}
             return value
         return self.store(node.id, self.root, 0, value)

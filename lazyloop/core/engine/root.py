@@ -70,7 +70,7 @@ def constants(plan) -> dict:
                 if value.__class__ is np.ndarray and (not relaxed or isinstance(
                         node.type, TensorType) and value.dtype == node.type.dtype
                         and node.type.admits(value.shape)):
-                    value.flags.writeable = False
+                    value.setflags(write=False)
                     found[k] = {0: value}
     return found
 
@@ -92,7 +92,7 @@ def store_inputs(machine):
         value = feeds.get(k)
         if value.__class__ is np.ndarray and (not relaxed or dtype is not None and
                                               value.dtype == dtype and value.shape in shapes):
-            value.flags.writeable = False
+            value.setflags(write=False)
             memo[k] = {0: value}
 
 
@@ -206,7 +206,7 @@ class Walk:
             self.emit(2, f"MACHINE.store(k{c}, ROOT_ACT, 0, v)")
             return
         self.emit(2, f"if v.__class__ is ND and v.dtype == D[{c}] and v.shape in S[{c}]:")
-        self.emit(3, "v.flags.writeable = False")
+        self.emit(3, "v.setflags(write=False)")
         self.emit(3, f"M[k{c}] = {{0: v}}")
         self.emit(2, "else:")
         self.emit(3, f"MACHINE.store(k{c}, ROOT_ACT, 0, v)")

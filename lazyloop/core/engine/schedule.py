@@ -263,7 +263,7 @@ class Schedule:
                 if check and (value.dtype != dtype or value.shape not in shapes):
                     self.check_element(node, value)
                 if mark:
-                    value.flags.writeable = False
+                    value.setflags(write=False)
             elif check and not (isinstance(value, generic) and value.dtype == dtype
                                 and value.shape in shapes):
                 self.check_element(node, value)
