@@ -13,7 +13,7 @@ import pytest
 
 import lazyloop as ll
 from lazyloop.core import evaluate as core_evaluate, feeds as core_feeds
-from nets import SUM, const, counter, last
+from nets import SUM, const, counter, counting, last
 
 #: onnxscript's `for i in range(n): acc = acc + x * i`, x float32[?] (tests/corpus)
 FOR_SUM = os.path.join(os.path.dirname(__file__), "corpus", "onnxscript", "for_sum.onnx")
@@ -24,17 +24,6 @@ def for_sum_answer(x, n):
     for i in range(n):
         acc = acc + np.asarray(x, np.float32) * np.float32(i)
     return acc
-
-
-def counting(monkeypatch, owner, name):
-    calls = []
-    real = getattr(owner, name)
-
-    def counted(*args, **kwargs):
-        calls.append(args)
-        return real(*args, **kwargs)
-    monkeypatch.setattr(owner, name, counted)
-    return calls
 
 
 @pytest.fixture
@@ -112,16 +101,23 @@ def test_a_bad_mode_is_refused_on_the_short_path(for_sum):
         np.testing.assert_allclose(lo.evaluate(lowered, feeds, mode=mode)["acc_3"], [1.0, 1.0])
 
 
+def over_a_vector(name, size):
+    """A network with an int32 input `name` of `size` elements and a loop over them: (net,
+    the loop, its element of the input, its float32 counter 0, 1, ...)."""
+    net = ll.Network("onnx")
+    vector = net.add_input(name, ll.int32, (size,))
+    loop = net.add_loop()
+    loop.add_trip_limit(const(net, size, np.int32), ll.TripLimit.COUNT)
+    element = loop.add_iterator(vector).get_output(0)
+    k, _ = counter(net, loop, dtype=np.float32)
+    return net, loop, element, k
+
+
 def varying_inner_counts(counts):
     """for k in range(len(counts)): the inner loop runs counts[k] trips and stacks k + j for
     j < counts[k] (a CONCATENATE of its own length each run); the outer loop sums the
     stacked values: s += sum(inner output)."""
-    net = ll.Network("onnx")
-    cs = net.add_input("counts", ll.int32, (len(counts),))
-    outer = net.add_loop()
-    outer.add_trip_limit(const(net, len(counts), np.int32), ll.TripLimit.COUNT)
-    c = outer.add_iterator(cs).get_output(0)
-    k, _ = counter(net, outer, dtype=np.float32)
+    net, outer, c, k = over_a_vector("counts", len(counts))
     inner = net.add_loop()
     inner.add_trip_limit(c, ll.TripLimit.COUNT)
     j, _ = counter(net, inner, dtype=np.float32)
@@ -157,12 +153,7 @@ def test_an_inner_schedule_reused_across_outer_elements_of_other_trip_counts(mon
 def growing_elements(lengths):
     """One loop of len(lengths) trips stacking zeros(lengths[j]) + j: a stream the
     CONCATENATE output makes of one shape (`structure/shapes`)."""
-    net = ll.Network("onnx")
-    lens = net.add_input("lengths", ll.int32, (len(lengths),))
-    loop = net.add_loop()
-    loop.add_trip_limit(const(net, len(lengths), np.int32), ll.TripLimit.COUNT)
-    size = loop.add_iterator(lens).get_output(0)
-    j, _ = counter(net, loop, dtype=np.float32)
+    net, loop, size, j = over_a_vector("lengths", len(lengths))
     row = net.add_function(lambda n, v: (np.zeros(int(n), np.float32) + v,), [size, j],
                            [ll.TensorType(ll.float32, (None,))], op="Row").get_output(0)
     out = loop.add_loop_output(row, ll.LoopOutput.CONCATENATE, 0).get_output(0)
