@@ -185,6 +185,6 @@ def evaluate_checked(plan, feeds, max_trips, readings, max_seconds, mode) -> dic
     return result
 
 
-__all__ = ["evaluate", "evaluate_checked", "run", "Evaluation", "ForceEvent", "Machine", "Activation", "Trips",
-           "MODES", "one_shape_streams", "check_feeds", "feed_dict", "compile_network",
-           "DEFAULT_MAX_TRIPS"]
+__all__ = ["evaluate", "evaluate_checked", "run", "Evaluation", "ForceEvent", "Machine",
+           "Activation", "Trips", "MODES", "one_shape_streams", "check_feeds", "feed_dict",
+           "compile_network", "DEFAULT_MAX_TRIPS"]
