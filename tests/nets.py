@@ -77,3 +77,15 @@ def kernel_over_rows(kernel, rows: int, width: int, op: str = "K"):
     y = net.add_function(kernel, [e], [ll.TensorType(ll.float32, (width,))], op=op)
     net.mark_output(concat(net, loop, y.get_output(0), rows))
     return net
+
+
+def counting(monkeypatch, owner, name):
+    """Spy on `owner.name` (calling through): the list of the argument tuples of its calls."""
+    calls = []
+    real = getattr(owner, name)
+
+    def counted(*args, **kwargs):
+        calls.append(args)
+        return real(*args, **kwargs)
+    monkeypatch.setattr(owner, name, counted)
+    return calls

@@ -17,6 +17,7 @@ from lazyloop.core.evaluate import plan_of  # noqa: E402
 from lazyloop.core.feeds import CheckedFeeds, check_feeds  # noqa: E402
 from lazyloop.core.plan import Const  # noqa: E402
 from lazyloop.core.reference.machine import Machine  # noqa: E402
+from nets import counting  # noqa: E402
 
 #: onnxscript's `for i in range(n): acc = acc + x * i`, a Loop outside loops (tests/corpus)
 FOR_SUM = os.path.join(os.path.dirname(__file__), "corpus", "onnxscript", "for_sum.onnx")
@@ -28,17 +29,6 @@ def for_sum(n):
     for i in range(n):
         want = want + x * np.float32(i)
     return {"x": x, "n": np.array(n, np.int64)}, want
-
-
-def counting(monkeypatch, owner, name):
-    calls = []
-    real = getattr(owner, name)
-
-    def counted(*args, **kwargs):
-        calls.append(args)
-        return real(*args, **kwargs)
-    monkeypatch.setattr(owner, name, counted)
-    return calls
 
 
 def test_a_loop_outside_loops_runs_without_the_driver(monkeypatch):

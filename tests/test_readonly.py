@@ -85,3 +85,51 @@ def concat_of(net, loop, t):
     out = loop.add_loop_output(t, ll.LoopOutput.CONCATENATE, 0)
     out.set_input(1, const(net, 3, np.int32))
     return out.get_output(0)
+
+
+def root_chain(kernel, reads_only=False):
+    """Outside loops: y = x + 1, z = kernel(y) (a function layer), w = y + z."""
+    if reads_only:
+        kernel = Kernel(kernel, reads_only=True)
+    net = ll.Network("onnx")
+    x = net.add_input("x", ll.float32, (2,))
+    y = net.add_elementwise(x, const(net, np.ones(2, np.float32)), SUM).get_output(0)
+    z = net.add_function(kernel, [y], [F], op="K").get_output(0)
+    w = net.add_elementwise(y, z, SUM).get_output(0)
+    w.name = "w"
+    net.mark_output(w)
+    return net, y.name, z.name
+
+
+def test_outside_loops_an_element_a_writing_kernel_reads_stays_read_only():
+    # rule: stream/memo -- y = x + 1 is read by a kernel that scribbles on it: refused by the
+    # walk node by node and by the compiled walk alike, evaluation after evaluation
+    from lazyloop.core.engine import root
+
+    def scribble(v):
+        v[...] = 7
+        return (v * 2,)
+    net, y, z = root_chain(scribble)
+    plan = compile_network(net)
+    assert y not in root.unmarked_roots(plan)
+    for _ in range(root.HOT_WALKS + 2):
+        with pytest.raises(ll.EvaluationError) as info:
+            ll.evaluate(plan, {"x": np.zeros(2, np.float32)})
+        assert info.value.rule == "stream/map"
+
+
+def test_outside_loops_elements_only_reading_kernels_see_are_left_unmarked():
+    # rule: stream/memo -- y = x + 1 is read by ufuncs and a kernel that says it only reads:
+    # left writeable by the compiled walk, and every answer is w = y + 2y = 3 (x + 1)
+    from lazyloop.core.engine import root
+    from lazyloop.core.engine.machine import EngineMachine as Engine
+    net, y, z = root_chain(lambda v: (v * 2,), reads_only=True)
+    plan = compile_network(net)
+    assert y in root.unmarked_roots(plan) and z in root.unmarked_roots(plan)
+    x = np.array([1.0, -3.0], np.float32)
+    for _ in range(root.HOT_WALKS + 2):
+        np.testing.assert_array_equal(ll.evaluate(plan, {"x": x})["w"], 3 * (x + 1))
+    machine = Engine(plan, check_feeds(plan, {"x": x}))
+    machine.demand(dict(plan.outputs)["w"])
+    assert machine.root.memo[y][0].flags.writeable  # compiled by now: y left unmarked
+    assert not machine.root.memo["x"][0].flags.writeable  # a fed array is always read-only

@@ -10,7 +10,8 @@ forcing trace and the trip counts), and the one place that chooses an evaluator:
 
 Every mode gives the same outputs, masks and errors, except where spec/14 says they may
 differ (`laziness/modes`). The engine is imported only when a mode asks for it: the reference
-stands alone. The checking of feeds is in `feeds`.
+stands alone. The checking of feeds is in `feeds`; `evaluate_checked` evaluates a plan on
+feeds a caller checked already (`lazyloop.core.lowered`).
 """
 from __future__ import annotations
 
@@ -167,8 +168,16 @@ def evaluate(net, feeds, max_trips=DEFAULT_MAX_TRIPS, readings=None, max_seconds
     `mode` the evaluator (`MODES`, "fast" by default)."""
     readings = resolve(readings)  # once for the whole evaluation
     plan = plan_of(net, readings)
-    machine = machine_for(mode_option(mode), plan, check_feeds(plan, feeds), max_trips,
-                          readings, max_seconds, keep_trips=False)
+    mode = mode_option(mode)
+    return evaluate_checked(plan, check_feeds(plan, feeds), max_trips, readings, max_seconds,
+                            mode)
+
+
+def evaluate_checked(plan, feeds, max_trips, readings, max_seconds, mode) -> dict:
+    """`evaluate` of a plan on feeds as `check_feeds` answers them (`CheckedFeeds`), the
+    readings resolved: what a caller that checked the feeds itself calls (`Lowered`)."""
+    machine = machine_for(mode_option(mode), plan, feeds, max_trips, readings, max_seconds,
+                          keep_trips=False)
     result = {}
     for name, nid in plan.outputs:
         result[name] = _plain(machine.demand(nid))
@@ -176,6 +185,6 @@ def evaluate(net, feeds, max_trips=DEFAULT_MAX_TRIPS, readings=None, max_seconds
     return result
 
 
-__all__ = ["evaluate", "run", "Evaluation", "ForceEvent", "Machine", "Activation", "Trips",
-           "MODES", "one_shape_streams", "check_feeds", "feed_dict", "compile_network",
-           "DEFAULT_MAX_TRIPS"]
+__all__ = ["evaluate", "evaluate_checked", "run", "Evaluation", "ForceEvent", "Machine",
+           "Activation", "Trips", "MODES", "one_shape_streams", "check_feeds", "feed_dict",
+           "compile_network", "DEFAULT_MAX_TRIPS"]

@@ -53,7 +53,7 @@ def check_feeds(plan: Plan, feeds) -> CheckedFeeds:
         if (value.__class__ is np.ndarray and dtype is not None and value.dtype == dtype
                 and value.shape in shapes):
             value = np.array(value)  # the usual case: a shape its type was found to admit
-            value.flags.writeable = False
+            value.setflags(write=False)
             out[nid] = value
             continue
         if isinstance(ty, OpaqueType):
@@ -74,7 +74,7 @@ def check_feeds(plan: Plan, feeds) -> CheckedFeeds:
             raise InputError(f"input {nid!r}", "stream/shape",
                              f"was fed shape {list(value.shape)}, it is declared {ty!r}",
                              "feed an array of the declared shape")
-        value.flags.writeable = False
+        value.setflags(write=False)
         shapes.add(value.shape)
         out[nid] = value
     if feeds:

@@ -9,18 +9,22 @@ the caller's feeds matched to the bindings (`core_feeds`), the core's outputs na
 model names them (`user_outputs`), and `evaluate` and `run` -- which resolve the readings
 once for the whole evaluation and choose the evaluator by `mode` (`lazyloop.core.evaluate`).
 The command line, the differential tester, the notebooks and the bench all evaluate a
-lowered model through this one path.
+lowered model through this one path. A model evaluated again and again with the usual feeds
+-- a dict of arrays of the inputs' dtypes and of shapes their types admitted -- skips the
+matching and the full check (`feeds_as_given`, rows derived once per plan); any other feeds
+take the full path, which says what is wrong.
 """
 from __future__ import annotations
 
 from typing import Callable, Mapping, Optional, Tuple
 
 import attrs
+import numpy as np
 
 from .ambiguity import resolve
 from .errors import InputError
-from .evaluate import evaluate as core_evaluate, run as core_run
-from .feeds import feed_dict
+from .evaluate import evaluate as core_evaluate, evaluate_checked, plan_of, run as core_run
+from .feeds import CheckedFeeds, feed_dict, input_table
 from .fuel import DEFAULT_MAX_TRIPS
 
 NO_DEFAULT = object()
@@ -60,6 +64,20 @@ class LoweredRun:
         return self.evaluation.paths
 
 
+def entry_rows(plan, inputs) -> Optional[tuple]:
+    """(binding, its dtype, the shapes its type was found to admit) per model input, in the
+    plan's input order (`input_table`) -- None when a binding is not the one tensor input of
+    the plan it names (an opaque input, an input of the plan no binding feeds): such
+    models' feeds take the full path."""
+    by_core = {b.core_name: b for b in inputs}
+    table = input_table(plan)
+    if len(by_core) != len(inputs) or set(by_core) != {row[0] for row in table}:
+        return None
+    if any(dtype is None for _, _, dtype, _ in table):
+        return None
+    return tuple((by_core[nid], dtype, shapes) for nid, _, dtype, shapes in table)
+
+
 def _as_is(value, binding):
     return value
 
@@ -83,6 +101,8 @@ class Lowered:
     # derived once: every name a binding answers to, and the readings resolved
     by_name: dict = attrs.field(init=False, eq=False, repr=False)
     resolved: object = attrs.field(init=False, eq=False, repr=False)
+    # (plan, its `entry_rows`), derived when first evaluated (`feeds_as_given`)
+    entry: object = attrs.field(init=False, default=None, eq=False, repr=False)
 
     def __attrs_post_init__(self):
         by_name = {}
@@ -135,9 +155,42 @@ class Lowered:
         """The core's outputs keyed by the model's output names, in model output order."""
         return {o.name: core_outputs[o.core_name] for o in self.outputs}
 
+    def feeds_as_given(self, plan, feeds) -> Optional[CheckedFeeds]:
+        """The caller's feeds as `core_feeds` then `check_feeds` answer them, in the usual
+        case -- a dict feeding every input by its name an array of its input's dtype, of a
+        shape its type was found to admit, that `convert` takes as it is -- else None: the
+        full path matches, converts and checks them, and says what is wrong (`rule`,
+        `stream/shape`). The inputs' rows are derived once per plan."""
+        rows = self.entry
+        if rows is None or rows[0] is not plan:
+            rows = (plan, entry_rows(plan, self.inputs))
+            object.__setattr__(self, "entry", rows)
+        rows = rows[1]
+        if rows is None or feeds.__class__ is not dict or len(feeds) != len(rows):
+            return None
+        convert, ndarray = self.convert, np.ndarray
+        checked = CheckedFeeds()
+        for b, dtype, shapes in rows:
+            value = feeds.get(b.name)
+            if value.__class__ is not ndarray or value.shape not in shapes:
+                return None
+            if value.dtype is not dtype and value.dtype != dtype \
+                    or convert(value, b) is not value:
+                return None
+            value = np.array(value)  # a read-only copy, as check_feeds makes
+            value.setflags(write=False)
+            checked[b.core_name] = value
+        return checked
+
     def evaluate(self, feeds, max_trips: int = DEFAULT_MAX_TRIPS, readings=None,
                  max_seconds=None, mode: str = "fast") -> dict:
         """{output name: value}; `readings` None: the ones it was lowered with."""
+        if readings is None:  # the usual call: feeds as given, the lowering's readings
+            plan = plan_of(self.network, self.resolved)
+            checked = self.feeds_as_given(plan, feeds)
+            if checked is not None:
+                return self.user_outputs(evaluate_checked(plan, checked, max_trips,
+                                                          self.resolved, max_seconds, mode))
         readings = self.resolved if readings is None else resolve(readings)
         return self.user_outputs(core_evaluate(self.network, self.core_feeds(feeds),
                                                max_trips, readings, max_seconds, mode))

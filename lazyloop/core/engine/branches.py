@@ -18,11 +18,12 @@ value carried only inside one branch, an iteration number read only in some runs
 inner loop). Then an element needs every earlier element of the cycle: those `chains` keep
 all their elements, as the reference does, and force the missing ones from the lowest up.
 `on_demand_lows` says how far below the trip any other on-demand element may read, so that
-the schedule's window keeps what it reads.
+the schedule's window keeps what it reads. A chain's element is forced by `chain_step`,
+from what each stream of the chain reads (`chain_reads`, derived once per demand).
 """
 from __future__ import annotations
 
-from ..plan import IfOutput
+from ..plan import IfOutput, Recurrence
 from ..reference.steps import entry
 
 
@@ -175,3 +176,49 @@ def on_demand_lows(origins, made, cond_edges, edges, depth, kept=frozenset()) ->
             continue  # made by the phases in an earlier trip: kept in the window
         work.extend((r, at + o) for r, o in edges[k] + cond_edges.get(k, []))
     return low
+
+
+def chain_reads(demand) -> dict:
+    """Chain stream -> (offset, below): the (stream of the chain, offset) pairs its element j
+    reads -- a carried value its next value at j - 1, for j > 0 (`below` 1); another stream
+    what its kind's `reads` says, at any j -- derived once per demand."""
+    key = ("chain reads", demand.key)
+    derived = demand.plan.derived
+    found = derived.get(key)
+    if found is None:
+        chain, found = demand.chains, {}
+        for x in chain:
+            node = demand.members[x]
+            if isinstance(node, Recurrence):
+                pairs, below = [(node.next, -1)], 1
+            else:
+                pairs, below = entry(node).reads(node), 0
+            found[x] = (tuple((r, o) for r, o in pairs if r in chain), below)
+        derived[key] = found
+    return found
+
+
+def chain_step(schedule, nid, step):
+    """Element k of a chain (`branches.chains`, a cycle of streams forced only on
+    demand): the elements of the cycle it needs and no trip made yet are forced first,
+    from the deepest up, on an explicit stack (`stream/order`), as the reference forces
+    them; then its own, by its step."""
+    memo, reads, raw = schedule.memo, chain_reads(schedule.d), schedule.raw
+
+    def compute(k):
+        work = [(nid, k)]
+        while work:
+            x, j = work[-1]
+            if j in memo[x]:
+                work.pop()
+                continue
+            pairs, below = reads[x]
+            missing = [(r, j + o) for r, o in pairs if j + o not in memo[r]] if j >= below \
+                else None
+            if missing:
+                work.extend(missing)
+                continue
+            work.pop()
+            (step if x == nid else raw[x])(j)
+        return memo[nid][k]
+    return compute

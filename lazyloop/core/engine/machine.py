@@ -8,18 +8,26 @@ any other loop is left to the reference's reading. A loop nested in another with
 gets a schedule per outer element. The engine keeps no forcing trace (the reference does);
 `record`, for the tests, collects the (stream, index) pairs the schedules force, and `log`
 what each run of a schedule did.
+
+What a run costs besides its trips is kept small, since a lowered model is evaluated again
+and again (issue 25): a loop output outside loops is stored as the compiled walk stores one
+(`store_root`); a run on the engine with no trip counts kept only marks its loop "engine"
+(`ran`); a stacked output of plain arrays is stacked at once (`stacked_plainly`, what
+`rules.stack` does then); an inner loop's schedule is one kept with the plan, taken again
+for every element of the enclosing loop (`Schedule.take`).
 """
 from __future__ import annotations
 
 from typing import Optional
 
 import attrs
+import numpy as np
 
 from ..enums import LoopOutput
 from ..errors import LazyLoopError
 from ..fuel import DEFAULT_MAX_TRIPS
 from ..plan import LoopOut, Recurrence
-from ..reference.machine import Machine
+from ..reference.machine import Machine, admitted_shapes
 from .batch import MAX_BATCH_BYTES
 from .compiled import HOT_TRIPS
 from .demand import demand_of, why_not
@@ -70,8 +78,21 @@ class EngineMachine(Machine):
         its element stored as the driver stores it."""
         node = self.nodes[nid]
         if node.__class__ is LoopOut and self.static_demand(node.loop) is not None:
-            return self.store(nid, self.root, 0, self.run_schedule(node, self.root, 0))
+            return self.store_root(node, self.run_schedule(node, self.root, 0))
         return super().demand(nid, self.root, 0)
+
+    def store_root(self, node, value):
+        """`Machine.store` of an element outside loops, without a trace (the engine keeps
+        none): in the usual case -- an array of its stream's dtype and of a shape its type
+        was found to admit (`structure/shapes`) -- marked read-only and memoised at once,
+        as the compiled walk stores one (`root.py`)."""
+        ty = node.type
+        if (value.__class__ is np.ndarray and value.dtype == getattr(ty, "dtype", None)
+                and value.shape in admitted_shapes(self.plan, node.id)):
+            value.setflags(write=False)
+            self.root.memo[node.id] = {0: value}
+            return value
+        return self.store(node.id, self.root, 0, value)
 
     def loop_output(self, node, act, i):
         """A loop's run on its schedule where it can (a loop nested in another gets a
@@ -101,7 +122,12 @@ class EngineMachine(Machine):
         return why or why_not(self.plan, loop, outputs)
 
     def ran(self, loop, path, n, engine=False):
-        """Record a run of `loop`, and which path made it (`paths`)."""
+        """Record a run of `loop`, and which path made it (`paths`): a run of one or more
+        trips on the engine, when no trip counts are kept, only says "engine" where no run
+        said otherwise (what the reference's `ran` does then)."""
+        if engine and n and self.trips is None:
+            self.paths.setdefault(loop, "engine")
+            return
         super().ran(loop, path, n, "engine" if engine else f"reference: {self.reason(loop)}")
 
     def fetch(self, nid, act, i):
@@ -180,7 +206,8 @@ class EngineMachine(Machine):
         length `length()` reads (`output/concat`, `output/reverse`), as the reference does."""
         if out.kind is LoopOutput.LAST_VALUE:
             return value
-        return self.stacked(out, value, n, length)
+        found = stacked_plainly(out, value)
+        return self.stacked(out, value, n, length) if found is None else found
 
     def schedule_values(self, demand, node, act, i, outer=None, path=None):
         """(n, the loop's outputs) from its schedule. A plain schedule that meets an undefined
@@ -224,6 +251,25 @@ class EngineMachine(Machine):
             self.log.append(ScheduleRun(schedule.d.loop.name, schedule.masked,
                                         schedule.batched, schedule.masked_batches,
                                         schedule.compiled, schedule.settled))
+
+
+def stacked_plainly(out, elements):
+    """`output/concat`, `output/reverse` in the usual case, or None: an output without a
+    length input (its length is the trip count) of n >= 1 elements that are all arrays of
+    its dtype -- all defined, of one shape (`structure/shapes` checked each as it was
+    stored) -- stacked as `rules.stack` stacks them, without looking at each for a mask."""
+    if out.length is not None or elements.__class__ is not list or not elements:
+        return None
+    ndarray = np.ndarray
+    for e in elements:
+        if e.__class__ is not ndarray:
+            return None
+    found = np.stack(elements)
+    if found.dtype != getattr(out.type, "dtype", None):
+        return None
+    if out.kind is LoopOutput.REVERSE:
+        found = found[::-1]
+    return np.ascontiguousarray(np.moveaxis(found, 0, out.axis) if out.axis else found)
 
 
 @attrs.frozen

@@ -15,7 +15,8 @@ Python function, written once per plan from its order (`walk_source`, as the com
 are): each node's step in line, skipped when the node is forced already, its element stored
 as `Machine.store` stores one outside loops -- marked read-only, checked against its
 stream's type unless its dtype and shape are ones the type was found to admit
-(`structure/shapes`).
+(`structure/shapes`). An element only kernels that say they only read ever read is left
+unmarked by it (`unmarked_roots`), as a loop's schedule leaves one (`readonly.py`).
 """
 from __future__ import annotations
 
@@ -28,6 +29,7 @@ from ..reference import rules
 from ..reference.machine import admitted_shapes
 from ..types import TensorType
 from ..undefined import Partial
+from .needed import may_read
 
 
 def root_order(plan, nid) -> tuple:
@@ -70,7 +72,7 @@ def constants(plan) -> dict:
                 if value.__class__ is np.ndarray and (not relaxed or isinstance(
                         node.type, TensorType) and value.dtype == node.type.dtype
                         and node.type.admits(value.shape)):
-                    value.flags.writeable = False
+                    value.setflags(write=False)
                     found[k] = {0: value}
     return found
 
@@ -92,8 +94,27 @@ def store_inputs(machine):
         value = feeds.get(k)
         if value.__class__ is np.ndarray and (not relaxed or dtype is not None and
                                               value.dtype == dtype and value.shape in shapes):
-            value.flags.writeable = False
+            value.setflags(write=False)
             memo[k] = {0: value}
+
+
+def unmarked_roots(plan) -> frozenset:
+    """`stream/memo` outside loops: the nodes whose elements only kernels that say they only
+    read (`Kernel.reads_only`, not returning an input itself) read -- no reader in a loop, no
+    loop output, conditional or other kind -- need not be made read-only when the compiled
+    walk stores them, as `readonly.py` leaves such streams of a loop unmarked (an output is
+    copied when returned). Derived once per plan."""
+    key = ("unmarked roots",)
+    found = plan.derived.get(key)
+    if found is None:
+        read = set()  # what a reader that might write, or keep it, reads
+        for node in plan.nodes.values():
+            if not (node.scope is None and isinstance(node, Map) and node.kernel.reads_only
+                    and not node.kernel.passes_input):
+                read.update(may_read(plan, node))
+        found = plan.derived[key] = frozenset(
+            k for k, node in plan.nodes.items() if node.scope is None and k not in read)
+    return found
 
 
 HOT_WALKS = 8  # a value's walk is compiled once it has been walked this many times
@@ -157,7 +178,7 @@ class Walk:
         self.plan, self.order = plan, order
         self.ids = {k: c for c, k in enumerate(order)}
         self.lines = []
-        self.constants = {}
+        self.unmarked = unmarked_roots(plan)
 
     def emit(self, depth, text):
         self.lines.append("    " * depth + text)
@@ -206,7 +227,8 @@ class Walk:
             self.emit(2, f"MACHINE.store(k{c}, ROOT_ACT, 0, v)")
             return
         self.emit(2, f"if v.__class__ is ND and v.dtype == D[{c}] and v.shape in S[{c}]:")
-        self.emit(3, "v.flags.writeable = False")
+        if node.id not in self.unmarked:
+            self.emit(3, "v.setflags(write=False)")
         self.emit(3, f"M[k{c}] = {{0: v}}")
         self.emit(2, "else:")
         self.emit(3, f"MACHINE.store(k{c}, ROOT_ACT, 0, v)")

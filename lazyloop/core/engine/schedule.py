@@ -22,6 +22,11 @@ calls. Undefined values (spec/13-outputs.md) take the same path: a schedule star
 the first undefined invariant it fetches (a `Partial`) makes the machine run the loop again on
 a masked schedule (`self.masked`), whose steps carry the masks (masked_steps.py); the WHILE
 test refuses an undefined element as `trip/while` does.
+
+A schedule is built once and kept with the plan (`take`, `release`); a run only sets what
+is its own (`begin`). What it reads of an enclosing loop's schedule it reads from that
+schedule's memo or its held invariants; the first element of a stacked stream in a run
+is checked in full only when its shape is not one its type was found to admit.
 """
 from __future__ import annotations
 
@@ -37,6 +42,7 @@ from ..reference.steps import entry
 from ..types import TensorType
 from ..undefined import Partial, split
 from .batch import batch_maps
+from .branches import chain_step
 from .compiled import trip_function
 from .demand import Demand, NotStatic  # noqa: F401 -- Demand re-exported
 from .fixpoint import first_check, ordinary_until, settle, watch_for
@@ -45,6 +51,7 @@ from .readonly import unmarked_streams
 
 
 _MISSING = object()
+NONE = frozenset()
 
 
 KEEP = 4  # schedules of one loop kept for later runs (`Schedule.take`)
@@ -79,6 +86,8 @@ class Schedule:
         nodes = demand.plan.nodes
         self.lists = {nodes[o].source: [] for o in demand.loop.outputs
                       if o in demand.outputs and nodes[o].kind is not LoopOutput.LAST_VALUE}
+        self.output_sources = tuple((o, nodes[o].source, nodes[o].kind is LoopOutput.LAST_VALUE)
+                                    for o in demand.outputs)  # what `outputs` reads
         self.bound = None  # the compiled trips bound to this schedule (compiled.py)
         self.blocks = {}  # recurrence -> its accumulation's block, for later runs (accumulate.py)
         self.parts = None  # what a trip works on (`trip_parts`)
@@ -101,8 +110,8 @@ class Schedule:
         self.outer = outer  # the enclosing loop's schedule, when that loop is scheduled too
         self.given_path = path
         self.collected = dict(self.lists)  # CONCATENATE/REVERSE sources -> their elements
-        self.batched = frozenset()  # streams whose elements come from a batch (batch.py)
-        self.masked_batches = frozenset()  # those of them whose batch carries a mask
+        self.batched = NONE  # streams whose elements come from a batch (batch.py)
+        self.masked_batches = NONE  # those of them whose batch carries a mask
         self.compiled = False  # whether compiled trips ran (compiled.py)
         self.settled = False  # whether a fixed point ended it early (fixpoint.py)
         if outer is None and act is not None and act.loop is None:
@@ -150,7 +159,8 @@ class Schedule:
             return self.m.fetch(ref, self.act, self.index)
         if ref in outer.memo:
             return outer.get(ref, self.index)
-        return outer.invariant(ref)
+        value = outer.invariants.get(ref, _MISSING)  # held already: the usual case
+        return outer.invariant(ref) if value is _MISSING else value
 
     def inner_element(self, node, k):
         """Element k of an inner loop's output: its run for this loop's element k. A run that
@@ -198,7 +208,7 @@ class Schedule:
             self.steps[nid] = self.step_for(nid, node)
         self.raw = {nid: self.steps[nid] for nid in self.d.chains}
         for nid in self.d.chains:
-            self.steps[nid] = self.chain_step(nid, self.raw[nid])
+            self.steps[nid] = chain_step(self, nid, self.raw[nid])
 
     def reader(self, ref):
         """A function k -> element k of `ref` (memo hit, forced now, or the invariant)."""
@@ -222,35 +232,6 @@ class Schedule:
             value = kept.get(ref, missing)
             return invariant(ref) if value is missing else value
         return read
-
-    def chain_step(self, nid, step):
-        """Element k of a chain (`branches.chains`, a cycle of streams forced only on
-        demand): the elements of the cycle it needs and no trip made yet are forced first,
-        from the deepest up, on an explicit stack (`stream/order`), as the reference forces
-        them; then its own, by its step."""
-        chain, members, memo = self.d.chains, self.d.members, self.memo
-
-        def needs(x, j):
-            node = members[x]
-            if isinstance(node, Recurrence):
-                return [(node.next, j - 1)] if j > 0 else []
-            return [(r, j + o) for r, o in entry(node).reads(node)]
-
-        def compute(k):
-            work = [(nid, k)]
-            while work:
-                x, j = work[-1]
-                if j in memo[x]:
-                    work.pop()
-                    continue
-                missing = [(r, i) for r, i in needs(x, j) if r in chain and i not in memo[r]]
-                if missing:
-                    work.extend(missing)
-                    continue
-                work.pop()
-                (step if x == nid else self.raw[x])(j)
-            return memo[nid][k]
-        return compute
 
     def step_for(self, nid, node):
         """Element k of a member: its kind's step in the step table, bound to this run."""
@@ -282,7 +263,7 @@ class Schedule:
                 if check and (value.dtype != dtype or value.shape not in shapes):
                     self.check_element(node, value)
                 if mark:
-                    value.flags.writeable = False
+                    value.setflags(write=False)
             elif check and not (isinstance(value, generic) and value.dtype == dtype
                                 and value.shape in shapes):
                 self.check_element(node, value)
@@ -302,10 +283,14 @@ class Schedule:
         if plain and value.shape in shapes:
             return
         shape = np.shape(split(value)[0])
-        first = self.first_shape.setdefault(node.id, shape) if node.id in self.m.one_shape else None
-        self.m.check_element(node, value, first)
+        stacked = node.id in self.m.one_shape
+        first = self.first_shape.setdefault(node.id, shape) if stacked else None
+        admitted = admitted_shapes(self.d.plan, node.id) if stacked else shapes
+        if not (plain and first == shape and shape in admitted):  # else: a first element
+            self.m.check_element(node, value, first)  # of a shape its type admits
         if plain:
             shapes.add(shape)
+            admitted.add(shape)
 
     # -- the run ------------------------------------------------------------------------------
     def run(self):
@@ -434,11 +419,10 @@ class Schedule:
         """Every output of the loop after it stopped at n trips: last values forced now,
         concatenations from the elements collected trip by trip."""
         result = {}
-        for out_id in self.d.outputs:
-            out = self.m.plan.nodes[out_id]
-            if out.kind is LoopOutput.LAST_VALUE:
-                result[out_id] = self.get(out.source, min(n, self.stopped))
+        for out_id, source, last in self.output_sources:
+            if last:
+                result[out_id] = self.get(source, min(n, self.stopped))
             else:  # a batch as it is; elements collected trip by trip as a new list
-                found = self.collected[out.source]
+                found = self.collected[source]
                 result[out_id] = list(found) if type(found) is list else found
         return result
