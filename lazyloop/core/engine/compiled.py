@@ -28,6 +28,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..plan import Recurrence
+from ..reference.machine import one_shape_streams
 from ..reference.rules import iterator_element
 from ..reference.steps import entry
 from ..types import TensorType
@@ -51,6 +52,7 @@ class Emitter:
         self.ids = {k: c for c, k in enumerate(d.members)}
         self.unmarked = unmarked_streams(d)
         self.check = schedule.check
+        self.one_shape = one_shape_streams(d.plan)
         self.scheduled = set(d.phases[0]) | set(d.phases[1])
         self.reused = shape_derived(d)  # maps made from shapes (reuse.py)
         self.reused_names = []  # their previous elements and arguments: locals of `trips`
@@ -115,7 +117,7 @@ class Emitter:
             self.reuse(depth, k, c, node, level)
         else:
             entry(node).emit(self, depth, c, node, level, low)
-            self.checked(depth, k, c, node, f"v{level}")
+            self.checked(depth, k, c, node, f"v{level}", level)
         self.store(depth, k, c, f"j{level}", f"v{level}")
 
     def reuse(self, depth, k, c, node, level):
@@ -148,31 +150,52 @@ class Emitter:
         if self.recording:
             self.emit(depth, f"RECORD(({k!r}, {j}))")
 
-    def checked(self, depth, k, c, node, v):
-        """Check and mark read-only: an array or numpy scalar of the dtype and of a shape
-        its stream's type was found to admit (the set t<c>, which the check adds to) passes
-        `structure/shapes`."""
+    def checked(self, depth, k, c, node, v, level=None):
+        """Check and mark read-only: an array of the dtype d<c> and of a shape its stream's
+        type was found to admit (the set t<c>, which the check adds to), or a numpy scalar
+        of the class k<c> (a builtin dtype's own scalar class, so of dtype d<c> and shape
+        ()) with () admitted, passes `structure/shapes` at once; anything else goes to
+        CHECK, which decides (the test here only spares it the common case). A carried
+        element j >= 1 that is the element j - 1 of its next value of the same type, already
+        checked, is not checked again (`carried_checked`); `level`: the index is j<level>."""
         check = self.check and isinstance(node.type, TensorType)
-        same = f"{v}.dtype == d{c} and {v}.shape in t{c}"
+        array = f"({v}.dtype is d{c} or {v}.dtype == d{c}) and {v}.shape in t{c}"
+        scalar = f"{v}.__class__ is k{c} and () in t{c}"
         if isinstance(node, Recurrence) and not self.recording:
-            if check:  # a carried element is another stream's or an invariant: not marked
-                self.emit(depth, f"if not (({v}.__class__ is ND or isinstance({v}, GENERIC)) "
-                                 f"and {same}):")
+            if check and level is not None and self.carried_checked(k, node):
+                self.emit(depth, f"if j{level} == 0 and not (({v}.__class__ is ND and "
+                                     f"{array}) or {scalar}):")
+            elif check:  # a carried element is another stream's or an invariant: not marked
+                self.emit(depth, f"if not (({v}.__class__ is ND and {array}) or {scalar}):")
+            if check:
                 self.emit(depth + 1, f"CHECK(N[{c}], {v})")
         else:
             mark = k not in self.unmarked
             if check or mark:
                 self.emit(depth, f"if {v}.__class__ is ND:")
                 if check:
-                    self.emit(depth + 1, f"if not ({same}):")
+                    self.emit(depth + 1, f"if not ({array}):")
                     self.emit(depth + 2, f"CHECK(N[{c}], {v})")
                 if mark:
                     self.emit(depth + 1, f"{v}.flags.writeable = False")
                 elif not check:
                     self.emit(depth + 1, "pass")
                 if check:
-                    self.emit(depth, f"elif not (isinstance({v}, GENERIC) and {same}):")
+                    self.emit(depth, f"elif not ({scalar}):")
                     self.emit(depth + 1, f"CHECK(N[{c}], {v})")
+
+    def carried_checked(self, k, node) -> bool:
+        """Whether element j >= 1 of the recurrence k, the element j - 1 of its next value,
+        passes `structure/shapes` because that element did: the next value is a stream of
+        this loop (each of whose elements was checked when it was made, or its batch was)
+        whose type admits only what the recurrence's admits (the same dtype, and each known
+        dimension the same), and neither is stacked (a stacked stream also keeps its first
+        element's shape, which the other's check did not compare)."""
+        nxt, ty = self.d.members.get(node.next), node.type
+        if nxt is None or not isinstance(nxt.type, TensorType) or nxt.type.dtype != ty.dtype:
+            return False
+        narrower = ty.shape is None or nxt.type.shape is not None and ty.admits(nxt.type.shape)
+        return narrower and k not in self.one_shape and node.next not in self.one_shape
 
     # -- the function -----------------------------------------------------------------------
     def trips(self, collected):
@@ -209,9 +232,10 @@ class Emitter:
             if d.prefix[k] is not None or k in d.conditional and k not in d.chains:
                 self.emit(2, f"m{c}.pop(g, None)")
         body, self.lines = self.lines, []
-        self.emit(0, "def bind(M, STEPS, F, N, D, S, INV, INVS, GET, ITERATE, INNER, CHECK, RECORD, "
-                     "C):")
-        for group, names in (("M", "m"), ("STEPS", "s"), ("F", "f"), ("D", "d"), ("S", "t")):
+        self.emit(0, "def bind(M, STEPS, F, N, D, K, S, INV, INVS, GET, ITERATE, INNER, CHECK, "
+                     "RECORD, C):")
+        for group, names in (("M", "m"), ("STEPS", "s"), ("F", "f"), ("D", "d"), ("K", "k"),
+                             ("S", "t")):
             self.emit(1, f"[{', '.join(names + str(c) for c in self.ids.values())}] = {group}")
         self.emit(1, "def trips(i, until):")
         for ref, name in self.invariants.items():
@@ -223,6 +247,14 @@ class Emitter:
         self.emit(2, "return i")
         self.emit(1, "return trips")
         return "\n".join(self.lines) + "\n"
+
+
+def scalar_class(dtype):
+    """The numpy scalar class whose every instance has `dtype` (np.float32 for float32), or
+    None when its instances may have another (a byte order, a string length, a unit)."""
+    if dtype is None or not dtype.isbuiltin or np.dtype(dtype.type) != dtype:
+        return None
+    return dtype.type
 
 
 def source(schedule, batched=frozenset(), recording=False) -> str:
@@ -256,6 +288,7 @@ def trip_function(schedule, trip, hot=HOT_TRIPS):
         [schedule.memo[n.id] for n in members], [schedule.steps[n.id] for n in members],
         [getattr(n, "fn", None) for n in members], members,
         [getattr(n.type, "dtype", None) for n in members],
+        [scalar_class(getattr(n.type, "dtype", None)) for n in members],
         [schedule.shapes.get(n.id) for n in members],
         schedule.invariant, schedule.invariants, schedule.get, iterator_element,
         schedule.inner_element, schedule.check_element,
