@@ -33,6 +33,7 @@ from ..reference.rules import iterator_element
 from ..reference.steps import entry
 from ..types import TensorType
 from .readonly import unmarked_streams
+from .registers import NotSteady, Registers, steady_streams
 from .reuse import shape_derived
 
 HOT_TRIPS = 64  # by default a loop is compiled once a run of it reaches this trip,
@@ -58,6 +59,8 @@ class Emitter:
         self.reused_names = []  # their previous elements and arguments: locals of `trips`
         self.invariants = {}  # ref -> local name
         self.lines = []
+        self.regs = None  # while a steady trip is written: its registers (registers.py)
+        self.rel = {}  # index names -> their offset from the trip, on a steady trip
 
     # -- names ----------------------------------------------------------------------------
     def invariant(self, ref):
@@ -68,6 +71,15 @@ class Emitter:
     def emit(self, depth, text):
         self.lines.append("    " * depth + text)
 
+    def offset(self, at):
+        """The index `at` (as the entries write it: i, j<n>, j<n> - 1, i + q) relative to
+        the trip, on a steady trip."""
+        name, _, minus = at.partition(" - ")
+        base, _, plus = name.partition(" + ")
+        if base not in self.rel or minus not in ("", "1"):
+            raise NotSteady(f"index {at!r}")
+        return self.rel[base] + int(plus or 0) - int(minus or 0)
+
     # -- reading ----------------------------------------------------------------------------
     def read(self, depth, ref, at, target, level=0):
         """`target` = element `at` of `ref`: memoised, forced now, or the invariant. A stream
@@ -76,9 +88,13 @@ class Emitter:
         INLINE_DEPTH such streams, or once the function is long, through its step."""
         if ref is None:
             self.emit(depth, f"{target} = None")
+        elif self.regs is not None and ref in self.regs:
+            self.emit(depth, f"{target} = {self.regs.reading(ref, self.offset(at))}")
         elif ref in self.ids and (ref in self.scheduled or level >= INLINE_DEPTH
                                   or level >= 1 and len(self.lines) > INLINE_LINES):
             c = self.ids[ref]  # usually memoised already
+            if self.regs is not None:  # its step reads the memos, which registers hold
+                raise NotSteady(f"{ref!r} read through its step")
             self.emit(depth, "try:")
             self.emit(depth + 1, f"{target} = m{c}[{at}]")
             self.emit(depth, "except KeyError:")
@@ -86,6 +102,8 @@ class Emitter:
         elif ref in self.ids:
             c = self.ids[ref]  # usually not computed yet
             self.emit(depth, f"j{level + 1} = {at}")
+            if self.regs is not None:
+                self.rel[f"j{level + 1}"] = self.offset(at)
             self.emit(depth, f"if j{level + 1} in m{c}:")
             self.emit(depth + 1, f"{target} = m{c}[j{level + 1}]")
             self.emit(depth, "else:")
@@ -101,6 +119,13 @@ class Emitter:
     def element(self, depth, k, index, low):
         """Element `index` of member k, unless memoised; `low`: the least value of index."""
         c = self.ids[k]
+        if self.regs is not None and k in self.regs:  # steady: no memo to ask
+            if self.regs.making(k, low) is not None:
+                self.emit(depth, f"j0 = {index}  # {k!r}")
+                self.rel["j0"] = low
+                self.compute(depth, k, 0, low)
+                self.regs.made(k)
+            return
         self.emit(depth, f"j0 = {index}  # {k!r}")
         guard = f"j0 not in m{c}" if low >= 0 else f"j0 >= 0 and j0 not in m{c}"
         self.emit(depth, f"if {guard}:")
@@ -145,7 +170,11 @@ class Emitter:
             self.emit(depth + 1, line)
 
     def store(self, depth, k, c, j, v):
-        """What `Schedule.finisher` does after the check: memoise, record."""
+        """What `Schedule.finisher` does after the check: memoise (in its register, on a
+        steady trip), record."""
+        if self.regs is not None and k in self.regs:
+            self.emit(depth, f"{self.regs.name(k, self.regs.high[k])} = {v}")
+            return
         self.emit(depth, f"m{c}[{j}] = {v}")
         if self.recording:
             self.emit(depth, f"RECORD(({k!r}, {j}))")
@@ -198,21 +227,24 @@ class Emitter:
         return narrower and k not in self.one_shape and node.next not in self.one_shape
 
     # -- the function -----------------------------------------------------------------------
-    def trips(self, collected):
-        """The source of `bind(...)`, which returns `trips(i, until)`: the loop body of
-        `Schedule.run` for trips i .. until - 1, returning the first trip it did not finish
-        (`collected`: the streams CONCATENATE/REVERSE outputs collect, in order)."""
-        d = self.d
+    def trip(self, collected):
+        """The lines of one trip of `Schedule.run`'s loop body (at depth 2 of `trips`), in
+        memo form, or on registers while `self.regs` is set (registers.py)."""
+        d, regs = self.d, self.regs
+        self.lines, self.rel = [], {"i": 0}
+        back = regs.write_back() if regs is not None else []
         self.emit(2, "try:")
         cond = d.loop.while_
         for k in d.phases[0] if cond is not None else ():  # phase A: the WHILE input's cone
             self.element(3, k, "i", 0)  # (without a WHILE, phase B forces the same elements)
         if cond is not None:
-            if cond in self.ids:
+            if cond in self.ids and regs is None:
                 self.emit(3, f"if not m{self.ids[cond]}[i]:")
             else:
                 self.read(3, cond, "i", "w")
                 self.emit(3, "if not w:")
+            for line in back:
+                self.emit(4, line)
             self.emit(4, "return i  # the WHILE input is false: the caller stops the loop")
         for k in d.phases[1]:  # phase B: what the outputs need, at i + certain
             offset = d.certain[k]
@@ -225,13 +257,42 @@ class Emitter:
         if self.lines[-1] == "        try:":
             self.emit(3, "pass  # nothing is forced on a trip of this loop")
         self.emit(2, "except Exception:  # noqa: BLE001 -- the caller does this trip again")
+        for line in back:
+            self.emit(3, line)
         self.emit(3, "return i")
         self.emit(2, "i += 1")
-        self.emit(2, f"g = i - {d.window + 1}  # no scheduled reader asks for it any more")
-        for k, c in self.ids.items():
-            if d.prefix[k] is not None or k in d.conditional and k not in d.chains:
-                self.emit(2, f"m{c}.pop(g, None)")
-        body, self.lines = self.lines, []
+        for line in regs.slide() if regs is not None else ():
+            self.emit(2, line)
+        popped = [c for k, c in self.ids.items() if (regs is None or k not in regs) and (
+            d.prefix[k] is not None or k in d.conditional and k not in d.chains)]
+        if popped:
+            self.emit(2, f"g = i - {d.window + 1}  # no scheduled reader asks for it any more")
+        for c in popped:
+            self.emit(2, f"m{c}.pop(g, None)")
+        return self.lines
+
+    def steady_trip(self, collected):
+        """The lines of a steady trip on registers (registers.py), or None when the loop
+        cannot run on them."""
+        offsets = steady_streams(self.d, self.batched, self.recording)
+        if not offsets:
+            return None
+        self.regs = Registers(self.d, self.ids, offsets)
+        try:
+            return self.trip(collected)
+        except NotSteady:
+            self.regs = None
+            return None
+
+    def trips(self, collected):
+        """The source of `bind(...)`, which returns `trips(i, until)`: the loop body of
+        `Schedule.run` for trips i .. until - 1, returning the first trip it did not finish
+        (`collected`: the streams CONCATENATE/REVERSE outputs collect, in order): trips in
+        memo form until the run is steady, then on registers where the loop allows."""
+        body = self.trip(collected)
+        steady = self.steady_trip(collected)
+        regs = self.regs
+        self.lines = []
         self.emit(0, "def bind(M, STEPS, F, N, D, K, S, INV, INVS, GET, ITERATE, INNER, CHECK, "
                      "RECORD, C):")
         for group, names in (("M", "m"), ("STEPS", "s"), ("F", "f"), ("D", "d"), ("K", "k"),
@@ -243,7 +304,18 @@ class Emitter:
         if self.reused_names:
             self.emit(2, f"{' = '.join(dict.fromkeys(self.reused_names))} = _M")
         self.emit(2, "while i < until:")
+        if regs is not None:
+            self.lines.extend("            " + line for line in regs.entry())
         self.lines.extend("    " + line for line in body)
+        if regs is not None:
+            self.emit(2, "else:")
+            self.emit(3, "return i")
+            for line in regs.start():
+                self.emit(2, line)
+            self.emit(2, "while i < until:")
+            self.lines.extend("    " + line for line in steady)
+            for line in regs.write_back():
+                self.emit(2, line)
         self.emit(2, "return i")
         self.emit(1, "return trips")
         return "\n".join(self.lines) + "\n"
