@@ -89,12 +89,22 @@ class Emitter:
         if ref is None:
             self.emit(depth, f"{target} = None")
         elif self.regs is not None and ref in self.regs:
-            self.emit(depth, f"{target} = {self.regs.reading(ref, self.offset(at))}")
+            r, regs = self.offset(at), self.regs
+            if r == regs.high[ref] and ref not in regs.fresh and level < INLINE_DEPTH:
+                regs.early.add(ref)  # read before its phase makes it: made here, once
+                self.emit(depth, f"if {regs.name(ref, r)} is _M:")
+                self.emit(depth + 1, f"j{level + 1} = {at}")
+                self.rel[f"j{level + 1}"] = r
+                self.compute(depth + 1, ref, level + 1)
+            self.emit(depth, f"{target} = {regs.reading(ref, r)}")
         elif ref in self.ids and (ref in self.scheduled or level >= INLINE_DEPTH
                                   or level >= 1 and len(self.lines) > INLINE_LINES):
             c = self.ids[ref]  # usually memoised already
-            if self.regs is not None:  # its step reads the memos, which registers hold
-                raise NotSteady(f"{ref!r} read through its step")
+            if self.regs is not None:  # its step reads the memos the registers hold: a
+                self.emit(depth, f"if {at} not in m{c}:")  # steady trip hands the trip back
+                self.emit(depth + 1, f"raise UNSTEADY({ref!r})")
+                self.emit(depth, f"{target} = m{c}[{at}]")
+                return
             self.emit(depth, "try:")
             self.emit(depth + 1, f"{target} = m{c}[{at}]")
             self.emit(depth, "except KeyError:")
@@ -120,7 +130,11 @@ class Emitter:
         """Element `index` of member k, unless memoised; `low`: the least value of index."""
         c = self.ids[k]
         if self.regs is not None and k in self.regs:  # steady: no memo to ask
-            if self.regs.making(k, low) is not None:
+            name = self.regs.making(k, low)
+            if name is not None:
+                if k in self.regs.early:  # a reader above may have made it
+                    self.emit(depth, f"if {name} is _M:")
+                    depth += 1
                 self.emit(depth, f"j0 = {index}  # {k!r}")
                 self.rel["j0"] = low
                 self.compute(depth, k, 0, low)
@@ -352,7 +366,7 @@ def trip_function(schedule, trip, hot=HOT_TRIPS):
         if trip < hot and derived.get(("trips run", d.key), 0) < hot * ACROSS_RUNS:
             return None
         text = source(schedule, schedule.batched, recording)
-        scope = {"_M": _MISSING, "ND": np.ndarray, "GENERIC": np.generic}
+        scope = {"_M": _MISSING, "ND": np.ndarray, "GENERIC": np.generic, "UNSTEADY": NotSteady}
         exec(compile(text, f"<trips of {d.loop.name}>", "exec"), scope)  # noqa: S102
         derived[key] = scope["bind"]
     members = list(d.members.values())

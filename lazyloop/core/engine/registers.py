@@ -60,8 +60,10 @@ class Registers:
         self.ids = ids
         self.high = {k: max(o) for k, o in offsets.items()}  # k -> hi
         self.fresh = set()  # members whose element i + hi this trip made so far
+        self.early = set()  # members a reader makes before their phase, when not made yet
         top = max(self.high.values(), default=0)
-        self.first = self.window + max(top, 0) + 2  # a trip from which every index is >= 0
+        low = min((min(o) for o in offsets.values()), default=0)
+        self.first = self.window + max(top, 0) - min(low, 0) + 2  # every index made is >= 0
 
     def __contains__(self, k):
         return k in self.high
@@ -75,7 +77,7 @@ class Registers:
 
     def reading(self, k, r):
         """The register holding element i + r of k at this point of the trip."""
-        if r in self.held(k) or r == self.high[k] and k in self.fresh:
+        if r in self.held(k) or r == self.high[k] and (k in self.fresh or k in self.early):
             return self.name(k, r)
         raise NotSteady(f"{k!r} read at i + {r}")
 
