@@ -270,6 +270,12 @@ class Emitter:
             self.emit(3, f"C[{t}].append(e{t})")
         if self.lines[-1] == "        try:":
             self.emit(3, "pass  # nothing is forced on a trip of this loop")
+        if regs is not None:  # a read the steady trip could not make: after a few, a run
+            self.emit(2, "except UNSTEADY:")  # of the loop stays in the memo form
+            self.emit(3, "unsteady += 1")
+            for line in back:
+                self.emit(3, line)
+            self.emit(3, "return i")
         self.emit(2, "except Exception:  # noqa: BLE001 -- the caller does this trip again")
         for line in back:
             self.emit(3, line)
@@ -312,7 +318,11 @@ class Emitter:
         for group, names in (("M", "m"), ("STEPS", "s"), ("F", "f"), ("D", "d"), ("K", "k"),
                              ("S", "t")):
             self.emit(1, f"[{', '.join(names + str(c) for c in self.ids.values())}] = {group}")
+        if regs is not None:
+            self.emit(1, "unsteady = 0  # steady trips handed back by a read they could not make")
         self.emit(1, "def trips(i, until):")
+        if regs is not None:
+            self.emit(2, "nonlocal unsteady")
         for ref, name in self.invariants.items():
             self.emit(2, f"{name} = INVS.get({ref!r}, _M)")
         if self.reused_names:

@@ -30,6 +30,9 @@ from __future__ import annotations
 from ..plan import LoopOut
 
 
+UNSTEADY_TRIPS = 4  # a loop whose steady trips were handed back this often stays in memo form
+
+
 class NotSteady(Exception):
     """The trip reads an element the registers do not hold (or through a step, which reads
     the memos): the loop's compiled trips keep their memo form."""
@@ -39,7 +42,7 @@ def steady_streams(demand, batched, recording) -> dict:
     """The members kept in registers -> the offsets (relative to the trip) at which the
     phases make them; empty when the loop cannot run on registers (the module's docstring)."""
     members = demand.members
-    if (recording or batched or demand.conditional or demand.chains
+    if (recording or batched or demand.chains
             or any(isinstance(n, LoopOut) for n in members.values())):
         return {}
     offsets = {}
@@ -97,7 +100,7 @@ class Registers:
     def entry(self):
         """Lines (at the trip loop's depth) that leave the memo-form trips for the steady
         ones at a trip whose memos are in the steady state, loading the registers."""
-        lines = [f"if i >= {self.first}:", "    try:"]
+        lines = [f"if i >= {self.first} and unsteady < {UNSTEADY_TRIPS}:", "    try:"]
         for k in self.high:
             c = self.ids[k]
             lines += [f"        {self.name(k, r)} = m{c}[i + {r}]" for r in self.held(k)]
