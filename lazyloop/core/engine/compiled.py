@@ -137,7 +137,7 @@ class Emitter:
                     depth += 1
                 self.emit(depth, f"j0 = {index}  # {k!r}")
                 self.rel["j0"] = low
-                self.compute(depth, k, 0, low)
+                self.compute(depth, k, 0, 1)  # steady: i + low >= 1, never element 0
                 self.regs.made(k)
             return
         self.emit(depth, f"j0 = {index}  # {k!r}")
@@ -156,7 +156,7 @@ class Emitter:
             self.reuse(depth, k, c, node, level)
         else:
             entry(node).emit(self, depth, c, node, level, low)
-            self.checked(depth, k, c, node, f"v{level}", level)
+            self.checked(depth, k, c, node, f"v{level}", level, low)
         self.store(depth, k, c, f"j{level}", f"v{level}")
 
     def reuse(self, depth, k, c, node, level):
@@ -193,24 +193,26 @@ class Emitter:
         if self.recording:
             self.emit(depth, f"RECORD(({k!r}, {j}))")
 
-    def checked(self, depth, k, c, node, v, level=None):
+    def checked(self, depth, k, c, node, v, level=None, low=0):
         """Check and mark read-only: an array of the dtype d<c> and of a shape its stream's
         type was found to admit (the set t<c>, which the check adds to), or a numpy scalar
         of the class k<c> (a builtin dtype's own scalar class, so of dtype d<c> and shape
         ()) with () admitted, passes `structure/shapes` at once; anything else goes to
         CHECK, which decides (the test here only spares it the common case). A carried
         element j >= 1 that is the element j - 1 of its next value of the same type, already
-        checked, is not checked again (`carried_checked`); `level`: the index is j<level>."""
+        checked, is not checked again (`carried_checked`); `level`: the index is j<level>,
+        `low` its least value."""
         check = self.check and isinstance(node.type, TensorType)
         array = f"({v}.dtype is d{c} or {v}.dtype == d{c}) and {v}.shape in t{c}"
         scalar = f"{v}.__class__ is k{c} and () in t{c}"
         if isinstance(node, Recurrence) and not self.recording:
+            passes = f"(({v}.__class__ is ND and {array}) or {scalar})"
             if check and level is not None and self.carried_checked(k, node):
-                self.emit(depth, f"if j{level} == 0 and not (({v}.__class__ is ND and "
-                                     f"{array}) or {scalar}):")
+                if low < 1:  # only the initial value is checked
+                    self.emit(depth, f"if j{level} == 0 and not {passes}:")
+                    self.emit(depth + 1, f"CHECK(N[{c}], {v})")
             elif check:  # a carried element is another stream's or an invariant: not marked
-                self.emit(depth, f"if not (({v}.__class__ is ND and {array}) or {scalar}):")
-            if check:
+                self.emit(depth, f"if not {passes}:")
                 self.emit(depth + 1, f"CHECK(N[{c}], {v})")
         else:
             mark = k not in self.unmarked
@@ -246,7 +248,7 @@ class Emitter:
         memo form, or on registers while `self.regs` is set (registers.py)."""
         d, regs = self.d, self.regs
         self.lines, self.rel = [], {"i": 0}
-        back = regs.write_back() if regs is not None else []
+        stop = "return i" if regs is None else "break"  # on registers: written back first
         self.emit(2, "try:")
         cond = d.loop.while_
         for k in d.phases[0] if cond is not None else ():  # phase A: the WHILE input's cone
@@ -257,9 +259,7 @@ class Emitter:
             else:
                 self.read(3, cond, "i", "w")
                 self.emit(3, "if not w:")
-            for line in back:
-                self.emit(4, line)
-            self.emit(4, "return i  # the WHILE input is false: the caller stops the loop")
+            self.emit(4, f"{stop}  # the WHILE input is false: the caller stops the loop")
         for k in d.phases[1]:  # phase B: what the outputs need, at i + certain
             offset = d.certain[k]
             self.element(3, k, f"i + {offset}" if offset else "i", offset)
@@ -273,13 +273,9 @@ class Emitter:
         if regs is not None:  # a read the steady trip could not make: after a few, a run
             self.emit(2, "except UNSTEADY:")  # of the loop stays in the memo form
             self.emit(3, "unsteady += 1")
-            for line in back:
-                self.emit(3, line)
-            self.emit(3, "return i")
+            self.emit(3, "break")
         self.emit(2, "except Exception:  # noqa: BLE001 -- the caller does this trip again")
-        for line in back:
-            self.emit(3, line)
-        self.emit(3, "return i")
+        self.emit(3, stop)
         self.emit(2, "i += 1")
         for line in regs.slide() if regs is not None else ():
             self.emit(2, line)
