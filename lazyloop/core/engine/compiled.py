@@ -17,6 +17,15 @@ and reports what it did before. Elements a trip stored before it handed back are
 not computed twice (`stream/memo`). A stream whose elements come from a batch
 (`lazyloop.core.engine.batch`) is read through its step, which takes them from the batch.
 
+A trip checks each element it makes against its stream's type cheaply: an array whose dtype
+is the stream's (the same object first) and whose shape was admitted before, or a numpy
+scalar of the dtype's own class, passes at once; anything else goes to the full check. A
+carried element after the first is the element its next value made, already checked: when
+the next value's type admits only what the recurrence's admits, it is not checked again.
+Once a run is steady, the function leaves the memo form for trips on registers
+(registers.py): each scheduled stream's elements live in local variables, and the memos are
+written back at every return, so the caller finds what the memo form leaves.
+
 Compiling costs about a millisecond, so a loop is compiled only once a run of it reaches
 `HOT_TRIPS` trips, or its runs on a plan have added up to `ACROSS_RUNS` times that many; the
 function is kept with the plan's derived data, and later runs start compiled from their

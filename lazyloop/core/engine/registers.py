@@ -16,14 +16,22 @@ its steps, the outputs, the fixed-point watch): at every return -- the trips don
 input false, a trip handed back half made because something raised -- the registers are
 written back, and the memo holds what the trips step by step would have left in it (what
 the trip made before it stopped included). The registers are loaded once the memos are
-seen to be in the steady state (each holds exactly the elements i - window .. i + hi - 1);
-until then, and for any loop whose trip reads an element the model does not hold, the
-compiled trips run as before.
+seen to be in the steady state (each holds exactly the elements i - window .. i + hi - 1, at a
+trip late enough that all of them exist); until then the compiled trips run in memo form.
 
-A loop is run on registers only when no code outside the trip function reads its memos
-while it runs: no batched stream (its step reads them), no stream made on demand (a
-branch's, a chain's), no inner loop (its runs read this loop's elements), and no recorded
-run (the tests' trace of what was forced goes through the memo path).
+A trip may read an element before its phase makes it (the WHILE input's cone reads a trip
+back): the reader makes it there, in its register, if it is not made yet, and the phase
+then finds it made. Streams no phase schedules (made on demand: a branch's, what the WHILE
+input reads a trip back) keep their memos, written in line as in the memo form; one so deep
+in such a chain that the memo form reads it through its step (which reads the memos the
+registers hold) instead hands the trip back to the caller (`NotSteady`, counted: a loop
+that does this `UNSTEADY_TRIPS` times stays in memo form). A loop whose trip reads an
+element no register holds is compiled in memo form alone.
+
+A loop runs on registers only when nothing else reads its memos while its trips run: no
+batched stream (its step reads them), no chain (a cycle of streams made on demand, through
+steps), no inner loop (its runs read this loop's elements), and no recorded run (the tests'
+trace of what was forced goes through the memo form).
 """
 from __future__ import annotations
 
