@@ -146,11 +146,13 @@ def test_registers_write_back_at_every_return_of_a_long_run(monkeypatch):
 # jax2onnx's scan and fori_loop on registers; jax2onnx's while loop and paddle's two carried
 # values read, in the WHILE input's cone, a stream a trip back before its phase makes it
 # (made early, once); torch's nested while loops, an inner loop of each outer trip; an If in
-# the body (jax's cond, torch's cond), its branches made on demand in memo form
+# the body (jax's cond, torch's cond), its branches made on demand in memo form; Scans whose
+# map streams come from batches (torch's scan, skl2onnx's distances)
 @pytest.mark.parametrize("case", ["jax2onnx/scan_long", "jax2onnx/fori_buffer_long",
                                   "jax2onnx/while_counter", "paddle2onnx/two_carried",
                                   "torch_dynamo/while_nested", "jax2onnx/while_collatz",
-                                  "jax2onnx/cond_in_scan", "torch_dynamo/scan_cond"])
+                                  "jax2onnx/cond_in_scan", "torch_dynamo/scan_cond",
+                                  "torch_dynamo/scan_long", "skl2onnx/knn_regressor"])
 def test_exporter_loops_on_registers(case, monkeypatch):
     # rule: onnx/loop, stream/memo, laziness/modes -- compiled from trip 0, each model gives
     # the exporting framework's answer, and its memos agree with the memo form's at every

@@ -28,10 +28,12 @@ registers hold) instead hands the trip back to the caller (`NotSteady`, counted:
 that does this `UNSTEADY_TRIPS` times stays in memo form). A loop whose trip reads an
 element no register holds is compiled in memo form alone.
 
-A loop runs on registers only when nothing else reads its memos while its trips run: no
-batched stream (its step reads them), no chain (a cycle of streams made on demand, through
-steps), no inner loop (its runs read this loop's elements), and no recorded run (the tests'
-trace of what was forced goes through the memo form).
+A stream whose elements come from a batch keeps its memo: its step takes element k from the
+batch, which holds every element a trip makes (n + certain of them, the loop having no WHILE
+input and stopping at its count n), so it reads no other memo. A loop runs on registers only
+when nothing else reads its memos while its trips run: no chain (a cycle of streams made on
+demand, through steps), no inner loop (its runs read this loop's elements), and no recorded
+run (the tests' trace of what was forced goes through the memo form).
 """
 from __future__ import annotations
 
@@ -50,8 +52,7 @@ def steady_streams(demand, batched, recording) -> dict:
     """The members kept in registers -> the offsets (relative to the trip) at which the
     phases make them; empty when the loop cannot run on registers (the module's docstring)."""
     members = demand.members
-    if (recording or batched or demand.chains
-            or any(isinstance(n, LoopOut) for n in members.values())):
+    if recording or demand.chains or any(isinstance(n, LoopOut) for n in members.values()):
         return {}
     offsets = {}
     if demand.loop.while_ is not None:
@@ -59,7 +60,7 @@ def steady_streams(demand, batched, recording) -> dict:
             offsets.setdefault(k, set()).add(0)
     for k in demand.phases[1]:
         offsets.setdefault(k, set()).add(demand.certain[k])
-    return offsets
+    return {k: o for k, o in offsets.items() if k not in batched}
 
 
 class Registers:
