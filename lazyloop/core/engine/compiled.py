@@ -99,13 +99,18 @@ class Emitter:
             self.emit(depth, f"{target} = None")
         elif self.regs is not None and ref in self.regs:
             r, regs = self.offset(at), self.regs
-            if r == regs.high[ref] and ref not in regs.fresh and level < INLINE_DEPTH:
-                regs.early.add(ref)  # read before its phase makes it: made here, once
+            if r == regs.high[ref] and ref not in regs.fresh:  # read before its phase makes
+                regs.early.add(ref)  # it: made here, once (it may be made already)
                 self.emit(depth, f"if {regs.name(ref, r)} is _M:")
-                self.emit(depth + 1, f"j{level + 1} = {at}")
-                self.rel[f"j{level + 1}"] = r
-                self.compute(depth + 1, ref, level + 1)
-            self.emit(depth, f"{target} = {regs.reading(ref, r)}")
+                if level >= INLINE_DEPTH:
+                    self.emit(depth + 1, f"raise UNSTEADY({ref!r})")
+                else:
+                    self.emit(depth + 1, f"j{level + 1} = {at}")
+                    self.rel[f"j{level + 1}"] = r
+                    self.compute(depth + 1, ref, level + 1)
+                self.emit(depth, f"{target} = {regs.name(ref, r)}")
+            else:
+                self.emit(depth, f"{target} = {regs.reading(ref, r)}")
         elif ref in self.ids and (ref in self.scheduled or level >= INLINE_DEPTH
                                   or level >= 1 and len(self.lines) > INLINE_LINES):
             c = self.ids[ref]  # usually memoised already

@@ -89,7 +89,7 @@ class Registers:
 
     def reading(self, k, r):
         """The register holding element i + r of k at this point of the trip."""
-        if r in self.held(k) or r == self.high[k] and (k in self.fresh or k in self.early):
+        if r in self.held(k) or r == self.high[k] and k in self.fresh:
             return self.name(k, r)
         raise NotSteady(f"{k!r} read at i + {r}")
 
