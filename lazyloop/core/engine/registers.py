@@ -108,7 +108,7 @@ class Registers:
     # -- the lines --------------------------------------------------------------------------
     def entry(self):
         """Lines (at the trip loop's depth) that leave the memo-form trips for the steady
-        ones at a trip whose memos are in the steady state, loading the registers."""
+        ones at a trip whose memos are in the steady state, moving them to the registers."""
         lines = [f"if i >= {self.first} and unsteady < {UNSTEADY_TRIPS}:", "    try:"]
         for k in self.high:
             c = self.ids[k]
@@ -116,8 +116,11 @@ class Registers:
         lines += ["    except KeyError:", "        pass",
                   "    else:",
                   "        if " + " and ".join(f"len(m{self.ids[k]}) == {len(self.held(k))}"
-                                               for k in self.high) + ":",
-                  "            break  # steady: the memos hold exactly what the registers do"]
+                                               for k in self.high) + ":"]
+        # steady: the memos hold exactly what the registers do, and let go of it (an element
+        # is kept alive only as long as the memo form keeps it) until they are written back
+        lines += [f"            m{self.ids[k]}.clear()" for k in self.high]
+        lines.append("            break  # steady")
         return lines
 
     def start(self):
