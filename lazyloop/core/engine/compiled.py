@@ -17,6 +17,15 @@ and reports what it did before. Elements a trip stored before it handed back are
 not computed twice (`stream/memo`). A stream whose elements come from a batch
 (`lazyloop.core.engine.batch`) is read through its step, which takes them from the batch.
 
+A trip checks each element it makes against its stream's type cheaply: an array whose dtype
+is the stream's (the same object first) and whose shape was admitted before, or a numpy
+scalar of the dtype's own class, passes at once; anything else goes to the full check. A
+carried element after the first is the element its next value made, already checked: when
+the next value's type admits only what the recurrence's admits, it is not checked again.
+Once a run is steady, the function leaves the memo form for trips on registers
+(registers.py): each scheduled stream's elements live in local variables, and the memos are
+written back at every return, so the caller finds what the memo form leaves.
+
 Compiling costs about a millisecond, so a loop is compiled only once a run of it reaches
 `HOT_TRIPS` trips, or its runs on a plan have added up to `ACROSS_RUNS` times that many; the
 function is kept with the plan's derived data, and later runs start compiled from their
@@ -28,10 +37,12 @@ from __future__ import annotations
 import numpy as np
 
 from ..plan import Recurrence
+from ..reference.machine import one_shape_streams
 from ..reference.rules import iterator_element
 from ..reference.steps import entry
 from ..types import TensorType
 from .readonly import unmarked_streams
+from .registers import NotSteady, Registers, steady_streams
 from .reuse import shape_derived
 
 HOT_TRIPS = 64  # by default a loop is compiled once a run of it reaches this trip,
@@ -51,11 +62,14 @@ class Emitter:
         self.ids = {k: c for c, k in enumerate(d.members)}
         self.unmarked = unmarked_streams(d)
         self.check = schedule.check
+        self.one_shape = one_shape_streams(d.plan)
         self.scheduled = set(d.phases[0]) | set(d.phases[1])
         self.reused = shape_derived(d)  # maps made from shapes (reuse.py)
         self.reused_names = []  # their previous elements and arguments: locals of `trips`
         self.invariants = {}  # ref -> local name
         self.lines = []
+        self.regs = None  # while a steady trip is written: its registers (registers.py)
+        self.rel = {}  # index names -> their offset from the trip, on a steady trip
 
     # -- names ----------------------------------------------------------------------------
     def invariant(self, ref):
@@ -66,6 +80,15 @@ class Emitter:
     def emit(self, depth, text):
         self.lines.append("    " * depth + text)
 
+    def offset(self, at):
+        """The index `at` (as the entries write it: i, j<n>, j<n> - 1, i + q) relative to
+        the trip, on a steady trip."""
+        name, _, minus = at.partition(" - ")
+        base, _, plus = name.partition(" + ")
+        if base not in self.rel or minus not in ("", "1"):
+            raise NotSteady(f"index {at!r}")
+        return self.rel[base] + int(plus or 0) - int(minus or 0)
+
     # -- reading ----------------------------------------------------------------------------
     def read(self, depth, ref, at, target, level=0):
         """`target` = element `at` of `ref`: memoised, forced now, or the invariant. A stream
@@ -74,9 +97,28 @@ class Emitter:
         INLINE_DEPTH such streams, or once the function is long, through its step."""
         if ref is None:
             self.emit(depth, f"{target} = None")
+        elif self.regs is not None and ref in self.regs:
+            r, regs = self.offset(at), self.regs
+            if r == regs.high[ref] and ref not in regs.fresh:  # read before its phase makes
+                regs.early.add(ref)  # it: made here, once (it may be made already)
+                self.emit(depth, f"if {regs.name(ref, r)} is _M:")
+                if level >= INLINE_DEPTH:
+                    self.emit(depth + 1, f"raise UNSTEADY({ref!r})")
+                else:
+                    self.emit(depth + 1, f"j{level + 1} = {at}")
+                    self.rel[f"j{level + 1}"] = r
+                    self.compute(depth + 1, ref, level + 1)
+                self.emit(depth, f"{target} = {regs.name(ref, r)}")
+            else:
+                self.emit(depth, f"{target} = {regs.reading(ref, r)}")
         elif ref in self.ids and (ref in self.scheduled or level >= INLINE_DEPTH
                                   or level >= 1 and len(self.lines) > INLINE_LINES):
             c = self.ids[ref]  # usually memoised already
+            if self.regs is not None:  # its step reads the memos the registers hold: a
+                self.emit(depth, f"if {at} not in m{c}:")  # steady trip hands the trip back
+                self.emit(depth + 1, f"raise UNSTEADY({ref!r})")
+                self.emit(depth, f"{target} = m{c}[{at}]")
+                return
             self.emit(depth, "try:")
             self.emit(depth + 1, f"{target} = m{c}[{at}]")
             self.emit(depth, "except KeyError:")
@@ -84,6 +126,8 @@ class Emitter:
         elif ref in self.ids:
             c = self.ids[ref]  # usually not computed yet
             self.emit(depth, f"j{level + 1} = {at}")
+            if self.regs is not None:
+                self.rel[f"j{level + 1}"] = self.offset(at)
             self.emit(depth, f"if j{level + 1} in m{c}:")
             self.emit(depth + 1, f"{target} = m{c}[j{level + 1}]")
             self.emit(depth, "else:")
@@ -99,6 +143,17 @@ class Emitter:
     def element(self, depth, k, index, low):
         """Element `index` of member k, unless memoised; `low`: the least value of index."""
         c = self.ids[k]
+        if self.regs is not None and k in self.regs:  # steady: no memo to ask
+            name = self.regs.making(k, low)
+            if name is not None:
+                if k in self.regs.early:  # a reader above may have made it
+                    self.emit(depth, f"if {name} is _M:")
+                    depth += 1
+                self.emit(depth, f"j0 = {index}  # {k!r}")
+                self.rel["j0"] = low
+                self.compute(depth, k, 0, 1)  # steady: i + low >= 1, never element 0
+                self.regs.made(k)
+            return
         self.emit(depth, f"j0 = {index}  # {k!r}")
         guard = f"j0 not in m{c}" if low >= 0 else f"j0 >= 0 and j0 not in m{c}"
         self.emit(depth, f"if {guard}:")
@@ -115,7 +170,7 @@ class Emitter:
             self.reuse(depth, k, c, node, level)
         else:
             entry(node).emit(self, depth, c, node, level, low)
-            self.checked(depth, k, c, node, f"v{level}")
+            self.checked(depth, k, c, node, f"v{level}", level, low)
         self.store(depth, k, c, f"j{level}", f"v{level}")
 
     def reuse(self, depth, k, c, node, level):
@@ -143,54 +198,82 @@ class Emitter:
             self.emit(depth + 1, line)
 
     def store(self, depth, k, c, j, v):
-        """What `Schedule.finisher` does after the check: memoise, record."""
+        """What `Schedule.finisher` does after the check: memoise (in its register, on a
+        steady trip), record."""
+        if self.regs is not None and k in self.regs:
+            self.emit(depth, f"{self.regs.name(k, self.regs.high[k])} = {v}")
+            return
         self.emit(depth, f"m{c}[{j}] = {v}")
         if self.recording:
             self.emit(depth, f"RECORD(({k!r}, {j}))")
 
-    def checked(self, depth, k, c, node, v):
-        """Check and mark read-only: an array or numpy scalar of the dtype and of a shape
-        its stream's type was found to admit (the set t<c>, which the check adds to) passes
-        `structure/shapes`."""
+    def checked(self, depth, k, c, node, v, level=None, low=0):
+        """Check and mark read-only: an array of the dtype d<c> and of a shape its stream's
+        type was found to admit (the set t<c>, which the check adds to), or a numpy scalar
+        of the class k<c> (a builtin dtype's own scalar class, so of dtype d<c> and shape
+        ()) with () admitted, passes `structure/shapes` at once; anything else goes to
+        CHECK, which decides (the test here only spares it the common case). A carried
+        element j >= 1 that is the element j - 1 of its next value of the same type, already
+        checked, is not checked again (`carried_checked`); `level`: the index is j<level>,
+        `low` its least value."""
         check = self.check and isinstance(node.type, TensorType)
-        same = f"{v}.dtype == d{c} and {v}.shape in t{c}"
+        array = f"({v}.dtype is d{c} or {v}.dtype == d{c}) and {v}.shape in t{c}"
+        scalar = f"{v}.__class__ is k{c} and () in t{c}"
         if isinstance(node, Recurrence) and not self.recording:
-            if check:  # a carried element is another stream's or an invariant: not marked
-                self.emit(depth, f"if not (({v}.__class__ is ND or isinstance({v}, GENERIC)) "
-                                 f"and {same}):")
+            passes = f"(({v}.__class__ is ND and {array}) or {scalar})"
+            if check and level is not None and self.carried_checked(k, node):
+                if low < 1:  # only the initial value is checked
+                    self.emit(depth, f"if j{level} == 0 and not {passes}:")
+                    self.emit(depth + 1, f"CHECK(N[{c}], {v})")
+            elif check:  # a carried element is another stream's or an invariant: not marked
+                self.emit(depth, f"if not {passes}:")
                 self.emit(depth + 1, f"CHECK(N[{c}], {v})")
         else:
             mark = k not in self.unmarked
             if check or mark:
                 self.emit(depth, f"if {v}.__class__ is ND:")
                 if check:
-                    self.emit(depth + 1, f"if not ({same}):")
+                    self.emit(depth + 1, f"if not ({array}):")
                     self.emit(depth + 2, f"CHECK(N[{c}], {v})")
                 if mark:
                     self.emit(depth + 1, f"{v}.flags.writeable = False")
                 elif not check:
                     self.emit(depth + 1, "pass")
                 if check:
-                    self.emit(depth, f"elif not (isinstance({v}, GENERIC) and {same}):")
+                    self.emit(depth, f"elif not ({scalar}):")
                     self.emit(depth + 1, f"CHECK(N[{c}], {v})")
 
+    def carried_checked(self, k, node) -> bool:
+        """Whether element j >= 1 of the recurrence k, the element j - 1 of its next value,
+        passes `structure/shapes` because that element did: the next value is a stream of
+        this loop (each of whose elements was checked when it was made, or its batch was)
+        whose type admits only what the recurrence's admits (the same dtype, and each known
+        dimension the same), and neither is stacked (a stacked stream also keeps its first
+        element's shape, which the other's check did not compare)."""
+        nxt, ty = self.d.members.get(node.next), node.type
+        if nxt is None or not isinstance(nxt.type, TensorType) or nxt.type.dtype != ty.dtype:
+            return False
+        narrower = ty.shape is None or nxt.type.shape is not None and ty.admits(nxt.type.shape)
+        return narrower and k not in self.one_shape and node.next not in self.one_shape
+
     # -- the function -----------------------------------------------------------------------
-    def trips(self, collected):
-        """The source of `bind(...)`, which returns `trips(i, until)`: the loop body of
-        `Schedule.run` for trips i .. until - 1, returning the first trip it did not finish
-        (`collected`: the streams CONCATENATE/REVERSE outputs collect, in order)."""
-        d = self.d
+    def trip(self, collected):
+        """The lines of one trip of `Schedule.run`'s loop body (at depth 2 of `trips`), in
+        memo form, or on registers while `self.regs` is set (registers.py)."""
+        d, regs = self.d, self.regs
+        self.lines, self.rel = [], {"i": 0}
+        stop = "return i" if regs is None else "break"  # on registers: written back first
         self.emit(2, "try:")
         cond = d.loop.while_
         for k in d.phases[0] if cond is not None else ():  # phase A: the WHILE input's cone
             self.element(3, k, "i", 0)  # (without a WHILE, phase B forces the same elements)
         if cond is not None:
-            if cond in self.ids:
+            if cond in self.ids and regs is None:
                 self.emit(3, f"if not m{self.ids[cond]}[i]:")
             else:
                 self.read(3, cond, "i", "w")
                 self.emit(3, "if not w:")
-            self.emit(4, "return i  # the WHILE input is false: the caller stops the loop")
+            self.emit(4, f"{stop}  # the WHILE input is false: the caller stops the loop")
         for k in d.phases[1]:  # phase B: what the outputs need, at i + certain
             offset = d.certain[k]
             self.element(3, k, f"i + {offset}" if offset else "i", offset)
@@ -201,28 +284,83 @@ class Emitter:
             self.emit(3, f"C[{t}].append(e{t})")
         if self.lines[-1] == "        try:":
             self.emit(3, "pass  # nothing is forced on a trip of this loop")
+        if regs is not None:  # a read the steady trip could not make: after a few, a run
+            self.emit(2, "except UNSTEADY:")  # of the loop stays in the memo form
+            self.emit(3, "unsteady += 1")
+            self.emit(3, "break")
         self.emit(2, "except Exception:  # noqa: BLE001 -- the caller does this trip again")
-        self.emit(3, "return i")
+        self.emit(3, stop)
         self.emit(2, "i += 1")
-        self.emit(2, f"g = i - {d.window + 1}  # no scheduled reader asks for it any more")
-        for k, c in self.ids.items():
-            if d.prefix[k] is not None or k in d.conditional and k not in d.chains:
-                self.emit(2, f"m{c}.pop(g, None)")
-        body, self.lines = self.lines, []
-        self.emit(0, "def bind(M, STEPS, F, N, D, S, INV, INVS, GET, ITERATE, INNER, CHECK, RECORD, "
-                     "C):")
-        for group, names in (("M", "m"), ("STEPS", "s"), ("F", "f"), ("D", "d"), ("S", "t")):
+        for line in regs.slide() if regs is not None else ():
+            self.emit(2, line)
+        popped = [c for k, c in self.ids.items() if (regs is None or k not in regs) and (
+            d.prefix[k] is not None or k in d.conditional and k not in d.chains)]
+        if popped:
+            self.emit(2, f"g = i - {d.window + 1}  # no scheduled reader asks for it any more")
+        for c in popped:
+            self.emit(2, f"m{c}.pop(g, None)")
+        return self.lines
+
+    def steady_trip(self, collected):
+        """The lines of a steady trip on registers (registers.py), or None when the loop
+        cannot run on them."""
+        offsets = steady_streams(self.d, self.batched, self.recording)
+        if not offsets:
+            return None
+        self.regs = Registers(self.d, self.ids, offsets)
+        try:
+            return self.trip(collected)
+        except NotSteady:
+            self.regs = None
+            return None
+
+    def trips(self, collected):
+        """The source of `bind(...)`, which returns `trips(i, until)`: the loop body of
+        `Schedule.run` for trips i .. until - 1, returning the first trip it did not finish
+        (`collected`: the streams CONCATENATE/REVERSE outputs collect, in order): trips in
+        memo form until the run is steady, then on registers where the loop allows."""
+        body = self.trip(collected)
+        steady = self.steady_trip(collected)
+        regs = self.regs
+        self.lines = []
+        self.emit(0, "def bind(M, STEPS, F, N, D, K, S, INV, INVS, GET, ITERATE, INNER, CHECK, "
+                     "RECORD, C):")
+        for group, names in (("M", "m"), ("STEPS", "s"), ("F", "f"), ("D", "d"), ("K", "k"),
+                             ("S", "t")):
             self.emit(1, f"[{', '.join(names + str(c) for c in self.ids.values())}] = {group}")
+        if regs is not None:
+            self.emit(1, "unsteady = 0  # steady trips handed back by a read they could not make")
         self.emit(1, "def trips(i, until):")
+        if regs is not None:
+            self.emit(2, "nonlocal unsteady")
         for ref, name in self.invariants.items():
             self.emit(2, f"{name} = INVS.get({ref!r}, _M)")
         if self.reused_names:
             self.emit(2, f"{' = '.join(dict.fromkeys(self.reused_names))} = _M")
         self.emit(2, "while i < until:")
+        if regs is not None:
+            self.lines.extend("            " + line for line in regs.entry())
         self.lines.extend("    " + line for line in body)
+        if regs is not None:
+            self.emit(2, "else:")
+            self.emit(3, "return i")
+            for line in regs.start():
+                self.emit(2, line)
+            self.emit(2, "while i < until:")
+            self.lines.extend("    " + line for line in steady)
+            for line in regs.write_back():
+                self.emit(2, line)
         self.emit(2, "return i")
         self.emit(1, "return trips")
         return "\n".join(self.lines) + "\n"
+
+
+def scalar_class(dtype):
+    """The numpy scalar class whose every instance has `dtype` (np.float32 for float32), or
+    None when its instances may have another (a byte order, a string length, a unit)."""
+    if dtype is None or not dtype.isbuiltin or np.dtype(dtype.type) != dtype:
+        return None
+    return dtype.type
 
 
 def source(schedule, batched=frozenset(), recording=False) -> str:
@@ -248,7 +386,7 @@ def trip_function(schedule, trip, hot=HOT_TRIPS):
         if trip < hot and derived.get(("trips run", d.key), 0) < hot * ACROSS_RUNS:
             return None
         text = source(schedule, schedule.batched, recording)
-        scope = {"_M": _MISSING, "ND": np.ndarray, "GENERIC": np.generic}
+        scope = {"_M": _MISSING, "ND": np.ndarray, "GENERIC": np.generic, "UNSTEADY": NotSteady}
         exec(compile(text, f"<trips of {d.loop.name}>", "exec"), scope)  # noqa: S102
         derived[key] = scope["bind"]
     members = list(d.members.values())
@@ -256,6 +394,7 @@ def trip_function(schedule, trip, hot=HOT_TRIPS):
         [schedule.memo[n.id] for n in members], [schedule.steps[n.id] for n in members],
         [getattr(n, "fn", None) for n in members], members,
         [getattr(n.type, "dtype", None) for n in members],
+        [scalar_class(getattr(n.type, "dtype", None)) for n in members],
         [schedule.shapes.get(n.id) for n in members],
         schedule.invariant, schedule.invariants, schedule.get, iterator_element,
         schedule.inner_element, schedule.check_element,

@@ -1,0 +1,149 @@
+"""Steady trips: the elements of a compiled loop's scheduled streams kept in local variables.
+
+On every ordinary trip the compiled trips (compiled.py) make, for each stream the phases
+schedule, its elements at the same offsets from the trip: the WHILE input's cone at i
+(phase A), what the outputs need at i + certain (phase B). Once a run is *steady* -- the
+trips before made every element they schedule and nothing else, and the window slid -- the
+memo of such a stream holds exactly its elements i + r for r from -window to hi - 1 (hi: the
+highest offset it is made at): those the trips before made and no reader has let go. The
+trip makes its element i + hi, the one it did not have; every other offset it is made at is
+one of those it has (`stream/memo`: made once).
+
+So a steady trip need not ask its memos: the *register* q<c>_<r> holds element i + r of
+member c, for r from -window to hi, and sliding the window is moving each register one
+down. The memo dictionaries are what the rest of the schedule reads (the caller's trips,
+its steps, the outputs, the fixed-point watch): at every return -- the trips done, the WHILE
+input false, a trip handed back half made because something raised -- the registers are
+written back, and the memo holds what the trips step by step would have left in it (what
+the trip made before it stopped included). The registers are loaded once the memos are
+seen to be in the steady state (each holds exactly the elements i - window .. i + hi - 1, at a
+trip late enough that all of them exist); until then the compiled trips run in memo form.
+
+A trip may read an element before its phase makes it (the WHILE input's cone reads a trip
+back): the reader makes it there, in its register, if it is not made yet, and the phase
+then finds it made. Streams no phase schedules (made on demand: a branch's, what the WHILE
+input reads a trip back) keep their memos, written in line as in the memo form; one so deep
+in such a chain that the memo form reads it through its step (which reads the memos the
+registers hold) instead hands the trip back to the caller (`NotSteady`, counted: a loop
+that does this `UNSTEADY_TRIPS` times stays in memo form). A loop whose trip reads an
+element no register holds is compiled in memo form alone.
+
+A stream whose elements come from a batch keeps its memo: its step takes element k from the
+batch, which holds every element a trip makes (n + certain of them, the loop having no WHILE
+input and stopping at its count n), so it reads no other memo. A loop runs on registers only
+when nothing else reads its memos while its trips run: no chain (a cycle of streams made on
+demand, through steps), no inner loop (its runs read this loop's elements), and no recorded
+run (the tests' trace of what was forced goes through the memo form).
+"""
+from __future__ import annotations
+
+from ..plan import LoopOut
+
+
+UNSTEADY_TRIPS = 4  # a loop whose steady trips were handed back this often stays in memo form
+
+
+class NotSteady(Exception):
+    """The trip reads an element the registers do not hold (or through a step, which reads
+    the memos): the loop's compiled trips keep their memo form."""
+
+
+def steady_streams(demand, batched, recording) -> dict:
+    """The members kept in registers -> the offsets (relative to the trip) at which the
+    phases make them; empty when the loop cannot run on registers (the module's docstring)."""
+    members = demand.members
+    if recording or demand.chains or any(isinstance(n, LoopOut) for n in members.values()):
+        return {}
+    offsets = {}
+    if demand.loop.while_ is not None:
+        for k in demand.phases[0]:
+            offsets.setdefault(k, set()).add(0)
+    for k in demand.phases[1]:
+        offsets.setdefault(k, set()).add(demand.certain[k])
+    return {k: o for k, o in offsets.items() if k not in batched}
+
+
+class Registers:
+    """The registers of one loop's steady trips: names, and the lines that load, slide and
+    write them back."""
+
+    def __init__(self, demand, ids, offsets):
+        self.window = demand.window
+        self.ids = ids
+        self.high = {k: max(o) for k, o in offsets.items()}  # k -> hi
+        self.fresh = set()  # members whose element i + hi this trip made so far
+        self.early = set()  # members a reader makes before their phase, when not made yet
+        top = max(self.high.values(), default=0)
+        low = min((min(o) for o in offsets.values()), default=0)
+        self.first = self.window + max(top, 0) - min(low, 0) + 2  # every index made is >= 0
+
+    def __contains__(self, k):
+        return k in self.high
+
+    def name(self, k, r):
+        return f"q{self.ids[k]}_{r}" if r >= 0 else f"q{self.ids[k]}_m{-r}"
+
+    def held(self, k):
+        """The offsets whose elements a steady trip finds made: -window .. hi - 1."""
+        return range(-self.window, self.high[k])
+
+    def reading(self, k, r):
+        """The register holding element i + r of k at this point of the trip."""
+        if r in self.held(k) or r == self.high[k] and k in self.fresh:
+            return self.name(k, r)
+        raise NotSteady(f"{k!r} read at i + {r}")
+
+    def making(self, k, r):
+        """The register element i + r of k is stored in when the trip makes it (`made`
+        says it did); None when a steady trip has it already."""
+        if r in self.held(k):
+            return None
+        if r != self.high[k]:  # pragma: no cover -- hi is the highest offset made
+            raise NotSteady(f"{k!r} made at i + {r}")
+        return self.name(k, r)
+
+    def made(self, k):
+        self.fresh.add(k)
+
+    # -- the lines --------------------------------------------------------------------------
+    def entry(self):
+        """Lines (at the trip loop's depth) that leave the memo-form trips for the steady
+        ones at a trip whose memos are in the steady state, moving them to the registers."""
+        lines = [f"if i >= {self.first} and unsteady < {UNSTEADY_TRIPS}:", "    try:"]
+        for k in self.high:
+            c = self.ids[k]
+            lines += [f"        {self.name(k, r)} = m{c}[i + {r}]" for r in self.held(k)]
+        lines += ["    except KeyError:", "        pass",
+                  "    else:",
+                  "        if " + " and ".join(f"len(m{self.ids[k]}) == {len(self.held(k))}"
+                                               for k in self.high) + ":"]
+        # steady: the memos hold exactly what the registers do, and let go of it (an element
+        # is kept alive only as long as the memo form keeps it) until they are written back
+        lines += [f"            m{self.ids[k]}.clear()" for k in self.high]
+        lines.append("            break  # steady")
+        return lines
+
+    def start(self):
+        """Lines before the first steady trip: nothing made yet at i + hi."""
+        return [f"{self.name(k, self.high[k])} = _M" for k in self.high]
+
+    def slide(self):
+        """Lines after a steady trip (i is the next trip's): each register one down."""
+        lines = []
+        for k, hi in self.high.items():
+            lines += [f"{self.name(k, r)} = {self.name(k, r + 1)}"
+                      for r in range(-self.window, hi)]
+            lines.append(f"{self.name(k, hi)} = _M")
+        return lines
+
+    def write_back(self):
+        """Lines that leave in each memo what the memo-form trips would have: the elements
+        i - window .. i + hi - 1, and i + hi when this trip made it."""
+        lines = []
+        for k, hi in self.high.items():
+            c = self.ids[k]
+            lines.append(f"m{c}.clear()")
+            lines += [f"m{c}[i + {r}] = {self.name(k, r)}" for r in self.held(k)]
+            top = self.name(k, hi)
+            lines.append(f"if {top} is not _M: m{c}[i + {hi}] = {top}")
+        return lines

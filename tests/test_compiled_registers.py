@@ -1,0 +1,177 @@
+"""Steady compiled trips on registers (lazyloop/core/engine/registers.py): at every return of
+the trip function -- the trips done, the WHILE input false, a trip handed back half made
+because a kernel raised -- the memos hold what the memo-form trips leave in them (rules:
+stream/memo, iterator/bounds, trip/while, laziness/modes). The memo form is what a recorded
+run compiles (a recording keeps it), so the same program is run both ways and the memos are
+compared at each return, and against values worked out by hand."""
+import numpy as np
+import pytest
+from hypothesis import given
+
+import lazyloop as ll
+import lazyloop.onnx as lo
+from lazyloop.core.engine import OPTIONS, EngineMachine, compiled
+from lazyloop.core.engine import schedule as schedule_module
+from lazyloop.core.evaluate import check_feeds, plan_of
+from lazyloop.core.plan import compile_network
+from lazyloop.core.undefined import split
+from lazyloop.strategies import networks
+
+from corpus_data import differences, load
+from nets import LESS, SUM, concat, const, counter, last
+
+
+def while_loop(trips, rows):
+    """i = 0..; WHILE i < trips: y = y + 2; z_i = y_i + 2 + x[i] (x: `rows` rows, an
+    iterator); outputs CONCATENATE(z) (length trips) and LAST_VALUE(y)."""
+    net = ll.Network()
+    x = net.add_input("x", ll.int32, (rows,))
+    loop = net.add_loop()
+    i, _ = counter(net, loop)
+    loop.add_trip_limit(net.add_elementwise(i, const(net, trips, np.int32), LESS).get_output(0),
+                        ll.TripLimit.WHILE)
+    y = loop.add_recurrence(const(net, 0, np.int32))
+    y2 = net.add_elementwise(y.get_output(0), const(net, 2, np.int32), SUM).get_output(0)
+    y.set_input(1, y2)
+    row = loop.add_iterator(x, 0).get_output(0)
+    z = net.add_elementwise(y2, row, SUM).get_output(0)
+    net.mark_output(concat(net, loop, z, trips))
+    net.mark_output(last(loop, y.get_output(0)))
+    return net
+
+
+def run_watched(net, feeds, recorded, monkeypatch, readings=None):
+    """Evaluate in mode "compiled" (compiled from trip 0); after every call of the trip
+    function: (the trip it returned, {stream: its memo}). `recorded`: a recording run,
+    whose trips keep the memo form. Returns (returns, the error raised or None, the
+    generated sources)."""
+    returns, sources = [], []
+    original = compiled.trip_function
+
+    def watched(schedule, trip, hot=compiled.HOT_TRIPS):
+        bound = original(schedule, trip, hot)
+        if bound is None:
+            return None
+        sources.append(compiled.source(schedule, schedule.batched, schedule.record is not None))
+
+        def trips(i, until):
+            stopped = i = bound(i, until)
+            returns.append((stopped, {k: dict(m) for k, m in schedule.memo.items()}))
+            return i
+        return trips
+    monkeypatch.setattr(schedule_module, "trip_function", watched)
+    plan = plan_of(net, readings)
+    machine = EngineMachine(plan, check_feeds(plan, feeds), readings=readings,
+                            options=OPTIONS["compiled"], record=[] if recorded else None)
+    try:
+        for _, nid in plan.outputs:
+            machine.demand(nid)
+    except ll.LazyLoopError as error:
+        return returns, error, sources
+    return returns, None, sources
+
+
+def both_forms(net, feeds, monkeypatch, readings=None, steady_needed=True):
+    """Run `net` on registers and in memo form; check the memos agree at the returns of the
+    trip function and the errors are the same. Returns (the steady run's returns, error)."""
+    steady, error, sources = run_watched(net, feeds, False, monkeypatch, readings)
+    plain, plain_error, plain_sources = run_watched(net, feeds, True, monkeypatch, readings)
+    assert any("break  # steady" in s for s in sources) or not steady_needed  # registers ran
+    assert not any("break  # steady" in s for s in plain_sources)
+    # the steady form may hand a trip back where the memo form did not (a read it could not
+    # make): the memos agree wherever both returned, and at the last return
+    assert bool(steady) == bool(plain)
+    assert not plain or steady[-1][0] == plain[-1][0]
+    at = dict(plain)
+    for i, a in dict(steady).items():
+        if i not in at:
+            continue
+        b = at[i]
+        assert a.keys() == b.keys()
+        for k in a:
+            assert a[k].keys() == b[k].keys(), k
+            for j in a[k]:
+                for x, y in zip(split(a[k][j]), split(b[k][j])):  # value, mask
+                    np.testing.assert_array_equal(x, y, err_msg=f"{k}[{j}]")
+    assert str(error) == str(plain_error)
+    return steady, error
+
+
+def test_registers_hand_back_when_the_while_input_is_false(monkeypatch):
+    # rule: trip/while, stream/memo -- 300 trips; the trip function returns trip 300,
+    # where i_300 < 300 is false: the counter's memo holds i 299, 300 (the window of one
+    # and the element phase A made), y the elements 299 and 300 (2 * 299, 2 * 300)
+    net = while_loop(300, 300)
+    x = np.arange(300, dtype=np.int32)
+    returns, error = both_forms(net, {"x": x}, monkeypatch)
+    assert error is None
+    assert returns[-1][0] == 300
+    memos = returns[-1][1]
+    counters = [m for k, m in memos.items() if len(m) == 2 and set(m) == {299, 300}
+                and {int(v) for v in m.values()} == {299, 300}]
+    assert counters  # the counter i, by hand
+    ys = [m for m in memos.values() if {j: int(v) for j, v in m.items()} == {299: 598, 300: 600}]
+    assert ys  # y_299 = 598 and y_300 = 600, by hand
+
+
+def test_registers_hand_back_a_trip_a_kernel_failed_in(monkeypatch):
+    # rule: iterator/bounds, stream/memo -- x has 200 rows, the loop would run 300 trips:
+    # forcing x[200] fails on trip 200, in the middle of it; the trip function hands trip
+    # 200 back with what that trip made memoised (i_200, its test, y_201 = y_200 + 2 = 402
+    # beside y_199 and y_200), and the run fails with the reference's error
+    net = while_loop(300, 200)
+    x = np.arange(200, dtype=np.int32)
+    returns, error = both_forms(net, {"x": x}, monkeypatch)
+    with pytest.raises(ll.LazyLoopError) as reference:
+        ll.evaluate(net, {"x": x}, mode="reference")
+    assert type(error) is type(reference.value) and "iterator/bounds" in str(error)
+    stopped, memos = returns[-1]
+    assert stopped == 200
+    held = [{j: int(v) for j, v in m.items()} for m in memos.values()]
+    assert {199: 398, 200: 400, 201: 402} in held  # y
+    assert {199: 400, 200: 402} in held  # y + 2, made before x[200] was asked for
+
+
+def test_registers_write_back_at_every_return_of_a_long_run(monkeypatch):
+    # rule: stream/memo, laziness/modes -- 5000 trips: the trip function returns at each
+    # fuel-clock trip and once the WHILE input is false; the memos agree each time, and
+    # the values are the hand-computed ones
+    net = while_loop(5000, 5000)
+    x = np.arange(5000, dtype=np.int32)
+    returns, error = both_forms(net, {"x": x}, monkeypatch)
+    assert error is None and len(returns) >= 3
+    values = ll.evaluate(net, {"x": x}, mode="compiled")
+    got = [np.asarray(v) for v in values.values()]
+    k = np.arange(5000)
+    np.testing.assert_array_equal(got[0], 2 * k + 2 + k)  # z_k = y_k + 2 + x[k]
+    assert int(got[1]) == 10000  # y_5000
+
+
+# jax2onnx's scan and fori_loop on registers; jax2onnx's while loop and paddle's two carried
+# values read, in the WHILE input's cone, a stream a trip back before its phase makes it
+# (made early, once); torch's nested while loops, an inner loop of each outer trip; an If in
+# the body (jax's cond, torch's cond), its branches made on demand in memo form; Scans whose
+# map streams come from batches (torch's scan, skl2onnx's distances)
+@pytest.mark.parametrize("case", ["jax2onnx/scan_long", "jax2onnx/fori_buffer_long",
+                                  "jax2onnx/while_counter", "paddle2onnx/two_carried",
+                                  "torch_dynamo/while_nested", "jax2onnx/while_collatz",
+                                  "jax2onnx/cond_in_scan", "torch_dynamo/scan_cond",
+                                  "torch_dynamo/scan_long", "skl2onnx/knn_regressor"])
+def test_exporter_loops_on_registers(case, monkeypatch):
+    # rule: onnx/loop, stream/memo, laziness/modes -- compiled from trip 0, each model gives
+    # the exporting framework's answer, and its memos agree with the memo form's at every
+    # return of the trip function
+    path, feeds, want, meta = load(case)
+    readings = meta["readings"] or None
+    got = lo.evaluate(path, feeds, readings=readings, mode="compiled")
+    assert differences(want, got) == []
+    lowered = lo.lower(path, readings)
+    both_forms(lowered.network, lowered.core_feeds(feeds), monkeypatch, readings)
+
+
+@given(networks())
+def test_registers_leave_the_memo_forms_memos(program):
+    # rule: stream/memo, laziness/modes -- generated programs, compiled from trip 0: at
+    # every return of the trip function the memos are the memo form's, and so is the error
+    with pytest.MonkeyPatch.context() as patch:
+        both_forms(compile_network(program.net), program.feeds, patch, steady_needed=False)
