@@ -185,7 +185,7 @@ def make_batches(schedule, streams, n, max_bytes=MAX_BATCH_BYTES):
             if batch is None:
                 continue
             values = split(batch)[0]
-            values.flags.writeable = False
+            values.setflags(write=False)
             if schedule.check and isinstance(d.members[k].type, TensorType):
                 schedule.check_element(d.members[k], values[0, ...])  # one is all of theirs
             batches[k] = batch

@@ -236,7 +236,7 @@ class Emitter:
                     self.emit(depth + 1, f"if not ({array}):")
                     self.emit(depth + 2, f"CHECK(N[{c}], {v})")
                 if mark:
-                    self.emit(depth + 1, f"{v}.flags.writeable = False")
+                    self.emit(depth + 1, f"{v}.setflags(write=False)")
                 elif not check:
                     self.emit(depth + 1, "pass")
                 if check:
