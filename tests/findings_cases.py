@@ -86,16 +86,21 @@ def check_case(checker, case: str, entry: dict) -> None:
     assert one_minimal_violations(subject, checker) == [], case
 
 
-def check_repro(backend: str, case: str, outcome: str) -> None:
-    """The case's repro.py, in an interpreter that cannot import lazyloop: exit status 1 (the
-    backend differs, fails or lost an input; no traceback), or the signal of a crash; never a
-    failure of the script itself."""
+def run_repro(case: str, timeout: int = 300) -> subprocess.CompletedProcess:
+    """The case folder's repro.py run in a fresh interpreter that cannot import lazyloop."""
     blocked = ("import sys; sys.modules['lazyloop'] = None; sys.argv = ['repro.py']; "
                "exec(compile(open('repro.py').read(), 'repro.py', 'exec'), "
                "{'__file__': 'repro.py', '__name__': '__main__'})")
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    done = subprocess.run([sys.executable, "-I", "-c", blocked], cwd=case, env=env,
-                          capture_output=True, text=True, timeout=300)
+    return subprocess.run([sys.executable, "-I", "-c", blocked], cwd=case, env=env,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def check_repro(backend: str, case: str, outcome: str) -> None:
+    """The case's repro.py, in an interpreter that cannot import lazyloop: exit status 1 (the
+    backend differs, fails or lost an input; no traceback), or the signal of a crash; never a
+    failure of the script itself."""
+    done = run_repro(case)
     said = done.stdout + done.stderr
     if outcome == "crash":  # IREE's script runs its compiler as a tool, and says it died
         assert done.returncode < 0 or done.returncode == 1 and "Error code: -" in said, \
