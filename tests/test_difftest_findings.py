@@ -5,8 +5,6 @@ a built-in backend.
 rules: onnx/loop, onnx/scan9, trip/count
 """
 import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -16,6 +14,7 @@ import lazyloop.difftest as dt
 from lazyloop.difftest.shrinking import draw_program
 from lazyloop.difftest.subject import subjects
 from tests import planted
+from tests.findings_cases import run_repro
 
 pytest.importorskip("onnx")
 pytest.importorskip("hypothesis")
@@ -68,16 +67,10 @@ def test_repro_py_runs_without_lazyloop(tmp_path):
     d.expected = {k: np.asarray(v) + np.ones((), np.asarray(v).dtype)
                   for k, v in d.expected.items()}
     bad = dt.write_case(str(tmp_path), "bad", d, report)
-    blocked = ("import sys; sys.modules['lazyloop'] = None; sys.argv = ['repro.py']; "
-               "exec(compile(open('repro.py').read(), 'repro.py', 'exec'), "
-               "{'__file__': 'repro.py', '__name__': '__main__'})")
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    ok = subprocess.run([sys.executable, "-I", "-c", blocked], cwd=good, env=env,
-                        capture_output=True, text=True, timeout=120)
+    ok = run_repro(good, timeout=120)
     assert ok.returncode == 0, ok.stderr
     assert "agrees" in ok.stdout and "expected" in ok.stdout and "actual" in ok.stdout
-    wrong = subprocess.run([sys.executable, "-I", "-c", blocked], cwd=bad, env=env,
-                           capture_output=True, text=True, timeout=120)
+    wrong = run_repro(bad, timeout=120)
     assert wrong.returncode == 1 and "DIFFERS" in wrong.stdout, wrong.stderr
     readme = open(os.path.join(good, "README.md")).read()
     assert "onnxruntime" in readme and "--seed 1" in readme and "repro.py" in readme

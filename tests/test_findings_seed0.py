@@ -12,12 +12,11 @@ rules: onnx/loop, onnx/scan8, onnx/scan9, openvino/loop5
 """
 import json
 import os
-import subprocess
-import sys
 
 import pytest
 
-from tests.findings_cases import BACKENDS, FINDINGS, PACKAGES, SEEDS, case_subject, cases
+from tests.findings_cases import (BACKENDS, FINDINGS, PACKAGES, SEEDS, cases, check_case,
+                                  check_repro)
 
 pytest.importorskip("onnx")
 LONG = os.environ.get("HYPOTHESIS_PROFILE") == "campaign"
@@ -77,22 +76,9 @@ def test_every_repro_py_reproduces_its_finding_without_lazyloop(backend, seed, u
     # rule: onnx/loop -- exit status 1 (the backend differs or fails: one line, no
     # traceback) or the crash's signal; never a failure of the script itself
     pytest.importorskip(PACKAGES[backend])
-    blocked = ("import sys; sys.modules['lazyloop'] = None; sys.argv = ['repro.py']; "
-               "exec(compile(open('repro.py').read(), 'repro.py', 'exec'), "
-               "{'__file__': 'repro.py', '__name__': '__main__'})")
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     for case in cases(backend, unpacked, seed):
-        if not_run_again(backend, seed, case):
-            continue
-        done = subprocess.run([sys.executable, "-I", "-c", blocked], cwd=case, env=env,
-                              capture_output=True, text=True, timeout=300)
-        if outcome_of(backend, seed, case) == "crash":
-            assert done.returncode < 0, (case, done.stdout, done.stderr)
-            continue
-        assert done.returncode == 1, (case, done.stdout, done.stderr)
-        assert "Traceback" not in done.stdout + done.stderr, case
-        assert "DIFFERS" in done.stdout or f"{backend} failed:" in done.stdout or \
-            "lost input" in done.stdout, (case, done.stdout)
+        if not not_run_again(backend, seed, case):
+            check_repro(backend, case, outcome_of(backend, seed, case))
 
 
 @pytest.mark.parametrize("backend,seed", CAMPAIGNS)
@@ -118,31 +104,12 @@ def checker_for(backend):
 def test_every_case_shows_its_recorded_symptom_and_is_one_minimal(backend, seed, unpacked):
     # rule: onnx/loop -- run again: the symptom and explanation judged by hand; and no node
     # can go (rewired through its first input) with the model still valid and the symptom
-    from lazyloop.difftest.reducing import one_minimal_violations
     runner, checker = checker_for(backend)
     try:
         for case in cases(backend, unpacked, seed):
             if not_run_again(backend, seed, case):
                 continue
-            entry = entry_of(backend, seed, case)
-            subject = case_subject(case)
-            out = checker.outcome(subject)
-            checker.attribute(subject, out)
-            if answer_changed(backend, seed, case):  # lazyloop's fault, fixed: they agree now
-                assert out.status == "agree", (case, out.status, out.symptom)
-                continue
-            # an engine that answers with memory it never wrote shows a symptom of one of the
-            # listed kinds with any detail (zeros, NaN, ...), or none when that memory happens
-            # to hold the right values (each seen in clean-clone runs)
-            if "why_symptoms" in entry:
-                if out.status == "agree":
-                    continue
-                kinds = {k.split(":")[0] for k in entry["symptoms"]}
-                assert out.symptom.kind in kinds, case
-            else:
-                assert str(out.symptom) in entry.get("symptoms", [entry["symptom"]]), case
-            assert out.reading == entry.get("explained_by"), case
-            assert one_minimal_violations(subject, checker) == [], case
+            check_case(checker, case, entry_of(backend, seed, case))
     finally:
         runner.close()
 
