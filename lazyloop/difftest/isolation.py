@@ -55,8 +55,10 @@ class Isolated:
         self._factory = factory_of(spec)  # unknown names fail here, in the parent
         self.timeout, self.startup_timeout, self.memory_mb = timeout, startup_timeout, memory_mb
         self._proc = self._conn = None
+        self._question = None  # the question sent whose answer is not received yet
         self.restarts = 0
-        self.last_costs = {}  # how the last question's time went (`_ask`)
+        self.last_costs = {}  # how the last question's time went (`receive`)
+        self.answer_seconds = 0.0  # how long the last answer took (`receive`)
         if is_backend(spec):  # known without starting anything
             self._know(backend_info(spec, self.backend_name))
         else:
@@ -121,47 +123,101 @@ class Isolated:
 
     # -- asking -----------------------------------------------------------------------------
     def run(self, model, feeds):
-        self.last_costs = {}
-        with spent(self.last_costs, "serialisation"):
-            payload = _pack_model(model)
-        return self._ask((payload, _plain(feeds)))
+        self.send(model, feeds)
+        return self.receive()
 
     def run_subject(self, subject, feeds):
         """Run a subject whose model the child builds itself from its recipe: an OpenVINO
         model then never goes through IR files (whose reader refuses some models OpenVINO's
         own writer produces, spec/50-findings.md); a "core" program travels as its steps."""
-        if subject.format == "onnx":
-            return self.run(subject.model(), feeds)
-        self.last_costs = {}
-        return self._ask((("subject", subject.portable()), _plain(feeds)))
+        self.send_subject(subject, feeds)
+        return self.receive()
 
-    def _ask(self, message):
-        """The child's answer to `message`; `last_costs` gets how the round trip went: the
-        backend's own run (timed in the child) and the rest as "transfer", or all of it as
-        "hangs" when the child ran past its time limit, as "backend" when it died (a fresh
-        child's start as "starting"; costs.py)."""
+    def send(self, model, feeds) -> None:
+        """Hand `model` and `feeds` to the child and return at once: its answer is
+        `receive`'s (the parent may work meanwhile; `run` is both)."""
+        self.last_costs = {}
+        with spent(self.last_costs, "serialisation"):
+            payload = _pack_model(model)
+        self._send((payload, _plain(feeds)))
+
+    def send_subject(self, subject, feeds) -> None:
+        """`send` for a subject (see `run_subject`)."""
+        if subject.format == "onnx":
+            return self.send(subject.model(), feeds)
+        self.last_costs = {}
+        return self._send((("subject", subject.portable()), _plain(feeds)))
+
+    @property
+    def asked(self) -> bool:
+        """Whether a question was sent whose answer `receive` has not taken yet."""
+        return self._question is not None
+
+    def discard(self) -> None:
+        """Forget an unanswered question: its answer would come to the next one, so a child
+        still working on it is killed (a fresh one takes the next question)."""
+        if self._question is not None:
+            self._question = None
+            self._kill()
+
+    def _send(self, message) -> None:
+        """Send `message` to the child (a fresh one when it died: "starting" in
+        `last_costs`); a child lost on the way is the answer `_receive` gives."""
+        if self._question is not None:
+            raise RuntimeError("Isolated: a question is still unanswered (receive it first)")
         if self._proc is None or not self._proc.is_alive():
             if self._proc is not None:
                 self._kill()
             self.restarts += 1
             with spent(self.last_costs, "starting"):
                 self._start()
-        started = time.perf_counter()
+        self._question = _Question(time.perf_counter())
         try:
             self._conn.send(message)
-            status, value, own = self._await(self.timeout, "running")
         except (OSError, BrokenPipeError):
-            self.last_costs["backend"] = time.perf_counter() - started
-            raise BackendCrashed(self._died()) from None
+            self._question.lost = True
+        except (KeyboardInterrupt, Abort):  # its answer would come to the next question
+            self._question = None
+            self._kill()
+            raise
+        self._question.sent = time.perf_counter()
+        self.last_costs["transfer"] = self._question.sent - self._question.started
+
+    def receive(self):
+        """The child's answer to the question sent last. `last_costs` gets how waiting for
+        it went: the backend's own run (timed in the child) and the parent's waiting past it
+        as "transfer", or all the waiting as "hangs" when the child ran past its time limit
+        (counted from the sending), as "backend" when it died (costs.py). When the parent
+        did other work between sending and receiving, the part of the backend's run that
+        work covered is "overlapped" (`send`'s own `last_costs`: serialisation, a fresh
+        child's start as "starting", the sending as "transfer")."""
+        question, self._question = self._question, None
+        if question is None:
+            raise RuntimeError("Isolated: no question to receive the answer of")
+        self.last_costs = {}
+        waiting = time.perf_counter()
+        sending = question.sent - question.started
+        try:
+            if question.lost:
+                raise BackendCrashed(self._died())
+            left = self.timeout - (waiting - question.started)
+            status, value, own = self._await(max(0.0, left), "running")
         except BackendCrashed as exc:
             part = "hangs" if isinstance(exc, BackendHung) else "backend"
-            self.last_costs[part] = time.perf_counter() - started
+            self.last_costs[part] = time.perf_counter() - waiting
             raise
         except (KeyboardInterrupt, Abort):  # its answer would come to the next question
             self._kill()
             raise
+        blocked = time.perf_counter() - waiting
+        overlapped = min(own, waiting - question.sent)
         self.last_costs["backend"] = own
-        self.last_costs["transfer"] = time.perf_counter() - started - own
+        self.last_costs["overlapped"] = overlapped
+        self.last_costs["transfer"] = max(0.0, blocked - (own - overlapped))
+        # how long the answer took: to its arrival when the parent waited for it, else (it
+        # came while the parent worked) the backend's run (what `Checker.answered` notes)
+        self.answer_seconds = sending + (waiting - question.sent + blocked
+                                         if blocked > 1e-3 else own)
         if status == "ok":
             return value
         kind, text = value
@@ -199,6 +255,15 @@ class Isolated:
         code = proc.exitcode
         self._kill()
         return f"the backend's process died ({_describe_exit(code)})"
+
+
+class _Question:
+    """A question sent to the child: when sending began and ended, and whether the child
+    was found gone while sending."""
+
+    def __init__(self, started: float):
+        self.started = self.sent = started
+        self.lost = False
 
 
 class _Child:
