@@ -72,8 +72,8 @@ class Checker:
             return
         if self._sent is not None:
             raise RuntimeError("Checker: conclude the question sent before sending another")
-        self._sent = question
         self._timed(question, self._send)
+        self._sent = question  # (not when sending was interrupted: nothing is on its way)
 
     def conclude(self, question: "Question") -> Outcome:
         """The outcome of a prepared (and sent) question: the backend's answer taken and
@@ -141,7 +141,6 @@ class Checker:
     def _send(self, question: "Question") -> None:
         """Hand the question to the backend: an isolated one (`Isolated.send_subject`)
         answers later; one run here answers now, its answer (or error) kept, all "backend"."""
-        question.started = time.monotonic()
         subject = question.subject
         if hasattr(self.backend, "send_subject"):
             try:
@@ -152,11 +151,13 @@ class Checker:
             finally:
                 question.parts.update(self.backend.last_costs)
             return
-        with spent(question.parts, "backend"):
-            try:
-                question.answer = self.backend.run(question.model, subject.feeds)
-            except Exception as exc:  # judged in `_conclude`, as if it came now
-                question.answer = exc
+        started = time.perf_counter()
+        try:
+            question.answer = self.backend.run(question.model, subject.feeds)
+        except Exception as exc:  # judged in `_conclude`, as if it came now
+            question.answer = exc
+        finally:
+            question.seconds = question.parts["backend"] = time.perf_counter() - started
 
     def _receive(self, question: "Question"):
         """The backend's answer to the question (raising what the backend raised); `parts`
@@ -168,7 +169,7 @@ class Checker:
                 answer = self.backend.receive()
             finally:
                 question.parts.update(self.backend.last_costs)
-                question.seconds = getattr(self.backend, "answer_seconds", None)
+                question.seconds = self.backend.answer_seconds
         if isinstance(answer, BaseException):
             raise answer
         return answer
@@ -211,12 +212,8 @@ class Checker:
             return confirmed(subject, out)
 
     def answered(self, question: "Question") -> None:
-        """Note how long an answer took (what is normal for this backend: `hang_limit`):
-        as the isolated backend measured it, else from sending to now."""
-        seconds = question.seconds
-        if seconds is None:
-            seconds = time.monotonic() - question.started
-        self.slowest = max(self.slowest, seconds)
+        """Note how long an answer took (what is normal for this backend: `hang_limit`)."""
+        self.slowest = max(self.slowest, question.seconds)
 
     def attribute(self, subject: Subject, out: Outcome, actual=None) -> Optional[str]:
         """Which registered ambiguity, read otherwise, makes lazyloop agree with the backend
@@ -248,10 +245,11 @@ def covered(parts: dict) -> float:
 
 @attrs.define(eq=False)
 class Question:
-    """One subject on its way through the `Checker`'s pipeline: what lazyloop expects, the
-    model handed on, the backend's answer (or error) when it came at once, and the outcome
-    when it was settled without the backend (`remembered`: the memo has it, or will when
-    the question before it is concluded)."""
+    """One subject on its way through the `Checker`'s pipeline (working state, filled in
+    step by step; its `Outcome` is the record): what lazyloop expects, the model handed on,
+    the backend's answer (or error) when it came at once, and the outcome when it was
+    settled without the backend (`remembered`: the memo has it, or will when the question
+    before it is concluded)."""
 
     subject: Subject
     key: str
@@ -262,8 +260,7 @@ class Question:
     rules: frozenset = frozenset()
     model: object = None
     answer: object = None
-    started: float = 0.0     # time.monotonic() when it was sent
-    seconds: Optional[float] = None  # how long the answer took, as the backend measured it
+    seconds: float = 0.0  # how long the answer took (`Isolated.answer_seconds`, or the run)
     parts: dict = attrs.Factory(dict)  # what the step being timed measured apart
 
 

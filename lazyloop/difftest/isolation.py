@@ -3,11 +3,13 @@
 `Isolated(spec)` forks a child (start method 'fork': a backend *object* is inherited as it
 is and need not be picklable; a name or a factory is made in the child). The child reports
 "ready" with the backend's name and formats — its start-up has its own time limit
-(`startup_timeout`) — then answers one model at a time over a pipe. The parent watches each
-answer: a child that dies (a signal: SIGFPE, SIGSEGV, SIGABRT, ...), runs past `timeout`
-seconds, or whose resident memory (VmRSS, read from /proc in the parent; not an address-space
-limit, which breaks OpenVINO) passes `memory_mb` is killed and reported as `BackendCrashed`;
-the next model starts a fresh child.
+(`startup_timeout`) — then answers one model at a time over a pipe. `run` asks and waits;
+`send` asks and returns at once, `receive` takes the answer (the parent works meanwhile:
+the checker's pipeline). The parent watches each answer while it waits for it: a child
+that dies (a signal: SIGFPE, SIGSEGV, SIGABRT, ...), runs past `timeout` seconds from the
+sending, or whose resident memory (VmRSS, read from /proc in the parent; not an
+address-space limit, which breaks OpenVINO) passes `memory_mb` is killed and reported as
+`BackendCrashed`; the next model starts a fresh child.
 """
 from __future__ import annotations
 
@@ -200,11 +202,13 @@ class Isolated:
         try:
             if question.lost:
                 raise BackendCrashed(self._died())
-            left = self.timeout - (waiting - question.started)
-            status, value, own = self._await(max(0.0, left), "running")
-        except BackendCrashed as exc:
-            part = "hangs" if isinstance(exc, BackendHung) else "backend"
-            self.last_costs[part] = time.perf_counter() - waiting
+            status, value, own = self._await(self.timeout, "running", question.started)
+        except BackendHung:  # the parent's waiting only: what the hang cost the campaign
+            self.last_costs["hangs"] = time.perf_counter() - waiting
+            raise
+        except BackendCrashed:  # a death: the backend's run, from the sending
+            self.last_costs["backend"] = time.perf_counter() - question.sent
+            self.last_costs["overlapped"] = waiting - question.sent
             raise
         except (KeyboardInterrupt, Abort):  # its answer would come to the next question
             self._kill()
@@ -223,10 +227,11 @@ class Isolated:
         kind, text = value
         raise _remote_error(kind)(text)
 
-    def _await(self, limit: float, doing: str):
+    def _await(self, limit: float, doing: str, since: Optional[float] = None):
         """The child's next answer; kills it and raises BackendCrashed on death, on `limit`
-        seconds without an answer, or when its resident memory passes `memory_mb`."""
-        deadline = time.monotonic() + limit
+        seconds without an answer (counted from `since`, a time.perf_counter() value, or
+        from now), or when its resident memory passes `memory_mb`."""
+        deadline = (time.perf_counter() if since is None else since) + limit
         while True:
             if self._conn.poll(0.02):
                 try:
@@ -245,7 +250,7 @@ class Isolated:
                 self._kill()
                 raise BackendCrashed(f"the backend's process passed its memory limit of "
                                      f"{self.memory_mb:.0f} MiB while {doing} (killed)")
-            if time.monotonic() > deadline:
+            if time.perf_counter() > deadline:
                 self._kill()
                 raise BackendHung(f"no answer within {limit:.3g} s while {doing} (killed)")
 
