@@ -25,10 +25,10 @@ class Checker:
     """Runs subjects against one backend and remembers outcomes (hypothesis replays them).
 
     `outcome(subject)` examines one subject from start to end. A campaign examines programs
-    in a pipeline (`prepare`, `send`, `conclude`): lazyloop's work on the next programs
-    (their expectations and models) is done while the backend answers the one before
-    (`busy`), whose answer is then taken and judged before the next program is sent. The
-    backend sees the same programs in the same order either way, one question at a time."""
+    in a pipeline (`prepare`, `send`, `conclude`): lazyloop's work on the next program (its
+    expectation and model) is done while the backend answers the one before, whose answer
+    is then taken and judged before the next program is sent. The backend sees the same
+    programs in the same order either way, one question at a time."""
 
     def __init__(self, b, attribute: bool = True, tolerance=(None, None)):
         self.backend = b
@@ -38,7 +38,6 @@ class Checker:
         self.slowest = 0.0  # seconds of the slowest answer the backend gave (not a hang)
         self.costs = Costs()  # what examining programs cost, by part (costs.py)
         self._sent = None  # the question sent last whose answer is not concluded yet
-        self._open: Dict[str, "Question"] = {}  # prepared, not concluded yet, by key
 
     def outcome(self, subject: Subject) -> Outcome:
         question = self.prepare(subject)
@@ -56,21 +55,15 @@ class Checker:
     def prepare(self, subject: Subject) -> "Question":
         """A question for `subject` with lazyloop's side done (expectation, model, fed
         inputs), or its outcome known without asking: remembered, or settled before the
-        backend (invalid, not exportable, refused, not fed). A subject equal to one prepared
-        and not concluded yet waits for that one's outcome (concluded first, in order)."""
+        backend (invalid, not exportable, refused, not fed). A subject equal to the one
+        whose answer is on its way waits for that answer."""
         question = Question(subject, subject.key())
-        if question.key in self.memo or question.key in self._open:
+        if question.key in self.memo or (self._sent is not None and
+                                         self._sent.key == question.key):
             question.remembered = True
             return question
         self._timed(question, self._prepare)
-        self._open[question.key] = question
         return question
-
-    def busy(self) -> bool:
-        """Whether the backend is still working on the question sent (an isolated backend
-        whose answer has not come yet): a campaign may prepare more programs meanwhile."""
-        return self._sent is not None and hasattr(self.backend, "answer_ready") and \
-            not self.backend.answer_ready()
 
     def send(self, question: "Question") -> None:
         """Ask the backend about a prepared question: an isolated backend starts working on
@@ -87,7 +80,6 @@ class Checker:
         judged, remembered by the subject's key."""
         if question.remembered:
             return self.memo[question.key]
-        self._open.pop(question.key, None)
         out = self.memo[question.key] = self._answer(question)
         return out
 
@@ -98,9 +90,7 @@ class Checker:
 
     def discard(self) -> None:
         """Forget a question sent whose answer will not be concluded (Ctrl-C, --max-time):
-        an isolated backend's child still working on it is replaced (`Isolated.discard`);
-        questions prepared and not sent are forgotten."""
-        self._open.clear()
+        an isolated backend's child still working on it is replaced (`Isolated.discard`)."""
         if self._sent is not None:
             self._sent = None
             if hasattr(self.backend, "discard"):

@@ -155,12 +155,6 @@ class Isolated:
         """Whether a question was sent whose answer `receive` has not taken yet."""
         return self._question is not None
 
-    def answer_ready(self) -> bool:
-        """Whether `receive` would not wait: the answer (or the child's end) has come."""
-        q = self._question
-        return q is None or q.lost or self._proc is None or self._conn.poll(0) or \
-            not self._proc.is_alive()
-
     def discard(self) -> None:
         """Forget an unanswered question: its answer would come to the next one, so a child
         still working on it is killed (a fresh one takes the next question)."""
