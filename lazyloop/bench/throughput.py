@@ -4,8 +4,10 @@ Per installed backend, a campaign of `throughput_programs` programs (`throughput
 programs` for a backend with an overhead target; seed 0, no shrinking,
 the backend isolated in its child process): programs per second, the split of the campaign's
 time into parts (generation, export, lowering, expectation, serialisation, transfer, the
-backend's own run, comparison, ...; `difftest/costs.py`) and the tester overhead -- the
-campaign's wall time over the backend's own run time (hangs left out) -- as the row's ratio.
+backend's own run, comparison, ...; `difftest/costs.py`; lazyloop prepares the next program
+while the backend runs, so the backend's share overlaps lazyloop's) and the tester overhead
+-- the campaign's wall time over the backend's own run time (hangs left out) -- as the
+row's ratio.
 Then the scale-out row (e9): a campaign of `throughput_scale_programs` programs against
 `throughput_scale_backend`, in one process and on `throughput_workers` Dask workers (the
 LocalCluster's start counted), as a speed-up, with whether both found the same root causes
@@ -55,11 +57,15 @@ def _cpu() -> dict:
 
 def split_text(costs: dict) -> str:
     """The parts of a `costs` document as shares of the wall time (process-seconds over
-    wall x processes), largest first, parts under 0.5% left out."""
+    wall x processes), largest first, parts under 0.5% left out; then how much of the
+    backend's run overlapped lazyloop's work (the shares add up to 100% plus that)."""
     budget = costs["wall"] * costs["processes"] or 1.0
     parts = dict(costs["parts"], other=costs["other"])
     shares = sorted(((s / budget, p) for p, s in parts.items()), reverse=True)
-    return ", ".join(f"{p} {100 * share:.0f}%" for share, p in shares if share >= 0.005)
+    text = ", ".join(f"{p} {100 * share:.0f}%" for share, p in shares if share >= 0.005)
+    overlapped = costs.get("overlapped", 0.0) / budget
+    return text + (f" (backend overlapping lazyloop's work {100 * overlapped:.0f}%)"
+                   if overlapped >= 0.005 else "")
 
 
 def overhead_row(key: str, name: str, n: int) -> Row:

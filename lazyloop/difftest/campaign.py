@@ -166,9 +166,21 @@ def explore(checker, strategy, seed: int, indices, progress=None, total=None,
     """Check programs `indices` of the campaign seeded `seed` (each drawn from (seed, i),
     drawn again while it matches a cause of `known`, a `known.KnownCauses`). Past `deadline`
     (a time.monotonic() value; --max-time) or on Ctrl-C the exploration stops and the tally
-    says so (`stopped`)."""
+    says so (`stopped`). Programs go through the checker's pipeline: each is drawn and
+    prepared while the backend answers the one before (`Checker.prepare`); the backend
+    gets them one at a time, in index order, as when each is checked alone."""
     tally = Tally()
     before = checker.costs.copy()
+    flying = None  # (index, subject, choices, question): sent, its answer not taken yet
+
+    def land():
+        nonlocal flying
+        if flying is not None:
+            index, subject, choices, question = flying
+            flying = None
+            tally.add(index, subject, choices, checker.conclude(question))
+            if progress:
+                progress("generate", tally.generated, total or len(indices), tally)
     try:
         for index in indices:
             if deadline is not None and time.monotonic() > deadline:
@@ -181,11 +193,15 @@ def explore(checker, strategy, seed: int, indices, progress=None, total=None,
             with tally.costs.timing("generation"):
                 subject, choices, redraws = draw_avoiding(strategy, seed, index, known)
             tally.redrawn += redraws
-            tally.add(index, subject, choices, checker.outcome(subject))
-            if progress:
-                progress("generate", tally.generated, total or len(indices), tally)
+            question = checker.prepare(subject)  # while the backend answers the one before
+            land()
+            checker.send(question)
+            flying = (index, subject, choices, question)
+        land()
     except KeyboardInterrupt:
         tally.stopped = "interrupted"
+    finally:
+        checker.discard()  # a question left unanswered (Ctrl-C, an error) is not counted
     tally.slowest = max(tally.slowest, checker.slowest)
     tally.costs.merge(checker.costs.since(before))
     return tally

@@ -3,11 +3,13 @@
 `Isolated(spec)` forks a child (start method 'fork': a backend *object* is inherited as it
 is and need not be picklable; a name or a factory is made in the child). The child reports
 "ready" with the backend's name and formats — its start-up has its own time limit
-(`startup_timeout`) — then answers one model at a time over a pipe. The parent watches each
-answer: a child that dies (a signal: SIGFPE, SIGSEGV, SIGABRT, ...), runs past `timeout`
-seconds, or whose resident memory (VmRSS, read from /proc in the parent; not an address-space
-limit, which breaks OpenVINO) passes `memory_mb` is killed and reported as `BackendCrashed`;
-the next model starts a fresh child.
+(`startup_timeout`) — then answers one model at a time over a pipe. `run` asks and waits;
+`send` asks and returns at once, `receive` takes the answer (the parent works meanwhile:
+the checker's pipeline). The parent watches each answer while it waits for it: a child
+that dies (a signal: SIGFPE, SIGSEGV, SIGABRT, ...), runs past `timeout` seconds from the
+sending, or whose resident memory (VmRSS, read from /proc in the parent; not an
+address-space limit, which breaks OpenVINO) passes `memory_mb` is killed and reported as
+`BackendCrashed`; the next model starts a fresh child.
 """
 from __future__ import annotations
 
@@ -55,8 +57,10 @@ class Isolated:
         self._factory = factory_of(spec)  # unknown names fail here, in the parent
         self.timeout, self.startup_timeout, self.memory_mb = timeout, startup_timeout, memory_mb
         self._proc = self._conn = None
+        self._question = None  # the question sent whose answer is not received yet
         self.restarts = 0
-        self.last_costs = {}  # how the last question's time went (`_ask`)
+        self.last_costs = {}  # how the last question's time went (`receive`)
+        self.answer_seconds = 0.0  # how long the last answer took (`receive`)
         if is_backend(spec):  # known without starting anything
             self._know(backend_info(spec, self.backend_name))
         else:
@@ -121,56 +125,113 @@ class Isolated:
 
     # -- asking -----------------------------------------------------------------------------
     def run(self, model, feeds):
-        self.last_costs = {}
-        with spent(self.last_costs, "serialisation"):
-            payload = _pack_model(model)
-        return self._ask((payload, _plain(feeds)))
+        self.send(model, feeds)
+        return self.receive()
 
     def run_subject(self, subject, feeds):
         """Run a subject whose model the child builds itself from its recipe: an OpenVINO
         model then never goes through IR files (whose reader refuses some models OpenVINO's
         own writer produces, spec/50-findings.md); a "core" program travels as its steps."""
-        if subject.format == "onnx":
-            return self.run(subject.model(), feeds)
-        self.last_costs = {}
-        return self._ask((("subject", subject.portable()), _plain(feeds)))
+        self.send_subject(subject, feeds)
+        return self.receive()
 
-    def _ask(self, message):
-        """The child's answer to `message`; `last_costs` gets how the round trip went: the
-        backend's own run (timed in the child) and the rest as "transfer", or all of it as
-        "hangs" when the child ran past its time limit, as "backend" when it died (a fresh
-        child's start as "starting"; costs.py)."""
+    def send(self, model, feeds) -> None:
+        """Hand `model` and `feeds` to the child and return at once: its answer is
+        `receive`'s (the parent may work meanwhile; `run` is both)."""
+        self.last_costs = {}
+        with spent(self.last_costs, "serialisation"):
+            payload = _pack_model(model)
+        self._send((payload, _plain(feeds)))
+
+    def send_subject(self, subject, feeds) -> None:
+        """`send` for a subject (see `run_subject`)."""
+        if subject.format == "onnx":
+            return self.send(subject.model(), feeds)
+        self.last_costs = {}
+        return self._send((("subject", subject.portable()), _plain(feeds)))
+
+    @property
+    def asked(self) -> bool:
+        """Whether a question was sent whose answer `receive` has not taken yet."""
+        return self._question is not None
+
+    def discard(self) -> None:
+        """Forget an unanswered question: its answer would come to the next one, so a child
+        still working on it is killed (a fresh one takes the next question)."""
+        if self._question is not None:
+            self._question = None
+            self._kill()
+
+    def _send(self, message) -> None:
+        """Send `message` to the child (a fresh one when it died: "starting" in
+        `last_costs`); a child lost on the way is the answer `_receive` gives."""
+        if self._question is not None:
+            raise RuntimeError("Isolated: a question is still unanswered (receive it first)")
         if self._proc is None or not self._proc.is_alive():
             if self._proc is not None:
                 self._kill()
             self.restarts += 1
             with spent(self.last_costs, "starting"):
                 self._start()
-        started = time.perf_counter()
+        self._question = _Question(time.perf_counter())
         try:
             self._conn.send(message)
-            status, value, own = self._await(self.timeout, "running")
         except (OSError, BrokenPipeError):
-            self.last_costs["backend"] = time.perf_counter() - started
-            raise BackendCrashed(self._died()) from None
-        except BackendCrashed as exc:
-            part = "hangs" if isinstance(exc, BackendHung) else "backend"
-            self.last_costs[part] = time.perf_counter() - started
+            self._question.lost = True
+        except (KeyboardInterrupt, Abort):  # its answer would come to the next question
+            self._question = None
+            self._kill()
+            raise
+        self._question.sent = time.perf_counter()
+        self.last_costs["transfer"] = self._question.sent - self._question.started
+
+    def receive(self):
+        """The child's answer to the question sent last. `last_costs` gets how waiting for
+        it went: the backend's own run (timed in the child) and the parent's waiting past it
+        as "transfer", or all the waiting as "hangs" when the child ran past its time limit
+        (counted from the sending), as "backend" when it died (costs.py). When the parent
+        did other work between sending and receiving, the part of the backend's run that
+        work covered is "overlapped" (`send`'s own `last_costs`: serialisation, a fresh
+        child's start as "starting", the sending as "transfer")."""
+        question, self._question = self._question, None
+        if question is None:
+            raise RuntimeError("Isolated: no question to receive the answer of")
+        self.last_costs = {}
+        waiting = time.perf_counter()
+        sending = question.sent - question.started
+        try:
+            if question.lost:
+                raise BackendCrashed(self._died())
+            status, value, own = self._await(self.timeout, "running", question.started)
+        except BackendHung:  # the parent's waiting only: what the hang cost the campaign
+            self.last_costs["hangs"] = time.perf_counter() - waiting
+            raise
+        except BackendCrashed:  # a death: the backend's run, from the sending
+            self.last_costs["backend"] = time.perf_counter() - question.sent
+            self.last_costs["overlapped"] = waiting - question.sent
             raise
         except (KeyboardInterrupt, Abort):  # its answer would come to the next question
             self._kill()
             raise
+        blocked = time.perf_counter() - waiting
+        overlapped = min(own, waiting - question.sent)
         self.last_costs["backend"] = own
-        self.last_costs["transfer"] = time.perf_counter() - started - own
+        self.last_costs["overlapped"] = overlapped
+        self.last_costs["transfer"] = max(0.0, blocked - (own - overlapped))
+        # how long the answer took: to its arrival when the parent waited for it, else (it
+        # came while the parent worked) the backend's run (what `Checker.answered` notes)
+        self.answer_seconds = sending + (waiting - question.sent + blocked
+                                         if blocked > 1e-3 else own)
         if status == "ok":
             return value
         kind, text = value
         raise _remote_error(kind)(text)
 
-    def _await(self, limit: float, doing: str):
+    def _await(self, limit: float, doing: str, since: Optional[float] = None):
         """The child's next answer; kills it and raises BackendCrashed on death, on `limit`
-        seconds without an answer, or when its resident memory passes `memory_mb`."""
-        deadline = time.monotonic() + limit
+        seconds without an answer (counted from `since`, a time.perf_counter() value, or
+        from now), or when its resident memory passes `memory_mb`."""
+        deadline = (time.perf_counter() if since is None else since) + limit
         while True:
             if self._conn.poll(0.02):
                 try:
@@ -189,7 +250,7 @@ class Isolated:
                 self._kill()
                 raise BackendCrashed(f"the backend's process passed its memory limit of "
                                      f"{self.memory_mb:.0f} MiB while {doing} (killed)")
-            if time.monotonic() > deadline:
+            if time.perf_counter() > deadline:
                 self._kill()
                 raise BackendHung(f"no answer within {limit:.3g} s while {doing} (killed)")
 
@@ -199,6 +260,15 @@ class Isolated:
         code = proc.exitcode
         self._kill()
         return f"the backend's process died ({_describe_exit(code)})"
+
+
+class _Question:
+    """A question sent to the child: when sending began and ended, and whether the child
+    was found gone while sending."""
+
+    def __init__(self, started: float):
+        self.started = self.sent = started
+        self.lost = False
 
 
 class _Child:
