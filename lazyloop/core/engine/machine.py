@@ -28,6 +28,7 @@ from ..errors import LazyLoopError
 from ..fuel import DEFAULT_MAX_TRIPS
 from ..plan import LoopOut, Recurrence
 from ..reference.machine import Machine, admitted_shapes
+from ..reference.rules import stacked_whole
 from .batch import MAX_BATCH_BYTES
 from .compiled import HOT_TRIPS
 from .demand import demand_of, why_not
@@ -257,19 +258,15 @@ def stacked_plainly(out, elements):
     """`output/concat`, `output/reverse` in the usual case, or None: an output without a
     length input (its length is the trip count) of n >= 1 elements that are all arrays of
     its dtype -- all defined, of one shape (`structure/shapes` checked each as it was
-    stored) -- stacked as `rules.stack` stacks them, without looking at each for a mask."""
+    stored) -- stacked by `rules.stacked_whole`, as `rules.stack` stacks them then, without
+    looking at each for a mask."""
     if out.length is not None or elements.__class__ is not list or not elements:
         return None
     ndarray = np.ndarray
     for e in elements:
         if e.__class__ is not ndarray:
             return None
-    found = np.stack(elements)
-    if found.dtype != getattr(out.type, "dtype", None):
-        return None
-    if out.kind is LoopOutput.REVERSE:
-        found = found[::-1]
-    return np.ascontiguousarray(np.moveaxis(found, 0, out.axis) if out.axis else found)
+    return stacked_whole(out, elements)
 
 
 @attrs.frozen

@@ -173,6 +173,18 @@ def output_length(node, n, length) -> int:
     return size
 
 
+def stacked_whole(node, values):
+    """`output/concat`, `output/reverse` when every element is defined and no padding is
+    due: the values (a list, or one array of them stacked) on a new axis at the output's
+    axis, in reverse order for REVERSE -- or None when they stack to another dtype than the
+    output's (then `stack`'s general path makes it)."""
+    out = np.stack(values) if isinstance(values, list) else values  # read-only: shared
+    if out.dtype != getattr(node.type, "dtype", None):
+        return None
+    out = out[::-1] if node.kind is LoopOutput.REVERSE else out
+    return np.ascontiguousarray(np.moveaxis(out, 0, node.axis) if node.axis else out)
+
+
 def stack(node, elements, length, padding: str):
     """`output/concat`, `output/reverse`: n elements stacked on a new axis, post-padded to
     `length` with undefined values; REVERSE puts the values in reverse order (where the
@@ -193,10 +205,9 @@ def stack(node, elements, length, padding: str):
     n = len(values)
     whole = masks is True or isinstance(masks, list) and all(m is None for m in masks)
     if whole and 0 < n == length and isinstance(ty, TensorType):  # no padding, all defined
-        out = np.stack(values) if isinstance(values, list) else values  # read-only: shared
-        if out.dtype == ty.dtype:
-            out = out[::-1] if node.kind is LoopOutput.REVERSE else out
-            return np.ascontiguousarray(np.moveaxis(out, 0, node.axis) if node.axis else out)
+        out = stacked_whole(node, values)
+        if out is not None:
+            return out
     if len(values):
         elem_shape = np.shape(values[0])
     elem_shape = tuple(0 if d is None else d for d in elem_shape)
