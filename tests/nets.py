@@ -30,6 +30,17 @@ def last(loop, tensor):
     return loop.add_loop_output(tensor, ll.LoopOutput.LAST_VALUE).get_output(0)
 
 
+def counted(trips):
+    """A network of one loop of `trips` COUNT trips whose one output is a counter's
+    LAST_VALUE (`counter` from 0 by 1)."""
+    net = ll.Network()
+    loop = net.add_loop()
+    loop.add_trip_limit(const(net, trips, np.int32), ll.TripLimit.COUNT)
+    i, _ = counter(net, loop)
+    net.mark_output(last(loop, i))
+    return net
+
+
 def forced(evaluation, stream):
     """Indices of `stream` the evaluation forced, in order."""
     return [e.index for e in evaluation.trace if e.stream == stream]

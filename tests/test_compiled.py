@@ -11,7 +11,7 @@ from lazyloop.core.engine import compiled
 from lazyloop.core.engine import HOT_TRIPS
 from lazyloop.core.plan import compile_network
 from lazyloop.strategies import networks
-from nets import ENGINE_MODES, SUM, const, counter, last, on_engine
+from nets import ENGINE_MODES, SUM, const, counted, counter, last, on_engine
 from test_batch import agree
 from test_laws import run_fast
 
@@ -40,12 +40,7 @@ def test_compiled_trips_equal_the_reference(program):
 
 def test_the_compiled_law_is_not_vacuous():
     # rule: laziness/dead -- the law above runs compiled trips
-    net = ll.Network()
-    loop = net.add_loop()
-    loop.add_trip_limit(const(net, 300, np.int32), ll.TripLimit.COUNT)
-    i, _ = counter(net, loop)
-    net.mark_output(last(loop, i))
-    _, machine = agree(net, {}, mode="compiled")
+    _, machine = agree(counted(300), {}, mode="compiled")
     assert compiled_runs(machine)
 
 

@@ -178,13 +178,8 @@ def test_a_campaign_counts_a_mode_mismatch_as_lazyloops_failure():
 
 def counting_loop():
     """A loop of 4 trips whose last value is the counter after its last step: 4."""
-    from nets import const, counter, last
-    net = ll.Network()
-    loop = net.add_loop()
-    loop.add_trip_limit(const(net, 4, np.int32), ll.TripLimit.COUNT)
-    rec, _ = counter(net, loop)
-    net.mark_output(last(loop, rec))
-    return net
+    from nets import counted
+    return counted(4)
 
 
 def test_an_export_that_means_something_else_is_the_harness_fault_not_a_finding():
