@@ -32,7 +32,8 @@ def last(loop, tensor):
 
 def counted(trips):
     """A network of one loop of `trips` COUNT trips whose one output is a counter's
-    LAST_VALUE (`counter` from 0 by 1)."""
+    LAST_VALUE (`counter` from 0 by 1): i = 0; i += 1 for `trips` trips; LAST_VALUE(i) =
+    trips."""
     net = ll.Network()
     loop = net.add_loop()
     loop.add_trip_limit(const(net, trips, np.int32), ll.TripLimit.COUNT)

@@ -18,7 +18,7 @@ from hypothesis import given
 import lazyloop as ll
 from lazyloop.core.evaluate import MODES
 from lazyloop.strategies import networks
-from nets import SUM, const, counter, last
+from nets import SUM, const, counted, last
 
 OTHERS = tuple(m for m in MODES if m != "reference")
 
@@ -26,16 +26,6 @@ OTHERS = tuple(m for m in MODES if m != "reference")
 # ------------------------------------------------------------------------------------------
 # The argument
 # ------------------------------------------------------------------------------------------
-
-def counting(trips=5):
-    """i = 0; i += 1 for `trips` trips; LAST_VALUE(i) = trips."""
-    net = ll.Network()
-    loop = net.add_loop()
-    loop.add_trip_limit(const(net, trips, np.int32), ll.TripLimit.COUNT)
-    i, _ = counter(net, loop)
-    net.mark_output(last(loop, i))
-    return net
-
 
 def test_the_engine_has_one_option_set_per_mode():
     # rule: laziness/modes -- the modes are the reference and the engine's options
@@ -46,9 +36,9 @@ def test_the_engine_has_one_option_set_per_mode():
 @pytest.mark.parametrize("mode", MODES)
 def test_every_mode_evaluates_and_runs(mode):
     # rule: laziness/modes -- 5 trips of i += 1: 5, in every mode
-    (value,) = ll.evaluate(counting(), {}, mode=mode).values()
+    (value,) = ll.evaluate(counted(5), {}, mode=mode).values()
     assert int(value) == 5
-    result = ll.run(counting(), {}, mode=mode, trace=mode == "reference")
+    result = ll.run(counted(5), {}, mode=mode, trace=mode == "reference")
     assert int(list(result.outputs.values())[0]) == 5 and result.mode == mode
     assert (result.trace is None) == (mode != "reference")
 
@@ -56,17 +46,17 @@ def test_every_mode_evaluates_and_runs(mode):
 def test_run_defaults_follow_the_trace():
     # rule: laziness/modes -- with a trace the reference, without one the fast path; an
     # untraced run has no trace (None), which is not a run that forced nothing ([])
-    assert ll.run(counting(), {}).mode == "reference"
-    untraced = ll.run(counting(), {}, trace=False)
+    assert ll.run(counted(5), {}).mode == "reference"
+    untraced = ll.run(counted(5), {}, trace=False)
     assert untraced.mode == "fast" and untraced.trace is None
-    assert ll.run(counting(), {}, trace=False, mode="reference").trace is None
+    assert ll.run(counted(5), {}, trace=False, mode="reference").trace is None
 
 
 @pytest.mark.parametrize("bad", ["quick", "", 3, "Reference"])
 def test_a_bad_mode_is_refused(bad):
     # rule: laziness/modes
-    for call in (lambda: ll.evaluate(counting(), {}, mode=bad),
-                 lambda: ll.run(counting(), {}, mode=bad)):
+    for call in (lambda: ll.evaluate(counted(5), {}, mode=bad),
+                 lambda: ll.run(counted(5), {}, mode=bad)):
         with pytest.raises(ll.InputError) as info:
             call()
         assert info.value.rule == "laziness/modes" and info.value.where == "mode"
@@ -78,7 +68,7 @@ def test_a_trace_is_asked_of_the_reference_only(mode):
     # rule: laziness/modes -- a trace in another mode is refused, saying what to do
     for trace in (True, 10, []):
         with pytest.raises(ll.InputError) as info:
-            ll.run(counting(), {}, trace=trace, mode=mode)
+            ll.run(counted(5), {}, trace=trace, mode=mode)
         assert info.value.rule == "laziness/modes" and "trace" in str(info.value)
         assert 'mode="reference"' in info.value.fix
 
@@ -277,7 +267,7 @@ def test_the_exceptions_are_met_and_no_others():
     assert check_law(reference, fast, core_alone(plan, {}),
                      settled(plan, {}, "fast")) == "fixed point"
     answer = ("answer", {"y": np.float32(3)}, {"y": np.bool_(True)})
-    counts = ll.compile_network(counting())
+    counts = ll.compile_network(counted(5))
     with pytest.raises(AssertionError):  # a value where the reference fails, no fixed point
         check_law(outcome(lambda: ll.run(counts, {}, max_trips=2, trace=False,
                                          mode="reference")), answer, lambda: [],

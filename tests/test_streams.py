@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import lazyloop as ll
-from nets import SUM, concat, const, counter, forced, last
+from nets import SUM, concat, const, counted, counter, forced, last
 
 
 def test_each_element_is_computed_once():
@@ -62,26 +62,17 @@ def test_sequence_wise_layer_needs_no_earlier_element():
     assert list(ll.evaluate(net, {"x": xs}).values())[0] == 8.0
 
 
-def long_counter(trips):
-    net = ll.Network()
-    loop = net.add_loop()
-    loop.add_trip_limit(const(net, trips, np.int32), ll.TripLimit.COUNT)
-    c, _ = counter(net, loop)
-    net.mark_output(last(loop, c))
-    return net
-
-
 def test_deep_chains_never_recurse():
     # rule: stream/order -- far deeper than Python's recursion limit, on both evaluators
     depth = 20 * sys.getrecursionlimit()
-    net = long_counter(depth)
+    net = counted(depth)
     assert list(ll.run(net, {}, trace=1).outputs.values())[0] == depth  # the reference
     assert list(ll.evaluate(net, {}).values())[0] == depth
 
 
 def test_million_trip_loop_on_the_fast_path():
     # rule: stream/order -- a 10^6-trip loop
-    assert list(ll.evaluate(long_counter(10**6), {}).values())[0] == 10**6
+    assert list(ll.evaluate(counted(10**6), {}).values())[0] == 10**6
 
 
 def test_shapes_are_static():
