@@ -118,6 +118,17 @@ def test_identity_shares_the_element():
     assert bound("Identity", 1).single(x) is x
 
 
+@pytest.mark.parametrize("scalar", [np.int64(7), np.float32(-0.0), np.bool_(True),
+                                    np.uint8(255), np.float64(np.nan)])
+def test_identity_of_a_numpy_scalar_is_the_reference_kernels_0d_array(scalar):
+    # rule: onnx/node -- the reference kernel copies it; the bound call makes that a 0-D array
+    want = reference_kernel("Identity", 1)(scalar)[0]
+    got = bound("Identity", 1).single(scalar)
+    assert type(got) is np.ndarray and type(want) is np.ndarray
+    same(got, want)
+    assert np.signbit(got) == np.signbit(scalar)
+
+
 CAST_TO = ["FLOAT", "DOUBLE", "FLOAT16", "INT8", "INT32", "INT64", "UINT8", "BOOL", "STRING",
            "BFLOAT16", "FLOAT8E4M3FN"]
 

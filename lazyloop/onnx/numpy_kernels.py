@@ -149,8 +149,14 @@ def divide(truncating, slow):
 
 def identity(slow):
     def single(a):
-        """Identity: an array element itself (elements are read-only: no copy needed)."""
-        return a if type(a) is _ndarray else slow(a)[0]
+        """Identity: an array element itself (elements are read-only: no copy needed); a
+        numpy scalar (a Loop's iteration number is one) as the 0-D array the reference
+        kernel's copy of it is once made an array."""
+        if type(a) is _ndarray:
+            return a
+        if isinstance(a, np.generic) and a.dtype.kind in "biufc":
+            return np.array(a)
+        return slow(a)[0]
     return single
 
 
