@@ -349,3 +349,22 @@ def test_einsum_cells_equal_onnx_reference_evaluator(case):
     for _ in range(2):
         got = lo.evaluate(path, feeds, readings=meta["readings"] or None)
         assert [np.asarray(g).tobytes() for g in got.values()] == [w.tobytes() for w in want]
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+def test_sigmoid_with_one_exponential_is_the_reference_bit_for_bit(dtype):
+    # rule: onnx/node -- the bound Sigmoid computes exp(-|x|) once where the reference kernel
+    # computes exp(x) and exp(-x) everywhere; the values must still be the reference's bits
+    info = np.finfo(dtype)
+    edges = [0.0, -0.0, np.inf, -np.inf, info.max, -info.max, info.tiny, -info.tiny,
+             info.smallest_subnormal, -info.smallest_subnormal, 88.7, -88.7, -103.9, 17.0,
+             -17.0, 1e-8, -1e-8]
+    values = np.concatenate([np.array(edges, dtype),
+                             (np.random.default_rng(5).standard_normal(4000) * 30).astype(dtype)])
+    with np.errstate(all="ignore"):
+        want = reference_kernel("Sigmoid", 1)(values)[0]
+    got = bound("Sigmoid", 1).single(values)
+    assert got.dtype == want.dtype == dtype
+    assert got.tobytes() == want.tobytes()
+    nan = np.array([np.nan], dtype)
+    assert np.isnan(bound("Sigmoid", 1).single(nan)).all()

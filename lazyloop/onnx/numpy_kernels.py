@@ -30,7 +30,18 @@ _ndarray = np.ndarray
 
 def _sigmoid():
     from onnx.reference.ops.op_sigmoid import sigmoid
-    return sigmoid
+
+    def one_exp(x):
+        """The reference kernel's stable sigmoid -- `1 / (1 + exp(-x))` where x > 0,
+        `exp(x) / (1 + exp(x))` elsewhere -- with one exponential, `e = exp(-|x|)`, which is
+        `exp(-x)` on the first side and `exp(x)` on the other, bit for bit (-|x| is x itself
+        where x <= 0, and -0.0 where x is +0.0: exp gives 1.0 for both): the same values in
+        the same dtype, where the reference computes both exponentials everywhere."""
+        if x.dtype.kind != "f":
+            return sigmoid(x)
+        e = np.exp(-np.abs(x))
+        return np.where(x > 0, 1.0, e) / (1.0 + e)
+    return one_exp
 
 
 def _matmul():
