@@ -35,12 +35,15 @@ def _sigmoid():
         """The reference kernel's stable sigmoid -- `1 / (1 + exp(-x))` where x > 0,
         `exp(x) / (1 + exp(x))` elsewhere -- with one exponential, `e = exp(-|x|)`, which is
         `exp(-x)` on the first side and `exp(x)` on the other, bit for bit (-|x| is x itself
-        where x <= 0, and -0.0 where x is +0.0: exp gives 1.0 for both): the same values in
+        where x <= 0, and -0.0 where x is +0.0: exp gives 1.0 for both). The numerator, 1 or
+        e, is `max(e, x > 0)`: where x > 0, e <= 1 and the maximum is 1; elsewhere e >= 0 and
+        it is e (a NaN stays NaN). A maximum has no branch to mispredict, where a `where`
+        choosing by the signs of fresh values costs several times more. The same values in
         the same dtype, where the reference computes both exponentials everywhere."""
         if x.dtype.kind != "f":
             return sigmoid(x)
         e = np.exp(-np.abs(x))
-        return np.where(x > 0, 1.0, e) / (1.0 + e)
+        return np.maximum(e, (x > 0).view(np.uint8)) / (1.0 + e)
     return one_exp
 
 
