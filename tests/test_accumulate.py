@@ -152,3 +152,107 @@ def test_a_block_still_seen_is_not_written_again(width):
     third = raw_values(plan, {"x": x1})  # nothing sees the block now: written in place
     assert blocks(plan) == kept
     assert third[1].tobytes() == by_hand(x1, init, np.add)[1].tobytes()
+
+
+def counter(trips, init, step, dtype=ll.int64):
+    """A loop of COUNT `trips` whose recurrence s adds the invariant `step` each trip (an
+    ONNX Loop's iteration number is this one with step 1): LAST_VALUE(s), CONCATENATE(s)."""
+    net = ll.Network("onnx")
+    loop = net.add_loop()
+    loop.add_trip_limit(const(net, trips, np.int32), ll.TripLimit.COUNT)
+    s = loop.add_recurrence(const(net, init))
+    nxt = net.add_elementwise(s.get_output(0), const(net, step), SUM).get_output(0)
+    s.set_input(1, nxt)
+    net.mark_output(last(loop, s.get_output(0)))
+    net.mark_output(concat(net, loop, s.get_output(0), trips))
+    return net
+
+
+@pytest.mark.parametrize("init,step", [(np.array(0, np.int64), np.array(1, np.int64)),
+                                       (np.array(2 ** 62, np.int64), np.array(2 ** 60, np.int64)),
+                                       (np.zeros(3, np.float32), np.float32([0.1, -0.3, 1e-8]))])
+def test_a_counter_of_an_invariant_step_is_one_accumulation(init, step):
+    # rule: recurrence/def, stream/invariant -- s + c with c the same every trip is the
+    # accumulation of c repeated: the reference's bits (integers wrapping, float sums
+    # rounded trip by trip), and numpy's one-by-one sums
+    trips = 40
+    reference, machine = agree(counter(trips, init, step), {})
+    assert accumulated(machine), "the counter was not accumulated"
+    rows, s = [], init
+    with np.errstate(over="ignore"):
+        for _ in range(trips):
+            rows.append(s)
+            s = s + step
+    got_last, got_rows = reference.outputs.values()
+    assert got_rows.tobytes() == np.stack(rows).tobytes()
+    assert got_last.tobytes() == np.asarray(s).tobytes()  # LAST_VALUE: after the last trip
+
+
+def carried_copy(x, init):
+    """r_0 = init, r_{t+1} = x_t * 2 (a carried value the body overwrites from an iterator,
+    never reading it): LAST_VALUE(r) and CONCATENATE(r)."""
+    net = ll.Network("onnx")
+    xs = net.add_input("x", ll.float32, x.shape)
+    loop = net.add_loop()
+    loop.add_trip_limit(const(net, x.shape[0], np.int32), ll.TripLimit.COUNT)
+    e = loop.add_iterator(xs).get_output(0)
+    r = loop.add_recurrence(const(net, init))
+    doubled = net.add_elementwise(e, const(net, np.float32(2)), PROD).get_output(0)
+    r.set_input(1, doubled)
+    net.mark_output(last(loop, r.get_output(0)))
+    net.mark_output(concat(net, loop, r.get_output(0), x.shape[0]))
+    return net
+
+
+def test_a_recurrence_the_body_overwrites_is_its_next_values_one_place_on():
+    # rule: recurrence/def -- r_0 = init, r_{t+1} = x_t * 2: a batch of init and the doubled
+    # rows, made without any trip; values by hand
+    x = rng.standard_normal((30, 4)).astype(np.float32)
+    init = np.full(4, -0.0, np.float32)
+    reference, machine = agree(carried_copy(x, init), {"x": x})
+    assert accumulated(machine), "the overwritten recurrence was not batched"
+    want_rows = np.concatenate([init[None], x[:-1] * np.float32(2)])
+    got_last, got_rows = reference.outputs.values()
+    assert got_rows.tobytes() == want_rows.tobytes()
+    assert got_last.tobytes() == (x[-1] * np.float32(2)).tobytes()  # after the last trip
+
+
+def test_an_onnx_count_loop_runs_as_batches():
+    # rule: onnx/loop, recurrence/def -- M trips, no condition: the iteration number is a
+    # counter (accumulated), what reads it maps over it, a sum of it accumulates and a carried
+    # copy of it shifts; 40,000 trips give arange, its float copy, its sum and M - 1
+    pytest.importorskip("onnx")
+    from onnx import TensorProto, helper
+    import lazyloop.onnx as lo
+    from nets import onnx_on_engine
+    body = helper.make_graph(
+        [helper.make_node("Identity", ["c"], ["c_out"]),
+         helper.make_node("Identity", ["i"], ["last_out"]),
+         helper.make_node("Identity", ["i"], ["i_copy"]),
+         helper.make_node("Cast", ["i"], ["i_float"], to=TensorProto.FLOAT),
+         helper.make_node("Add", ["s", "i"], ["s_out"])], "body",
+        [helper.make_tensor_value_info("i", TensorProto.INT64, []),
+         helper.make_tensor_value_info("c", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("last", TensorProto.INT64, []),
+         helper.make_tensor_value_info("s", TensorProto.INT64, [])],
+        [helper.make_tensor_value_info(n, t, []) for n, t in
+         [("c_out", TensorProto.BOOL), ("last_out", TensorProto.INT64),
+          ("s_out", TensorProto.INT64), ("i_copy", TensorProto.INT64),
+          ("i_float", TensorProto.FLOAT)]])
+    graph = helper.make_graph(
+        [helper.make_node("Loop", ["M", "", "last0", "s0"],
+                          ["last", "s", "i_copies", "i_floats"], body=body)], "g",
+        [helper.make_tensor_value_info(n, TensorProto.INT64, []) for n in ("M", "last0", "s0")],
+        [helper.make_tensor_value_info(n, t, None) for n, t in
+         [("last", TensorProto.INT64), ("s", TensorProto.INT64),
+          ("i_copies", TensorProto.INT64), ("i_floats", TensorProto.FLOAT)]])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)])
+    m = 40_000
+    feeds = {"M": np.array(m), "last0": np.array(-1), "s0": np.array(0)}
+    got = lo.evaluate(model, feeds)
+    assert got["last"] == m - 1 and got["s"] == m * (m - 1) // 2
+    np.testing.assert_array_equal(got["i_copies"], np.arange(m))
+    assert got["i_floats"].dtype == np.float32
+    np.testing.assert_array_equal(got["i_floats"], np.arange(m, dtype=np.float32))
+    _, machine = onnx_on_engine(model, feeds)
+    assert accumulated(machine)

@@ -55,8 +55,9 @@ class NotAccumulable(Exception):
 
 def accumulated_pairs(demand, chosen) -> list:
     """(recurrence id, next-value map id, element stream id) for each recurrence whose next
-    value is an accumulating map of itself and of a stream in `chosen` (batchable), both
-    needed at every index below n + p."""
+    value is an accumulating map of itself and of a stream in `chosen` (batchable) or of an
+    invariant (every x_k the same value: a counter's `+ 1`), both needed at every index below
+    n + p."""
     pairs = []
     for rid, node in demand.members.items():
         if not isinstance(node, Recurrence) or demand.certain[rid] is None:
@@ -67,8 +68,9 @@ def accumulated_pairs(demand, chosen) -> list:
             continue
         if step.kernel.ufunc not in ACCUMULATING or step.args[0] != rid:
             continue
-        if step.args[1] in chosen:
-            pairs.append((rid, node.next, step.args[1]))
+        x = step.args[1]
+        if x is not None and (x in chosen or x not in demand.members):
+            pairs.append((rid, node.next, x))
     return pairs
 
 

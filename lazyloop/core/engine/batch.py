@@ -97,7 +97,20 @@ def batchable(demand) -> tuple:
                 found += [rid, mid]
                 chosen |= {rid, mid}
                 grew = True
+        for rid in shifted(demand, chosen):
+            found.append(rid)
+            chosen.add(rid)
+            grew = True
     return tuple(found)
+
+
+def shifted(demand, chosen) -> list:
+    """Recurrences, needed at every index below n + p, whose next value is a stream in
+    `chosen` that does not read them (it reads only batchable streams and invariants):
+    `recurrence/def` makes their elements init, x_0, x_1, ... -- the batch of x one place on."""
+    return [rid for rid, node in demand.members.items()
+            if rid not in chosen and isinstance(node, Recurrence)
+            and demand.certain[rid] is not None and node.next in chosen]
 
 
 def per_trip(demand) -> list:
@@ -169,7 +182,9 @@ def make_batches(schedule, streams, n, max_bytes=MAX_BATCH_BYTES):
         node = d.members[nid]
         if length <= 0 or nid in batches:  # a next-value map: made with its recurrence
             continue
-        if isinstance(node, Recurrence):
+        if isinstance(node, Recurrence) and node.next in batches:
+            made = shift(schedule, node, batches[node.next], n)
+        elif isinstance(node, Recurrence):
             made = accumulation(schedule, node, batches, n, max_bytes)
         elif isinstance(node, Iterator):
             # iterator/forward, iterator/reverse (A2 "guide"): the first `length` elements
@@ -197,8 +212,9 @@ def accumulation(schedule, node, batches, n, max_bytes=MAX_BATCH_BYTES) -> dict:
     (`recurrence/def`, accumulate.py); none where it does not apply."""
     d = schedule.d
     step = d.members[node.next]
-    elements = batches.get(step.args[1])
     length = max(n + d.certain[step.id], n + d.certain[node.id] - 1)
+    x = step.args[1]
+    elements = batches.get(x) if x in d.members else repeated(schedule.invariant(x), length)
     if (type(elements) is not np.ndarray or n < FEWEST_TRIPS
             or (length + 1) * elements[0].nbytes > max_bytes):
         return {}  # masked elements, a short run or too large a batch: element by element
@@ -208,6 +224,30 @@ def accumulation(schedule, node, batches, n, max_bytes=MAX_BATCH_BYTES) -> dict:
     except NotAccumulable:
         return {}
     return {node.id: rows[:n + d.certain[node.id]], step.id: rows[1:1 + n + d.certain[step.id]]}
+
+
+def repeated(value, length):
+    """An invariant as the stack of its `length` elements (`stream/invariant`: every one is
+    the value itself), a read-only view that copies nothing; None for a masked value."""
+    if type(value) is not np.ndarray:
+        return None
+    return np.broadcast_to(value, (length,) + value.shape)
+
+
+def shift(schedule, node, next_batch, n) -> dict:
+    """The batch of a recurrence whose next value is batched (`shifted`): element 0 its
+    initial value, element k + 1 the next value's element k (`recurrence/def`), where the
+    initial value is an array of the elements' dtype and shape; none elsewhere (a masked
+    batch, a short run, a carried value that changes shape, A11)."""
+    d = schedule.d
+    init = schedule.invariant(node.init)
+    length = n + d.certain[node.id]
+    if (type(next_batch) is not np.ndarray or type(init) is not np.ndarray or n < FEWEST_TRIPS
+            or init.dtype != next_batch.dtype or init.shape != next_batch.shape[1:]
+            or len(next_batch) < length - 1):
+        return {}
+    rows = np.concatenate([init[None], next_batch[:length - 1]])
+    return {node.id: rows}
 
 
 def map_batch(schedule, node, batches, length, max_bytes=MAX_BATCH_BYTES):
