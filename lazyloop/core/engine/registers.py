@@ -73,9 +73,10 @@ class Registers:
         self.high = {k: max(o) for k, o in offsets.items()}  # k -> hi
         self.fresh = set()  # members whose element i + hi this trip made so far
         self.early = set()  # members a reader makes before their phase, when not made yet
-        top = max(self.high.values(), default=0)
-        low = min((min(o) for o in offsets.values()), default=0)
-        self.first = self.window + max(top, 0) - min(low, 0) + 2  # every index made is >= 0
+        # the first trip that may be steady: every register's element exists (i - window >= 0)
+        # and every element a steady trip makes, i + hi, is one after element 0 (a carried
+        # value's element 0 is its initial value, which a steady trip never makes)
+        self.first = max(self.window, 1 - min(self.high.values(), default=0), 1)
 
     def __contains__(self, k):
         return k in self.high
