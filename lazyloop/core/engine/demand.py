@@ -70,8 +70,10 @@ class Demand:
             self.edges[k] = [(r, o) for r, o in reads if r in self.members]
             self.cond_edges[k] = [(r, o) for r, o in conditional if r in self.members]
         prefix, points = self.output_roots()
-        self.certain, self.points = self.solve(prefix, points)
         cond = self.loop.while_
+        if cond is not None and self.local(cond) and self.loop.count is None:
+            prefix[cond] = 1  # trip/while: with no COUNT, only the WHILE input stops the loop
+        self.certain, self.points = self.solve(prefix, points)
         if cond is not None and self.local(cond):
             prefix[cond] = 1
         self.prefix, _ = self.solve(prefix, points)
