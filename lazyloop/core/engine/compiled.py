@@ -355,6 +355,19 @@ class Emitter:
         return "\n".join(self.lines) + "\n"
 
 
+def iterated(node, whole, i):
+    """Element i of an iterator (`rules.iterator_element`: `iterator/forward`,
+    `iterator/reverse` by A2 "guide", `iterator/bounds`) in the usual case -- a plain array
+    iterated along its first axis at an index inside it -- as its slice at once; anything
+    else (a mask, another axis, an index outside the axis) as the rule makes it."""
+    if whole.__class__ is np.ndarray and node.axis == 0 and whole.ndim:
+        extent = whole.shape[0]
+        index = extent - 1 - i if node.reverse else i
+        if 0 <= index < extent:
+            return whole[index]
+    return iterator_element(node, whole, i)
+
+
 def scalar_class(dtype):
     """The numpy scalar class whose every instance has `dtype` (np.float32 for float32), or
     None when its instances may have another (a byte order, a string length, a unit)."""
@@ -396,7 +409,7 @@ def trip_function(schedule, trip, hot=HOT_TRIPS):
         [getattr(n.type, "dtype", None) for n in members],
         [scalar_class(getattr(n.type, "dtype", None)) for n in members],
         [schedule.shapes.get(n.id) for n in members],
-        schedule.invariant, schedule.invariants, schedule.get, iterator_element,
+        schedule.invariant, schedule.invariants, schedule.get, iterated,
         schedule.inner_element, schedule.check_element,
         None if schedule.record is None else schedule.record.append,
         list(schedule.collected.values()))

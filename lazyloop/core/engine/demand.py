@@ -234,6 +234,11 @@ class Demand:
                 self.order([k for k in members if self.certain[k] is not None], self.certain))
 
     @functools.cached_property
+    def output_order(self) -> tuple:
+        """The outputs it computes, in the order a run stores them (sorted by name)."""
+        return tuple(sorted(self.outputs))
+
+    @functools.cached_property
     def external(self):
         """What one run reads outside the loop: (in every run, only in some)."""
         return external_reads(self)

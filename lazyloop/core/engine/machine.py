@@ -186,13 +186,14 @@ class EngineMachine(Machine):
         loop's elements at k (`structure/nesting`). The run computes every output of the
         inner loop the enclosing demand needs at k (`Demand.runs`); the others are stored
         in `outer` beside this one."""
-        path = outer.path + ((outer.d.loop.name, k),)
-        outputs = outer.d.runs[node.loop]
-        demand = demand_of(self.plan, node.loop, outputs)
+        demand = demand_of(self.plan, node.loop, outer.d.runs[node.loop])
+        path = None  # the run's (loop, index) path, made only where trips or records keep it
+        if self.trips is not None or self.record is not None:
+            path = outer.path + ((outer.d.loop.name, k),)
         n, values = self.schedule_values(demand, node, None, k, outer, path)
         self.ran(node.loop, path, n, engine=True)
         found = None
-        for out_id in sorted(outputs):
+        for out_id in demand.output_order:
             out = self.plan.nodes[out_id]
             value = self.output_value(out, values[out_id], n,
                                       lambda out=out: outer.get(out.length, k))

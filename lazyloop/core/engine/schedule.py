@@ -59,7 +59,11 @@ KEEP = 4  # schedules of one loop kept for later runs (`Schedule.take`)
 
 def pool_of(demand, masked) -> list:
     """The schedules of a loop kept with its plan for later runs, plain or masked."""
-    return demand.plan.derived.setdefault(("schedules", demand.key, masked), [])
+    derived, key = demand.plan.derived, ("schedules", demand.key, masked)
+    found = derived.get(key)
+    if found is None:
+        found = derived[key] = []
+    return found
 
 
 class Schedule:
@@ -183,8 +187,10 @@ class Schedule:
         """(loop, index) of each enclosing loop's element this run belongs to, outermost
         first (as the reference's activations say it)."""
         if self.given_path is None:  # as `Activation` makes it, without making one
-            act = self.act
-            self.given_path = act.path + (((act.loop, self.index),) if act.loop else ())
+            outer, act = self.outer, self.act
+            self.given_path = (outer.path + ((outer.d.loop.name, self.index),)
+                               if outer is not None else
+                               act.path + (((act.loop, self.index),) if act.loop else ()))
         return self.given_path
 
     def get(self, ref, k):
