@@ -118,9 +118,24 @@ class Schedule:
         self.masked_batches = NONE  # those of them whose batch carries a mask
         self.compiled = False  # whether compiled trips ran (compiled.py)
         self.settled = False  # whether a fixed point ended it early (fixpoint.py)
-        if outer is None and act is not None and act.loop is None:
+        if outer is not None:
+            self.held_by_outer(outer, index)
+        elif act is not None and act.loop is None:
             self.held_invariants(machine.root.memo)
         return self
+
+    def held_by_outer(self, outer, k):
+        """A run for element k of an enclosing scheduled loop: what it reads outside its
+        loop and that loop's schedule holds already -- its element k of a stream of it, or
+        its invariant -- is this run's invariant from the start, as `fetch` would read it
+        (reading a held value forces nothing, `stream/invariant`); an undefined one is left
+        to `invariant`, which asks for masks."""
+        kept, memo, held = self.invariants, outer.memo, outer.invariants
+        for ref in self.outside:
+            found = memo.get(ref)
+            value = held.get(ref, _MISSING) if found is None else found.get(k, _MISSING)
+            if value is not _MISSING and value.__class__ is not Partial:
+                kept[ref] = value
 
     def held_invariants(self, memo):
         """A loop outside loops: what it reads outside it and the evaluation holds already
