@@ -41,6 +41,7 @@ from ..reference.machine import one_shape_streams
 from ..reference.rules import iterator_element
 from ..reference.steps import entry
 from ..types import TensorType
+from .on_demand import compiled_steps
 from .readonly import unmarked_streams
 from .registers import NotSteady, Registers, steady_streams
 from .reuse import shape_derived
@@ -315,13 +316,15 @@ class Emitter:
             return None
 
     def trips(self, collected):
-        """The source of `bind(...)`, which returns `trips(i, until)`: the loop body of
+        """The source of `bind(...)`, which returns `trips(i, until)` and the compiled steps
+        of the streams made on demand (on_demand.py) -- `trips` being the loop body of
         `Schedule.run` for trips i .. until - 1, returning the first trip it did not finish
         (`collected`: the streams CONCATENATE/REVERSE outputs collect, in order): trips in
         memo form until the run is steady, then on registers where the loop allows."""
         body = self.trip(collected)
         steady = self.steady_trip(collected)
         regs = self.regs
+        on_demand, made = compiled_steps(self) if not self.recording else ([], "{}")
         self.lines = []
         self.emit(0, "def bind(M, STEPS, F, N, D, K, S, INV, INVS, GET, ITERATE, INNER, CHECK, "
                      "RECORD, C):")
@@ -351,7 +354,8 @@ class Emitter:
             for line in regs.write_back():
                 self.emit(2, line)
         self.emit(2, "return i")
-        self.emit(1, "return trips")
+        self.lines.extend(on_demand)
+        self.emit(1, f"return trips, {made}")
         return "\n".join(self.lines) + "\n"
 
 
@@ -403,8 +407,10 @@ def trip_function(schedule, trip, hot=HOT_TRIPS):
         exec(compile(text, f"<trips of {d.loop.name}>", "exec"), scope)  # noqa: S102
         derived[key] = scope["bind"]
     members = list(d.members.values())
-    bound = derived[key](
-        [schedule.memo[n.id] for n in members], [schedule.steps[n.id] for n in members],
+    steps = [schedule.steps[n.id] if n.id in schedule.batched else schedule.plain_steps[n.id]
+             for n in members]  # as built: never a compiled step (on_demand.py)
+    bound, on_demand = derived[key](
+        [schedule.memo[n.id] for n in members], steps,
         [getattr(n, "fn", None) for n in members], members,
         [getattr(n.type, "dtype", None) for n in members],
         [scalar_class(getattr(n.type, "dtype", None)) for n in members],
@@ -415,4 +421,5 @@ def trip_function(schedule, trip, hot=HOT_TRIPS):
         list(schedule.collected.values()))
     if not schedule.batched and not recording:
         schedule.bound = bound
+        schedule.steps.update(on_demand)  # what is made on demand, compiled (on_demand.py)
     return bound
