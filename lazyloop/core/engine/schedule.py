@@ -303,7 +303,7 @@ class Schedule:
         shapes = self.shapes[node.id]
         if plain and value.shape in shapes:
             return
-        shape = np.shape(split(value)[0])
+        shape = value.shape if plain else np.shape(split(value)[0])
         stacked = node.id in self.m.one_shape
         first = self.first_shape.setdefault(node.id, shape) if stacked else None
         admitted = admitted_shapes(self.d.plan, node.id) if stacked else shapes
