@@ -13,8 +13,9 @@ line -- the same elements, read and stored in the same memos, in the same order,
 the same way. Anything out of the ordinary -- a kernel raising, an element failing its
 stream's type -- is left to the step it replaces, which does again what is not memoised and
 reports what failed (`stream/memo`: what the compiled step stored is not made twice). A
-stream whose cone reuses a map made from shapes (reuse.py: the trips' locals) or holds a
-nested loop keeps its step. `Schedule.take`, `release` and the batches keep the steps as
+stream whose cone reuses a map made from shapes (reuse.py: the trips' locals), holds a
+nested loop, or is longer than `STEP_LINES` keeps its step, as do the streams of a loop
+with no loop nested in it. `Schedule.take`, `release` and the batches keep the steps as
 built (`plain_steps`): a compiled step is only ever installed over them.
 """
 from __future__ import annotations
@@ -24,9 +25,16 @@ import re
 from ..plan import LoopOut
 
 
+STEP_LINES = 400  # a compiled step longer than this keeps its step (a deep branch's cone)
+
+
 def on_demand_streams(demand, batched) -> list:
-    """The members made only on demand whose steps are compiled: not a chain (kept whole by
-    `branches.chain_step`), not batched, not a nested loop's output."""
+    """The members made only on demand whose steps are compiled, in a loop with a loop
+    nested in it (whose runs ask for them; elsewhere the trips write them in line where
+    they read them): not a chain (kept whole by `branches.chain_step`), not batched, not a
+    nested loop's output."""
+    if not demand.nested:
+        return []
     return [k for k, node in demand.members.items()
             if k in demand.conditional and k not in demand.chains and k not in batched
             and not isinstance(node, LoopOut)]
@@ -44,6 +52,8 @@ def step_lines(emitter, k):
     emitter.invariants = invariants
     if len(emitter.reused_names) != reused:  # its cone reads the trips' locals
         del emitter.reused_names[reused:]
+        return None
+    if len(body) > STEP_LINES:
         return None
     used = dict.fromkeys(n for n in re.findall(r"\bx\d+\b", "\n".join(body)) if n in names)
     return ([f"    def c{c}(j0):  # {k!r}, made on demand"]
