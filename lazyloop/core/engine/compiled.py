@@ -385,6 +385,20 @@ def source(schedule, batched=frozenset(), recording=False) -> str:
     return Emitter(schedule, batched, recording).trips(list(schedule.collected))
 
 
+def binding(schedule) -> tuple:
+    """What the trip function is bound to that no run changes, per member: the node, its
+    memo, kernel, dtype, scalar class and admitted shapes -- listed once per schedule (a run
+    fed by batches binds the trips again)."""
+    if schedule.binding is None:
+        members = list(schedule.d.members.values())
+        dtypes = [getattr(n.type, "dtype", None) for n in members]
+        schedule.binding = (members, [schedule.memo[n.id] for n in members],
+                            [getattr(n, "fn", None) for n in members], dtypes,
+                            [scalar_class(t) for t in dtypes],
+                            [schedule.shapes.get(n.id) for n in members])
+    return schedule.binding
+
+
 def trip_function(schedule, trip, hot=HOT_TRIPS):
     """The compiled ordinary trips of `schedule`'s loop, bound to this run's memos and steps;
     None while the loop is not hot: this run is at a `trip` below `hot`, and its earlier runs
@@ -406,15 +420,11 @@ def trip_function(schedule, trip, hot=HOT_TRIPS):
         scope = {"_M": _MISSING, "ND": np.ndarray, "GENERIC": np.generic, "UNSTEADY": NotSteady}
         exec(compile(text, f"<trips of {d.loop.name}>", "exec"), scope)  # noqa: S102
         derived[key] = scope["bind"]
-    members = list(d.members.values())
+    members, memos, fns, dtypes, scalars, shapes = binding(schedule)
     steps = [schedule.steps[n.id] if n.id in schedule.batched else schedule.plain_steps[n.id]
              for n in members]  # as built: never a compiled step (on_demand.py)
     bound, on_demand = derived[key](
-        [schedule.memo[n.id] for n in members], steps,
-        [getattr(n, "fn", None) for n in members], members,
-        [getattr(n.type, "dtype", None) for n in members],
-        [scalar_class(getattr(n.type, "dtype", None)) for n in members],
-        [schedule.shapes.get(n.id) for n in members],
+        memos, steps, fns, members, dtypes, scalars, shapes,
         schedule.invariant, schedule.invariants, schedule.get, iterated,
         schedule.inner_element, schedule.check_element,
         None if schedule.record is None else schedule.record.append,

@@ -93,6 +93,7 @@ class Schedule:
         self.output_sources = tuple((o, nodes[o].source, nodes[o].kind is LoopOutput.LAST_VALUE)
                                     for o in demand.outputs)  # what `outputs` reads
         self.bound = None  # the compiled trips bound to this schedule (compiled.py)
+        self.binding = None  # what they are bound to that no run changes (compiled.py)
         self.blocks = {}  # recurrence -> its accumulation's block, for later runs (accumulate.py)
         self.parts = None  # what a trip works on (`trip_parts`)
         self.watch = watch_for(demand)  # laziness/fixed-point: may end the loop early
@@ -434,7 +435,7 @@ class Schedule:
         self.plain_steps.clear()
         self.raw.clear()
         self.finishers.clear()
-        self.bound = self.parts = None
+        self.bound = self.parts = self.binding = None
 
     def outputs(self, n):
         """Every output of the loop after it stopped at n trips: last values forced now,
