@@ -13,9 +13,9 @@ line -- the same elements, read and stored in the same memos, in the same order,
 the same way. Anything out of the ordinary -- a kernel raising, an element failing its
 stream's type -- is left to the step it replaces, which does again what is not memoised and
 reports what failed (`stream/memo`: what the compiled step stored is not made twice). A
-stream whose cone reuses a map made from shapes (reuse.py: the trips' locals), holds a
-nested loop, or is longer than `STEP_LINES` keeps its step, as do the streams of a loop
-with no loop nested in it. `Schedule.take`, `release` and the batches keep the steps as
+stream whose cone reuses a map made from shapes (reuse.py: the trips' locals), a nested
+loop's output, or a step longer than `STEP_LINES` lines keeps its step, as do the streams
+of a loop with no loop nested in it. `Schedule.take`, `release` and the batches keep the steps as
 built (`plain_steps`): a compiled step is only ever installed over them.
 """
 from __future__ import annotations
