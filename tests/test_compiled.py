@@ -11,7 +11,7 @@ from lazyloop.core.engine import compiled
 from lazyloop.core.engine import HOT_TRIPS
 from lazyloop.core.plan import compile_network
 from lazyloop.strategies import networks
-from nets import ENGINE_MODES, SUM, const, counted, counter, last, on_engine
+from nets import ENGINE_MODES, LESS, SUM, concat, const, counted, counter, last, on_engine
 from test_batch import agree
 from test_laws import run_fast
 
@@ -209,3 +209,29 @@ def test_a_hot_masked_loop_runs_step_by_step():
     assert [r for r in machine.log if r.masked]  # ran masked, and never compiled:
     assert not [r for r in machine.log if r.masked and r.compiled]
     assert values["acc"].shape == (2,) and not defined["acc"].any()
+
+
+@pytest.mark.parametrize("axis, reverse", [(0, False), (0, True), (1, False), (1, True)])
+@pytest.mark.parametrize("trips", [3, 4, 6])
+def test_compiled_iterators_slice_as_the_rule(axis, reverse, trips):
+    # rule: iterator/forward, iterator/reverse, iterator/bounds -- a WHILE loop (no batches)
+    # iterating a 4x4 array: the compiled trips take a first-axis slice at once, any other
+    # through the rule; each trip's row (or column), reversed or not, is numpy's; the fifth
+    # trip asks for index 4 of an axis of extent 4, which every mode refuses
+    net = ll.Network()
+    x = net.add_input("x", ll.float32, (4, 4))
+    loop = net.add_loop()
+    i, _ = counter(net, loop)
+    loop.add_trip_limit(net.add_elementwise(i, const(net, trips, np.int32), LESS).get_output(0),
+                        ll.TripLimit.WHILE)
+    row = loop.add_iterator(x, axis, reverse).get_output(0)
+    net.mark_output(concat(net, loop, row, trips))
+    value = np.arange(16, dtype=np.float32).reshape(4, 4)
+    rows = np.moveaxis(value, axis, 0)[::-1 if reverse else 1]
+    for mode in ("compiled", "fast", "reference"):
+        if trips > 4:
+            with pytest.raises(ll.IteratorOutOfBounds):
+                ll.evaluate(net, {"x": value}, mode=mode)
+            continue
+        got = list(ll.evaluate(net, {"x": value}, mode=mode).values())[0]
+        np.testing.assert_array_equal(got, rows[:trips])

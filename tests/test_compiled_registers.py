@@ -175,3 +175,35 @@ def test_registers_leave_the_memo_forms_memos(program):
     # every return of the trip function the memos are the memo form's, and so is the error
     with pytest.MonkeyPatch.context() as patch:
         both_forms(compile_network(program.net), program.feeds, patch, steady_needed=False)
+
+
+@pytest.mark.parametrize("trips", [1, 2, 3, 4, 6])
+def test_short_loops_leave_the_memo_form_early(trips, monkeypatch):
+    # rule: stream/memo, trip/while, laziness/modes -- a loop of a few trips (the exporter
+    # corpus runs 5-10) enters its steady trips as soon as every register's element exists
+    # (trip 1 here: a window of one, y made a trip ahead): the memos agree with the memo
+    # form's at every return, and the outputs are the hand-computed ones
+    net = while_loop(trips, trips)
+    x = np.arange(trips, dtype=np.int32) * 10
+    returns, error = both_forms(net, {"x": x}, monkeypatch)
+    assert error is None and returns[-1][0] == trips
+    got = [np.asarray(v) for v in ll.evaluate(net, {"x": x}, mode="compiled").values()]
+    k = np.arange(trips)
+    np.testing.assert_array_equal(got[0], 2 * k + 2 + 10 * k)  # z_k = y_k + 2 + x[k]
+    assert int(got[1]) == 2 * trips  # y_trips
+
+
+def test_registers_start_at_the_first_trip_every_register_exists(monkeypatch):
+    # rule: stream/memo -- the steady trips of while_loop start at trip 1 (the window is
+    # one: element i - 1 of each stream exists from trip 1), not later
+    net = while_loop(5, 5)
+    plan = plan_of(net, None)
+    machine = EngineMachine(plan, check_feeds(plan, {"x": np.zeros(5, np.int32)}),
+                            options=OPTIONS["compiled"])
+    sources = []
+    original = compiled.source
+    monkeypatch.setattr(compiled, "source", lambda *a, **k: sources.append(
+        original(*a, **k)) or sources[-1])
+    for _, nid in plan.outputs:
+        machine.demand(nid)
+    assert any("if i >= 1 and unsteady" in s for s in sources)

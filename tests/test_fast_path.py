@@ -131,3 +131,36 @@ def test_long_recurrence_cycle_keeps_the_analysis_small():
     assert demand.window <= 3 * 2 + 4  # points never went deeper than the bound for 1 recurrence
     (out,) = ll.evaluate(net, {"x": np.array([1, -2], np.float32)}).values()
     np.testing.assert_array_equal(out, [1, -2])
+
+
+def doubling_while(limit):
+    """y = 1, 2, 4, ...; a carried test t (t_0 = True, t_{k+1} = 2 * y_k < limit) is the
+    WHILE input, as jax and torch export a while loop: its cone reads the body a trip back.
+    No COUNT. Outputs LAST_VALUE(y) and CONCATENATE(y)."""
+    net = ll.Network()
+    loop = net.add_loop()
+    y = loop.add_recurrence(const(net, 1, np.int32))
+    doubled = net.add_elementwise(y.get_output(0), const(net, 2, np.int32),
+                                  ll.ElementWiseOperation.PROD).get_output(0)
+    y.set_input(1, doubled)
+    t = loop.add_recurrence(const(net, True, np.bool_))
+    t.set_input(1, net.add_elementwise(doubled, const(net, limit, np.int32), LESS).get_output(0))
+    loop.add_trip_limit(t.get_output(0), ll.TripLimit.WHILE)
+    net.mark_output(last(loop, y.get_output(0)))
+    net.mark_output(concat(net, loop, y.get_output(0), 16))
+    return net, loop
+
+
+@pytest.mark.parametrize("limit, trips", [(2, 1), (3, 2), (100, 7), (1000, 10)])
+def test_a_while_loop_without_count_makes_its_test_with_the_outputs(limit, trips):
+    # rule: trip/while, laziness/dead -- with no COUNT only the WHILE input stops the loop:
+    # its element n is tested whatever happens, so its cone (t's next value, 2 * y) is made
+    # on every trip with what the outputs need (certain), not a trip later on demand; the
+    # schedule forces what the reference forces; y_n = 2^n, n the first k with 2^k >= limit
+    net, loop = doubling_while(limit)
+    machine = compare(net, {})
+    demand = next(iter(machine.scheduled_loops.values()))
+    assert all(demand.certain[k] is not None for k in demand.members)
+    got = list(ll.evaluate(net, {}).values())
+    assert int(got[0]) == 2 ** trips
+    np.testing.assert_array_equal(got[1][:trips], 2 ** np.arange(trips))  # then padding

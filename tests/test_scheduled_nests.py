@@ -118,29 +118,17 @@ def test_an_inner_loop_reading_the_outer_loop_only_in_some_runs_forces_it_on_dem
     # and its body reads an outer stream w: that run reads it, the first does not; so w is
     # made on demand, when a run reads it (w_0 is never forced, as in the reference).
     # sum over i < 4 of i * (i + 10) = 74
-    net = ll.Network()
-    outer = net.add_loop()
-    outer.add_trip_limit(const(net, 4, np.int32), ll.TripLimit.COUNT)
-    i, _ = counter(net, outer)
-    w = net.add_elementwise(i, const(net, 10, np.int32), SUM).get_output(0)
-    inner = net.add_loop()
-    inner.add_trip_limit(i, ll.TripLimit.COUNT)
-    acc = inner.add_recurrence(const(net, 0, np.int32))
-    acc.set_input(1, net.add_elementwise(acc.get_output(0), w, SUM).get_output(0))
-    total = outer.add_recurrence(const(net, 0, np.int32))
-    total.set_input(1, net.add_elementwise(total.get_output(0), last(inner, acc.get_output(0)),
-                                           SUM).get_output(0))
-    net.mark_output(last(outer, total.get_output(0)))
+    net, outer, w = reads_outer_in_some_runs()
     plan = compile_network(net)
     machine = EngineMachine(plan, check_feeds(plan, {}), record=[])
     (nid,) = [nid for _, nid in plan.outputs]
     assert int(split(machine.demand(nid))[0]) == 74
-    assert scheduled_nests(machine) == [outer.name]
+    assert scheduled_nests(machine) == [outer]
     reference = ll.run(net, {})
     assert int(list(reference.outputs.values())[0]) == 74
-    forced = {r[:2] for r in machine.record if plan.nodes[r[0]].scope == outer.name}
-    assert forced == {(e.stream, e.index) for e in reference.trace if e.loop == outer.name}
-    assert sorted(k for s, k in forced if s == w.name) == [1, 2, 3]
+    forced = {r[:2] for r in machine.record if plan.nodes[r[0]].scope == outer}
+    assert forced == {(e.stream, e.index) for e in reference.trace if e.loop == outer}
+    assert sorted(k for s, k in forced if s == w) == [1, 2, 3]
 
 
 def test_runs_of_an_inner_loop_leave_nothing_behind(monkeypatch):
@@ -207,3 +195,57 @@ def test_three_levels_run_on_schedules_reading_the_outermost_loop():
                   if plan.nodes[r[0]].scope == loop}
         assert forced == {(e.stream, e.index, e.activation) for e in reference.trace
                           if e.loop == loop}
+
+
+def reads_outer_in_some_runs(rows=None):
+    """outer i < 4 carries total; an inner loop of COUNT i adds w = v + 10 (a stream of the
+    outer loop: v = i, or with `rows`, v = x[i], x an iterated input of that many rows) each
+    trip: w is made on demand, when a run of i >= 1 trips reads it (w_0 never).
+    total = sum over i < 4 of i * (v_i + 10). Returns (net, outer loop, w)."""
+    net = ll.Network()
+    outer = net.add_loop()
+    outer.add_trip_limit(const(net, 4, np.int32), ll.TripLimit.COUNT)
+    i, _ = counter(net, outer)
+    v = i if rows is None else outer.add_iterator(
+        net.add_input("x", ll.int32, (rows,))).get_output(0)
+    w = net.add_elementwise(v, const(net, 10, np.int32), SUM).get_output(0)
+    inner = net.add_loop()
+    inner.add_trip_limit(i, ll.TripLimit.COUNT)
+    acc = inner.add_recurrence(const(net, 0, np.int32))
+    acc.set_input(1, net.add_elementwise(acc.get_output(0), w, SUM).get_output(0))
+    total = outer.add_recurrence(const(net, 0, np.int32))
+    total.set_input(1, net.add_elementwise(total.get_output(0), last(inner, acc.get_output(0)),
+                                           SUM).get_output(0))
+    net.mark_output(last(outer, total.get_output(0)))
+    return net, outer.name, w.name
+
+
+def test_streams_made_on_demand_are_compiled_with_the_trips():
+    # rule: laziness/dead, stream/memo -- in mode "compiled" the enclosing loop's stream w,
+    # made on demand for the inner runs, is made by a compiled step (on_demand.py): the
+    # total is the hand-computed one, in every mode; x = [5, 6, 7, 8]:
+    # 0 * 15 + 1 * 16 + 2 * 17 + 3 * 18 = 104
+    net, _, w = reads_outer_in_some_runs(4)
+    plan = compile_network(net)
+    feeds = {"x": np.array([5, 6, 7, 8], np.int32)}
+    for mode in ("reference", "fast", "schedule", "compiled"):
+        assert int(list(ll.evaluate(plan, feeds, mode=mode).values())[0]) == 104
+    kept = [s for key, pool in plan.derived.items() if key[0] == "schedules" for s in pool
+            if w in s.steps]
+    assert kept and all(s.steps[w].__name__.startswith("c") for s in kept)  # compiled
+    assert all(s.plain_steps[w] is not s.steps[w] for s in kept)  # the step kept as built
+
+
+def test_a_compiled_step_made_on_demand_fails_as_its_step():
+    # rule: iterator/bounds, stream/memo -- x has 3 rows: the run of the last outer
+    # element (3 trips) reads w_3 = x[3] + 10, out of bounds; the compiled step hands it
+    # to the step, which names the error: the reference's, in every mode
+    net = reads_outer_in_some_runs(3)[0]
+    plan = compile_network(net)
+    feeds = {"x": np.array([5, 6, 7], np.int32)}
+    with pytest.raises(ll.IteratorOutOfBounds) as reference:
+        ll.evaluate(plan, feeds, mode="reference")
+    for mode in ("compiled", "fast", "compiled"):  # compiled twice: its steps kept
+        with pytest.raises(ll.IteratorOutOfBounds) as fast:
+            ll.evaluate(plan, feeds, mode=mode)
+        assert str(fast.value) == str(reference.value)

@@ -41,6 +41,7 @@ from ..reference.machine import one_shape_streams
 from ..reference.rules import iterator_element
 from ..reference.steps import entry
 from ..types import TensorType
+from .on_demand import compiled_steps
 from .readonly import unmarked_streams
 from .registers import NotSteady, Registers, steady_streams
 from .reuse import shape_derived
@@ -315,13 +316,15 @@ class Emitter:
             return None
 
     def trips(self, collected):
-        """The source of `bind(...)`, which returns `trips(i, until)`: the loop body of
+        """The source of `bind(...)`, which returns `trips(i, until)` and the compiled steps
+        of the streams made on demand (on_demand.py) -- `trips` being the loop body of
         `Schedule.run` for trips i .. until - 1, returning the first trip it did not finish
         (`collected`: the streams CONCATENATE/REVERSE outputs collect, in order): trips in
         memo form until the run is steady, then on registers where the loop allows."""
         body = self.trip(collected)
         steady = self.steady_trip(collected)
         regs = self.regs
+        on_demand, made = compiled_steps(self) if not self.recording else ([], "{}")
         self.lines = []
         self.emit(0, "def bind(M, STEPS, F, N, D, K, S, INV, INVS, GET, ITERATE, INNER, CHECK, "
                      "RECORD, C):")
@@ -351,8 +354,22 @@ class Emitter:
             for line in regs.write_back():
                 self.emit(2, line)
         self.emit(2, "return i")
-        self.emit(1, "return trips")
+        self.lines.extend(on_demand)
+        self.emit(1, f"return trips, {made}")
         return "\n".join(self.lines) + "\n"
+
+
+def iterated(node, whole, i):
+    """Element i of an iterator (`rules.iterator_element`: `iterator/forward`,
+    `iterator/reverse` by A2 "guide", `iterator/bounds`) in the usual case -- a plain array
+    iterated along its first axis at an index inside it -- as its slice at once; anything
+    else (a mask, another axis, an index outside the axis) as the rule makes it."""
+    if whole.__class__ is np.ndarray and node.axis == 0 and whole.ndim:
+        extent = whole.shape[0]
+        index = extent - 1 - i if node.reverse else i
+        if 0 <= index < extent:
+            return whole[index]
+    return iterator_element(node, whole, i)
 
 
 def scalar_class(dtype):
@@ -366,6 +383,20 @@ def scalar_class(dtype):
 def source(schedule, batched=frozenset(), recording=False) -> str:
     """The generated trip function of `schedule`'s loop, as text."""
     return Emitter(schedule, batched, recording).trips(list(schedule.collected))
+
+
+def binding(schedule) -> tuple:
+    """What the trip function is bound to that no run changes, per member: the node, its
+    memo, kernel, dtype, scalar class and admitted shapes -- listed once per schedule (a run
+    fed by batches binds the trips again)."""
+    if schedule.binding is None:
+        members = list(schedule.d.members.values())
+        dtypes = [getattr(n.type, "dtype", None) for n in members]
+        schedule.binding = (members, [schedule.memo[n.id] for n in members],
+                            [getattr(n, "fn", None) for n in members], dtypes,
+                            [scalar_class(t) for t in dtypes],
+                            [schedule.shapes.get(n.id) for n in members])
+    return schedule.binding
 
 
 def trip_function(schedule, trip, hot=HOT_TRIPS):
@@ -389,17 +420,16 @@ def trip_function(schedule, trip, hot=HOT_TRIPS):
         scope = {"_M": _MISSING, "ND": np.ndarray, "GENERIC": np.generic, "UNSTEADY": NotSteady}
         exec(compile(text, f"<trips of {d.loop.name}>", "exec"), scope)  # noqa: S102
         derived[key] = scope["bind"]
-    members = list(d.members.values())
-    bound = derived[key](
-        [schedule.memo[n.id] for n in members], [schedule.steps[n.id] for n in members],
-        [getattr(n, "fn", None) for n in members], members,
-        [getattr(n.type, "dtype", None) for n in members],
-        [scalar_class(getattr(n.type, "dtype", None)) for n in members],
-        [schedule.shapes.get(n.id) for n in members],
-        schedule.invariant, schedule.invariants, schedule.get, iterator_element,
+    members, memos, fns, dtypes, scalars, shapes = binding(schedule)
+    steps = [schedule.steps[n.id] if n.id in schedule.batched else schedule.plain_steps[n.id]
+             for n in members]  # as built: never a compiled step (on_demand.py)
+    bound, on_demand = derived[key](
+        memos, steps, fns, members, dtypes, scalars, shapes,
+        schedule.invariant, schedule.invariants, schedule.get, iterated,
         schedule.inner_element, schedule.check_element,
         None if schedule.record is None else schedule.record.append,
         list(schedule.collected.values()))
     if not schedule.batched and not recording:
         schedule.bound = bound
+        schedule.steps.update(on_demand)  # what is made on demand, compiled (on_demand.py)
     return bound

@@ -70,8 +70,10 @@ class Demand:
             self.edges[k] = [(r, o) for r, o in reads if r in self.members]
             self.cond_edges[k] = [(r, o) for r, o in conditional if r in self.members]
         prefix, points = self.output_roots()
-        self.certain, self.points = self.solve(prefix, points)
         cond = self.loop.while_
+        if cond is not None and self.local(cond) and self.loop.count is None:
+            prefix[cond] = 1  # trip/while: with no COUNT, only the WHILE input stops the loop
+        self.certain, self.points = self.solve(prefix, points)
         if cond is not None and self.local(cond):
             prefix[cond] = 1
         self.prefix, _ = self.solve(prefix, points)
@@ -230,6 +232,11 @@ class Demand:
         members = self.members
         return (self.order([k for k in members if (self.prefix[k] or -1) >= 1], self.prefix),
                 self.order([k for k in members if self.certain[k] is not None], self.certain))
+
+    @functools.cached_property
+    def output_order(self) -> tuple:
+        """The outputs it computes, in the order a run stores them (sorted by name)."""
+        return tuple(sorted(self.outputs))
 
     @functools.cached_property
     def external(self):

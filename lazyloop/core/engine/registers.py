@@ -37,7 +37,7 @@ run (the tests' trace of what was forced goes through the memo form).
 """
 from __future__ import annotations
 
-from ..plan import LoopOut
+from ..plan import LoopOut, Recurrence
 
 
 UNSTEADY_TRIPS = 4  # a loop whose steady trips were handed back this often stays in memo form
@@ -73,9 +73,12 @@ class Registers:
         self.high = {k: max(o) for k, o in offsets.items()}  # k -> hi
         self.fresh = set()  # members whose element i + hi this trip made so far
         self.early = set()  # members a reader makes before their phase, when not made yet
-        top = max(self.high.values(), default=0)
-        low = min((min(o) for o in offsets.values()), default=0)
-        self.first = self.window + max(top, 0) - min(low, 0) + 2  # every index made is >= 0
+        # the first trip that may be steady: every register's element exists (i - window >= 0)
+        # and every element a steady trip makes, i + hi, exists -- past element 0 for a
+        # carried value (element 0 is its initial value, which a steady trip never makes)
+        self.first = max([self.window] + [
+            (1 if isinstance(demand.members[k], Recurrence) else 0) - hi
+            for k, hi in self.high.items()])
 
     def __contains__(self, k):
         return k in self.high

@@ -59,7 +59,11 @@ KEEP = 4  # schedules of one loop kept for later runs (`Schedule.take`)
 
 def pool_of(demand, masked) -> list:
     """The schedules of a loop kept with its plan for later runs, plain or masked."""
-    return demand.plan.derived.setdefault(("schedules", demand.key, masked), [])
+    derived, key = demand.plan.derived, ("schedules", demand.key, masked)
+    found = derived.get(key)
+    if found is None:
+        found = derived[key] = []
+    return found
 
 
 class Schedule:
@@ -89,6 +93,7 @@ class Schedule:
         self.output_sources = tuple((o, nodes[o].source, nodes[o].kind is LoopOutput.LAST_VALUE)
                                     for o in demand.outputs)  # what `outputs` reads
         self.bound = None  # the compiled trips bound to this schedule (compiled.py)
+        self.binding = None  # what they are bound to that no run changes (compiled.py)
         self.blocks = {}  # recurrence -> its accumulation's block, for later runs (accumulate.py)
         self.parts = None  # what a trip works on (`trip_parts`)
         self.watch = watch_for(demand)  # laziness/fixed-point: may end the loop early
@@ -114,9 +119,24 @@ class Schedule:
         self.masked_batches = NONE  # those of them whose batch carries a mask
         self.compiled = False  # whether compiled trips ran (compiled.py)
         self.settled = False  # whether a fixed point ended it early (fixpoint.py)
-        if outer is None and act is not None and act.loop is None:
+        if outer is not None:
+            self.held_by_outer(outer, index)
+        elif act is not None and act.loop is None:
             self.held_invariants(machine.root.memo)
         return self
+
+    def held_by_outer(self, outer, k):
+        """A run for element k of an enclosing scheduled loop: what it reads outside its
+        loop and that loop's schedule holds already -- its element k of a stream of it, or
+        its invariant -- is this run's invariant from the start, as `fetch` would read it
+        (reading a held value forces nothing, `stream/invariant`); an undefined one is left
+        to `invariant`, which asks for masks."""
+        kept, memo, held = self.invariants, outer.memo, outer.invariants
+        for ref in self.outside:
+            found = memo.get(ref)
+            value = held.get(ref, _MISSING) if found is None else found.get(k, _MISSING)
+            if value is not _MISSING and value.__class__ is not Partial:
+                kept[ref] = value
 
     def held_invariants(self, memo):
         """A loop outside loops: what it reads outside it and the evaluation holds already
@@ -183,8 +203,10 @@ class Schedule:
         """(loop, index) of each enclosing loop's element this run belongs to, outermost
         first (as the reference's activations say it)."""
         if self.given_path is None:  # as `Activation` makes it, without making one
-            act = self.act
-            self.given_path = act.path + (((act.loop, self.index),) if act.loop else ())
+            outer, act = self.outer, self.act
+            self.given_path = (outer.path + ((outer.d.loop.name, self.index),)
+                               if outer is not None else
+                               act.path + (((act.loop, self.index),) if act.loop else ()))
         return self.given_path
 
     def get(self, ref, k):
@@ -282,7 +304,7 @@ class Schedule:
         shapes = self.shapes[node.id]
         if plain and value.shape in shapes:
             return
-        shape = np.shape(split(value)[0])
+        shape = value.shape if plain else np.shape(split(value)[0])
         stacked = node.id in self.m.one_shape
         first = self.first_shape.setdefault(node.id, shape) if stacked else None
         admitted = admitted_shapes(self.d.plan, node.id) if stacked else shapes
@@ -413,7 +435,7 @@ class Schedule:
         self.plain_steps.clear()
         self.raw.clear()
         self.finishers.clear()
-        self.bound = self.parts = None
+        self.bound = self.parts = self.binding = None
 
     def outputs(self, n):
         """Every output of the loop after it stopped at n trips: last values forced now,
