@@ -206,6 +206,16 @@ ARRAY_CASES = [  # (op, attributes, inputs): common cases, and ones the referenc
     ("Gemm", {"transA": 1, "transB": 1}, (X[0].T, X[1], X[0])), ("Gemm", {}, (X[0], X[1])),
     ("Gemm", {"transB": 1, "beta": 0.0}, (X[0].astype(np.float64), X[1].astype(np.float64),
                                           np.ones(1))),
+    ("Gemm", {}, (X[0], X[1].T, X[0, :, :3])), ("Gemm", {"transA": 1}, (X[0].T, X[1].T, X[0, 0, :3])),
+    ("Gemm", {"beta": 1.0}, (X[0].astype(np.float64), X[1].T.astype(np.float64),
+                             np.array(-0.0))),
+    ("Gemm", {"transB": 1}, (X[0].astype(np.float16), X[1].astype(np.float16),
+                             X[0, 0, :3].astype(np.float16))),
+    ("Gemm", {}, (X[0], X[1].T, X[0, :, :3].astype(np.float64))),
+    ("Gemm", {}, (X[0].astype(np.int64), X[1].T.astype(np.int64), i64(2**53 + 1))),
+    ("Gemm", {}, (X[0], X[1].T, X[0])),  # a C that does not broadcast: the reference refuses
+    ("Gemm", {}, (X[0, 0], X[1, 0])), ("Gemm", {}, (X[0, :0], X[1, :, :0].T, X[0, 0, :3])),
+    ("Squeeze", {}, (X[:1, :, :1], i64(-1, 0))), ("Squeeze", {}, (X[:1], i64(-4))),
     ("Shape", {}, (X,)), ("Shape", {"start": 1}, (X,)),
     ("Einsum", {"equation": "a,ab->b"}, (X[0, 0], X[0].T)),
     ("Einsum", {"equation": "a,ab->b"}, (X[1, 1], X[1].T)),  # the same shapes again
@@ -229,6 +239,52 @@ ARRAY_CASES = [  # (op, attributes, inputs): common cases, and ones the referenc
     ("Slice", {}, (X, np.array([0, 1], np.int32), np.array([2, 2], np.int32))),
     ("Slice", {}, (X, i64(0, 0), i64(1))),  # pairs cut to the shortest list
 ]
+
+
+F = np.array([-2.5, -1.0, -0.0, 0.0, 0.5, 3.0, np.inf, -np.inf, np.nan], np.float32)
+N = np.array([-3, -1, 0, 1, 2, 7], np.int32)
+POW_CASES = [  # base, exponent: ordinary values and the edges numpy handles its own way
+    (F, np.float32(0.5) * np.ones((), np.float32)), (F, F[:, None]), (F, np.float32(2) * F),
+    (F.astype(np.float64), F), (F, N[:, None].astype(np.int64)), (F.astype(np.float16), F),
+    (N, np.array(2, np.int32)), (N, N[::-1].copy()), (N, np.array(-1, np.int32)),
+    (N.astype(np.int64), np.array(70, np.int64)), (N, np.array([0.5], np.float32)),
+    (N, np.array([np.nan, 1e10], np.float64)[:, None]), (F[:0], F[:1]),
+    (np.array(-8.0, np.float32), np.array(1 / 3, np.float32)), (F, N[:2])]
+
+
+@pytest.mark.parametrize("case", range(len(POW_CASES)))
+def test_pow_is_the_reference_pow_bit_for_bit(case):
+    # rule: onnx/node -- Pow made by numpy directly (np.power, then the base's dtype) gives
+    # the reference kernel's bytes, dtype and shape -- NaN from a negative base to a
+    # fractional power, overflow to inf, integer wrap-around -- or its refusal (an integer
+    # to a negative integer power; shapes that do not broadcast), and no warning
+    import warnings
+    fn, slow = bound_pair("Pow", 2, opset=15)
+    assert fn.single.__doc__.startswith("Pow")
+    args = POW_CASES[case]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a warning the reference silences is a failure here
+        try:
+            want = slow(*args)[0]
+        except EvaluationError:
+            with pytest.raises(EvaluationError):
+                fn(*args)
+            return
+        got = fn.single(*args)
+    assert type(got) is np.ndarray and got.dtype == want.dtype and got.shape == want.shape
+    assert got.tobytes() == want.tobytes()
+
+
+def test_pow_under_a_raising_error_state_is_the_reference_kernels():
+    # rule: onnx/node -- numpy's error state set to raise: the reference kernel raises on the
+    # NaN of (-8) ** (1/3) (silencing warnings does not silence errors), and so does the
+    # node; 2 ** 3 is still 8
+    fn, _ = bound_pair("Pow", 2, opset=15)
+    with np.errstate(all="raise"):
+        with pytest.raises(EvaluationError, match="FloatingPointError"):
+            fn(np.array([-8.0], np.float32), np.array(1 / 3, np.float32))
+        assert fn.single(np.array([2.0], np.float32), np.array(3, np.int64)).tolist() == [8.0]
+    assert fn.single(np.array([-8.0]), np.array(0.5)).tolist() != [-2.0]  # NaN, quietly
 
 
 @pytest.mark.parametrize("case", range(len(ARRAY_CASES)))
@@ -338,3 +394,15 @@ def test_einsum_cells_equal_onnx_reference_evaluator(case):
     for _ in range(2):
         got = lo.evaluate(path, feeds, readings=meta["readings"] or None)
         assert [np.asarray(g).tobytes() for g in got.values()] == [w.tobytes() for w in want]
+
+
+def test_gemm_with_unit_scales_is_the_plain_product():
+    # rule: onnx/node -- alpha 1 and beta 1 (as float32, how the reference kernel holds
+    # them): A B' + C, by numpy's matmul here, in A's dtype
+    from lazyloop.onnx.array_kernels import gemm
+    one = np.float32(1.0)
+    product = gemm({"alpha": one, "beta": one, "transA": 0, "transB": 1}, refusing_slow)
+    a, b, c = X[0], X[1], X[0, 0, :3]
+    got = product(a, b, c)
+    assert got.dtype == np.float32 and got.tolist() == (a @ b.T + c).tolist()
+    assert product(a, b).tolist() == (a @ b.T).tolist()

@@ -95,11 +95,12 @@ def arange(attributes, slow):
 
 
 def squeeze(attributes, slow):
-    """Squeeze (axes as an input): `np.squeeze(data, tuple(axes))`."""
+    """Squeeze (axes as an input): `np.squeeze(data, tuple(axes))`, which calls
+    `data.squeeze`."""
     def single(data, axes):
         if type(data) is _ndarray and type(axes) is _ndarray and axes.ndim == 1:
             try:
-                return np.squeeze(data, axis=tuple(axes))
+                return data.squeeze(axis=tuple(axes.tolist()))
             except Exception:  # noqa: BLE001
                 pass
         return slow(data, axes)[0]
@@ -107,7 +108,7 @@ def squeeze(attributes, slow):
 
 
 def gather(attributes, slow):
-    """Gather: `np.take(x, indices, axis)`, the indices an array or a numpy integer (a Loop's
+    """Gather: `np.take(x, indices, axis)` (which calls `x.take`), the indices an array or a numpy integer (a Loop's
     iteration number is one); a scalar result made a 0-D array, as the bound reference
     kernel makes it."""
     axis = attributes.get("axis", 0)
@@ -116,7 +117,7 @@ def gather(attributes, slow):
         if (type(x) is _ndarray and isinstance(indices, _index_types)
                 and indices.dtype.kind == "i"):
             try:
-                r = np.take(x, indices, axis=axis)
+                r = x.take(indices, axis=axis)
             except Exception:  # noqa: BLE001
                 return slow(x, indices)[0]
             return r if type(r) is _ndarray else np.array(r)
@@ -210,23 +211,47 @@ def summed(attributes, slow, squared: bool):
 
 def gemm(attributes, slow):
     """Gemm (opset 7 on): the reference kernel's own product function for its transposes,
-    `alpha * A' B' + beta * C` in A's dtype; a 0-D product made an array."""
+    `alpha * A' B' + beta * C` in A's dtype; a 0-D product made an array (`unscaled`: its
+    common case without the steps that change no value)."""
     if "broadcast" in attributes:  # Gemm 6 and older: the reference's own handling
         return None
     from onnx.reference.ops.op_gemm import _gemm00, _gemm01, _gemm10, _gemm11
     trans_a, trans_b = attributes.get("transA"), attributes.get("transB")
     alpha, beta = attributes.get("alpha"), attributes.get("beta")
     product = (_gemm11 if trans_b else _gemm10) if trans_a else (_gemm01 if trans_b else _gemm00)
+    fast = unscaled(trans_a, trans_b, beta) if alpha == 1.0 and beta in (0.0, 1.0) else None
 
     def single(a, b, c=None):
         if type(a) is _ndarray and type(b) is _ndarray and (c is None or type(c) is _ndarray):
             try:
-                r = product(a, b, c, alpha, beta).astype(a.dtype)
+                if fast is not None and a.ndim == 2 and b.ndim == 2 and a.dtype.char in "fd" \
+                        and b.dtype == a.dtype and (c is None or c.dtype == a.dtype):
+                    return fast(a, b, c)
+                r = product(a, b, c, alpha, beta)
+                if r.dtype != a.dtype:
+                    r = r.astype(a.dtype)
             except Exception:  # noqa: BLE001
                 return slow(a, b)[0] if c is None else slow(a, b, c)[0]
             return r if type(r) is _ndarray else np.array(r)
         return slow(a, b)[0] if c is None else slow(a, b, c)[0]
     return single
+
+
+def unscaled(trans_a, trans_b, beta):
+    """Gemm's product with alpha 1 and beta 0 or 1, for 2-D A and B and a C of their one
+    dtype, float32 or float64: the reference's `np.dot(A', B')`, plus C unless beta is 0 --
+    without its `* alpha` on the product and `* beta` on C (alpha and beta are float32
+    scalars: times 1.0 a float32 or float64 keeps its dtype and value, so the product, a new
+    array, is left as it is and C is added as it is) and its `astype` to A's dtype, which the
+    product already has. (float16 is left to `product`: times a float32 it becomes float32.)"""
+    dot = np.dot
+
+    def fast(a, b, c):
+        o = dot(a.T if trans_a else a, b.T if trans_b else b)
+        if c is not None and beta != 0:
+            o += c
+        return o
+    return fast
 
 
 def shape(attributes, slow):

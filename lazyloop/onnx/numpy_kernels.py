@@ -109,10 +109,10 @@ def unary(fct, slow, cast_back: bool):
                 return slow(x)[0]
             if type(r) is not _ndarray:
                 r = asarray(r)
+            if r.dtype == x.dtype:  # astype to the same dtype would only copy r
+                return r
             if cast_back:
                 return r.astype(x.dtype)
-            if r.dtype == x.dtype:
-                return r
         return slow(x)[0]
     return single
 
@@ -130,6 +130,57 @@ def binary(fct, slow, same_dtype_out: bool):
                 r = asarray(r)
             if not same_dtype_out or r.dtype == a.dtype:
                 return r
+        return slow(a, b)[0]
+    return single
+
+
+def floating_point_quiet():
+    """(numpy's error-state variable, its default value, its value that ignores every
+    floating-point error), or None where this numpy keeps its error state elsewhere.
+
+    While the state is numpy's default (warn on overflow, invalid and divide; ignore
+    underflow), a call made under `warnings.catch_warnings()` with every warning ignored --
+    how the reference kernel of Pow silences numpy -- gives the same value and no signal as
+    the same call made with numpy's error state set to ignore; setting that state is one
+    context-variable write, not the copy of the warning filters catch_warnings makes."""
+    import contextvars
+    from numpy._core import _ufunc_config
+    state = getattr(_ufunc_config, "_extobj_contextvar", None)
+    if not isinstance(state, contextvars.ContextVar):
+        return None
+    default = contextvars.Context().run(state.get)  # its value where nobody set it
+    with np.errstate(all="ignore"):
+        ignoring = state.get()
+    return state, default, ignoring
+
+
+def power(slow):
+    """Pow (opset 7 on): the reference's `np.power(a, b).astype(a.dtype)` with numpy's
+    warnings silenced, for arrays, while numpy's error state is its default (then silencing
+    the warnings is ignoring the errors: `floating_point_quiet`); the astype skipped where it
+    would only copy; a numpy scalar result made a 0-D array, as the bound reference kernel
+    makes it. Every other input, and numpy raising (an integer to a negative integer power),
+    goes to the reference kernel."""
+    quiet = floating_point_quiet()
+    if quiet is None:
+        return None
+    state, default, ignoring = quiet
+    fct = np.power
+
+    def single(a, b):
+        """Pow: `np.power(a, b)` in a's dtype, numpy's errors ignored for the call."""
+        if type(a) is _ndarray and type(b) is _ndarray and state.get() is default:
+            token = state.set(ignoring)
+            try:
+                r = fct(a, b)
+                if r.dtype != a.dtype:
+                    r = r.astype(a.dtype)
+            except Exception:  # noqa: BLE001 -- the reference kernel reports it
+                r = None
+            finally:
+                state.reset(token)
+            if r is not None:
+                return r if type(r) is _ndarray else np.array(r)
         return slow(a, b)[0]
     return single
 
@@ -221,6 +272,8 @@ def direct(op_type: str, arity: int, slow: Callable, where: str,
     elif arity == 2 and op_type == "Div":  # floats; integers as the reference truncates
         single = divide(getattr(kernel, "numpy_fct", None), slow)
         batched = one_dtype(elementwise(np.divide, same_dtype))
+    elif arity == 2 and op_type == "Pow" and not hasattr(kernel, "broadcast"):
+        single = power(slow)  # Pow 1 to 6 (with broadcast and axis) keep the reference's
     elif arity == 1 and op_type == "Not":
         single, batched = unary(np.logical_not, slow, False), elementwise(np.logical_not,
                                                                             same_dtype)
