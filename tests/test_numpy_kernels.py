@@ -275,6 +275,25 @@ def test_pow_is_the_reference_pow_bit_for_bit(case):
     assert got.tobytes() == want.tobytes()
 
 
+SQRT_CASES = [F, F.astype(np.float64), F.astype(np.float16), N, N.astype(np.uint8), F[:0],
+              np.array(-4.0, np.float32), np.array(9, np.int64), F.reshape(3, 3)[:, ::2]]
+
+
+@pytest.mark.parametrize("case", range(len(SQRT_CASES)))
+def test_sqrt_is_the_reference_sqrt_bit_for_bit(case):
+    # rule: onnx/node -- Sqrt made by numpy directly: NaN for negatives, -0.0 kept, integers
+    # through float64 and back, with no warning, as the reference kernel's bytes
+    import warnings
+    fn, slow = bound_pair("Sqrt", 1)
+    assert fn.single.__doc__.startswith("Sqrt") and fn.batched is not None
+    x = SQRT_CASES[case]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        want, got = slow(x)[0], fn.single(x)
+    assert type(got) is np.ndarray and got.dtype == want.dtype and got.shape == want.shape
+    assert got.tobytes() == want.tobytes()
+
+
 def test_pow_under_a_raising_error_state_is_the_reference_kernels():
     # rule: onnx/node -- numpy's error state set to raise: the reference kernel raises on the
     # NaN of (-8) ** (1/3) (silencing warnings does not silence errors), and so does the

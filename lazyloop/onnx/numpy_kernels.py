@@ -18,6 +18,7 @@ fewer), and its `batched` form applies to stacked elements. Every op bound here 
 """
 from __future__ import annotations
 
+import functools
 from typing import Callable, Optional
 
 import numpy as np
@@ -134,6 +135,7 @@ def binary(fct, slow, same_dtype_out: bool):
     return single
 
 
+@functools.lru_cache(maxsize=None)
 def floating_point_quiet():
     """(numpy's error-state variable, its default value, its value that ignores every
     floating-point error), or None where this numpy keeps its error state elsewhere.
@@ -154,34 +156,35 @@ def floating_point_quiet():
     return state, default, ignoring
 
 
-def power(slow):
-    """Pow (opset 7 on): the reference's `np.power(a, b).astype(a.dtype)` with numpy's
-    warnings silenced, for arrays, while numpy's error state is its default (then silencing
-    the warnings is ignoring the errors: `floating_point_quiet`); the astype skipped where it
-    would only copy; a numpy scalar result made a 0-D array, as the bound reference kernel
-    makes it. Every other input, and numpy raising (an integer to a negative integer power),
-    goes to the reference kernel."""
+def quietly(op_type: str, fct, slow):
+    """Pow (opset 7 on) and Sqrt: the reference's `fct(*args).astype(args[0].dtype)` with
+    numpy's warnings silenced, for arrays, while numpy's error state is its default (then
+    silencing the warnings is ignoring the errors: `floating_point_quiet`); the astype
+    skipped where it would only copy; a numpy scalar result made a 0-D array, as the bound
+    reference kernel makes it. Every other input, and numpy raising (an integer to a
+    negative integer power), goes to the reference kernel."""
     quiet = floating_point_quiet()
     if quiet is None:
         return None
     state, default, ignoring = quiet
-    fct = np.power
 
-    def single(a, b):
-        """Pow: `np.power(a, b)` in a's dtype, numpy's errors ignored for the call."""
-        if type(a) is _ndarray and type(b) is _ndarray and state.get() is default:
+    def single(*args):  # one or two arguments: the first and the last are all of them
+        first = args[0]
+        if type(first) is _ndarray and type(args[-1]) is _ndarray and state.get() is default:
             token = state.set(ignoring)
             try:
-                r = fct(a, b)
-                if r.dtype != a.dtype:
-                    r = r.astype(a.dtype)
+                r = fct(*args)
+                if r.dtype != first.dtype:
+                    r = r.astype(first.dtype)
             except Exception:  # noqa: BLE001 -- the reference kernel reports it
                 r = None
             finally:
                 state.reset(token)
             if r is not None:
                 return r if type(r) is _ndarray else np.array(r)
-        return slow(a, b)[0]
+        return slow(*args)[0]
+    single.__doc__ = f"{op_type}: `{fct.__name__}` in the first input's dtype, numpy's " \
+                     "errors ignored for the call."
     return single
 
 
@@ -272,8 +275,10 @@ def direct(op_type: str, arity: int, slow: Callable, where: str,
     elif arity == 2 and op_type == "Div":  # floats; integers as the reference truncates
         single = divide(getattr(kernel, "numpy_fct", None), slow)
         batched = one_dtype(elementwise(np.divide, same_dtype))
-    elif arity == 2 and op_type == "Pow" and not hasattr(kernel, "broadcast"):
-        single = power(slow)  # Pow 1 to 6 (with broadcast and axis) keep the reference's
+    elif arity == 2 and op_type == "Pow" and not hasattr(kernel, "broadcast"):  # opset 7 on
+        single = quietly(op_type, np.power, slow)
+    elif arity == 1 and op_type == "Sqrt":
+        single, batched = quietly(op_type, np.sqrt, slow), batched_form
     elif arity == 1 and op_type == "Not":
         single, batched = unary(np.logical_not, slow, False), elementwise(np.logical_not,
                                                                             same_dtype)
