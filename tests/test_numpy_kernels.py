@@ -215,6 +215,14 @@ ARRAY_CASES = [  # (op, attributes, inputs): common cases, and ones the referenc
     ("Gemm", {}, (X[0].astype(np.int64), X[1].T.astype(np.int64), i64(2**53 + 1))),
     ("Gemm", {}, (X[0], X[1].T, X[0])),  # a C that does not broadcast: the reference refuses
     ("Gemm", {}, (X[0, 0], X[1, 0])), ("Gemm", {}, (X[0, :0], X[1, :, :0].T, X[0, 0, :3])),
+    ("Transpose", {}, (X,)), ("Transpose", {"perm": [1, 0, 2]}, (X,)),
+    ("Transpose", {"perm": [1, 0]}, (X,)), ("Transpose", {"perm": [0, 0, 1]}, (X,)),
+    ("Transpose", {"perm": [2, 0, -2]}, (X,)), ("Transpose", {}, (X[0, 0, 0],)),
+    ("Flatten", {}, (X,)), ("Flatten", {"axis": 0}, (X,)), ("Flatten", {"axis": -1}, (X,)),
+    ("Flatten", {"axis": 3}, (X,)), ("Flatten", {"axis": 2}, (X[:, :0],)),
+    ("Flatten", {"axis": 1}, (X[:, :0],)), ("Flatten", {"axis": 0}, (X[0, 0, 0],)),
+    ("Unsqueeze", {}, (X[0, 0, 0], i64(-1))), ("Unsqueeze", {}, (X, np.array([3], np.uint8))),
+    ("Unsqueeze", {}, (X, i64(4))), ("Unsqueeze", {}, (X, i64(-5))),
     ("Squeeze", {}, (X[:1, :, :1], i64(-1, 0))), ("Squeeze", {}, (X[:1], i64(-4))),
     ("Shape", {}, (X,)), ("Shape", {"start": 1}, (X,)),
     ("Einsum", {"equation": "a,ab->b"}, (X[0, 0], X[0].T)),
@@ -380,7 +388,8 @@ def test_the_array_kernels_are_bound_directly():
     # the common cases take the direct path (its records read only; ReduceSum 11, whose
     # axes are an attribute, keeps the reference's)
     for op, arity in (("Reshape", 2), ("Gather", 2), ("ReduceSum", 2), ("Expand", 2),
-                      ("Range", 3), ("Unsqueeze", 2),
+                      ("Range", 3), ("Unsqueeze", 2), ("Transpose", 1), ("Flatten", 1),
+                      ("Pow", 2), ("Sqrt", 1),
                       ("Where", 3), ("Div", 2), ("Not", 1), ("Shape", 1), ("Slice", 3),
                       ("Slice", 5)):
         assert bound_pair(op, arity)[0].reads_only, op

@@ -4,7 +4,8 @@
 For the ops below, ONNX's reference kernel is one numpy call (`np.reshape`, `np.expand_dims`,
 `np.squeeze`, `np.take`, `np.concatenate`, `np.where`, `np.sum`, `np.sum(np.square(x))`,
 `np.array(x.shape)`, a product by `np.ones`, `np.arange`, Gemm's own product function,
-`np.einsum` with its greedy contraction order, `x[slices]`)
+`np.einsum` with its greedy contraction order, `x[slices]`, `np.transpose`, Flatten's
+`x.reshape`)
 behind a few layers of dispatch and argument handling. Here the same call is made directly,
 for the common case the reference reads the same way -- the attribute values the node has,
 inputs that are plain arrays of the expected kinds -- and anything else (another case, numpy
@@ -14,6 +15,8 @@ maps an op type and input count to the function that binds it, given the node's 
 as the reference kernel resolved them and its slow call.
 """
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
@@ -48,11 +51,20 @@ def unsqueeze(attributes, slow):
     def single(data, axes):
         if type(data) is _ndarray and type(axes) is _ndarray and axes.ndim <= 1 and (
                 axes.dtype.kind in "iu"):
-            shape = with_ones(data.shape, axes.tolist() if axes.ndim else [int(axes)])
+            shape = (with_one(data.shape, axes.item()) if axes.size == 1
+                     else with_ones(data.shape, axes.tolist()))
             if shape is not None:
                 return data.reshape(shape)
         return slow(data, axes)[0]
     return single
+
+
+def with_one(shape: tuple, axis: int):
+    """`with_ones` for one axis: `shape` with a 1 inserted at `axis` of the result."""
+    rank = len(shape) + 1
+    if axis < 0:
+        axis += rank
+    return shape[:axis] + (1,) + shape[axis:] if 0 <= axis < rank else None
 
 
 def with_ones(shape, axes):
@@ -254,6 +266,41 @@ def unscaled(trans_a, trans_b, beta):
     return fast
 
 
+def transpose(attributes, slow):
+    """Transpose: `np.transpose(data, perm)`, which calls `data.transpose(perm)` (no perm, or
+    an empty one: the axes reversed), for a perm of the data's rank (the reference refuses
+    others itself)."""
+    perm = attributes.get("perm")
+    perm = tuple(perm) if perm else None
+
+    def single(data):
+        if type(data) is _ndarray and (perm is None or len(perm) == data.ndim):
+            try:
+                return data.transpose(perm)
+            except Exception:  # noqa: BLE001 -- a repeated axis, one out of range
+                pass
+        return slow(data)[0]
+    return single
+
+
+def flatten(attributes, slow):
+    """Flatten: `x.reshape(1, -1)` for axis 0, else `x.reshape(prod(shape[:axis]), -1)` (the
+    reference's np.prod of the leading dimensions, an exact integer product, here
+    math.prod's)."""
+    axis = attributes.get("axis")
+    if not isinstance(axis, int):
+        return None
+
+    def single(x):
+        if type(x) is _ndarray:
+            try:
+                return x.reshape((1, -1) if axis == 0 else (math.prod(x.shape[:axis]), -1))
+            except Exception:  # noqa: BLE001 -- an empty x: -1 fits no size
+                pass
+        return slow(x)[0]
+    return single
+
+
 def shape(attributes, slow):
     """Shape with no start or end: `np.array(x.shape, dtype=int64)`."""
     if attributes.get("start", 0) not in (0, None) or attributes.get("end") is not None:
@@ -306,14 +353,17 @@ def _index_vector(v) -> bool:
     return type(v) is _ndarray and v.ndim == 1 and v.dtype.kind == "i"
 
 
+_WHOLE = slice(None)  # an axis of n taken whole: what slice(0, n) takes, the same view
+
+
 def slices_of(shape, starts, ends, axes, steps) -> tuple:
     """Slice's index as the reference builds it: one `slice(start, end, step)` per listed
     axis (the leading axes when none are listed; the pairs cut to the shortest list), every
     other axis whole."""
     steps = [None] * len(starts) if steps is None else steps
     if axes is None:
-        return tuple(slice(s, e, d) for s, e, d in zip(starts, ends, steps))
-    index = [slice(0, n) for n in shape]
+        return tuple(map(slice, starts, ends, steps))
+    index = [_WHOLE] * len(shape)
     for s, e, a, d in zip(starts, ends, axes, steps):
         index[a] = slice(s, e, d)
     return tuple(index)
@@ -322,8 +372,7 @@ def slices_of(shape, starts, ends, axes, steps) -> tuple:
 def slice_(attributes, slow):
     """Slice (opset 10 on: starts, ends, axes and steps are inputs): `x[slices_of(...)]` for
     1-D integer starts, ends, axes and steps; a view of `x`, as the reference's."""
-    def single(*args):
-        x, starts, ends, axes, steps = args + (None,) * (5 - len(args))
+    def single(x, starts, ends, axes=None, steps=None):
         if (type(x) is _ndarray and _index_vector(starts) and _index_vector(ends)
                 and (axes is None or _index_vector(axes))
                 and (steps is None or _index_vector(steps))):
@@ -333,6 +382,8 @@ def slice_(attributes, slow):
                                    None if steps is None else steps.tolist())]
             except Exception:  # noqa: BLE001 -- a zero step, an axis out of range
                 pass
+        args = (x, starts, ends) + (() if axes is None and steps is None else
+                                    (axes,) if steps is None else (axes, steps))
         return slow(*args)[0]
     return single
 
@@ -343,8 +394,8 @@ ARRAY_OPS = {("Reshape", 2): reshape, ("Unsqueeze", 2): unsqueeze, ("Squeeze", 2
              ("Gather", 2): gather, ("Where", 3): where, ("ReduceSum", 1): reduce_sum,
              ("ReduceSum", 2): reduce_sum, ("ReduceSumSquare", 1): reduce_sum_square,
              ("ReduceSumSquare", 2): reduce_sum_square, ("Gemm", 2): gemm, ("Gemm", 3): gemm,
-             ("Shape", 1): shape, ("Slice", 3): slice_, ("Slice", 4): slice_,
-             ("Slice", 5): slice_}
+             ("Shape", 1): shape, ("Transpose", 1): transpose, ("Flatten", 1): flatten,
+             ("Slice", 3): slice_, ("Slice", 4): slice_, ("Slice", 5): slice_}
 
 
 def array_kernel(op_type: str, arity: int, attributes: dict, slow):

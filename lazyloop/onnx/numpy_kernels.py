@@ -224,9 +224,11 @@ def cast(dtype, slow):
     def single(x):
         """Cast: what the reference kernel does for a plain dtype, `x.astype(dtype)` (a
         numpy scalar's result made a 0-D array, as the bound reference kernel makes it)."""
-        if isinstance(x, (_ndarray, np.generic)) and x.dtype.kind in "biuf":
-            r = x.astype(dtype)
-            return r if type(r) is _ndarray else np.array(r)
+        if type(x) is _ndarray:  # an array's astype is an array
+            if x.dtype.kind in "biuf":
+                return x.astype(dtype)
+        elif isinstance(x, np.generic) and x.dtype.kind in "biuf":
+            return np.array(x.astype(dtype))
         return slow(x)[0]
     return single
 
