@@ -302,6 +302,62 @@ def test_sqrt_is_the_reference_sqrt_bit_for_bit(case):
     assert got.tobytes() == want.tobytes()
 
 
+D = np.arange(12, dtype=np.float32).reshape(3, 4)
+SCATTER_ND_CASES = [  # (attributes, data, indices, updates)
+    ({}, D, i64(1)[:, None], -D[:1]), ({}, D, np.array([[2, 3], [0, -1]], np.int64), F[:2]),
+    ({}, D, np.array([[1, 1], [1, 1]], np.int32), F[:2]),  # repeated: the last one wins
+    ({}, D, i64(-1, 0), np.array(7.5, np.float32)), ({}, D.T, i64(0, 2)[:, None], -D[:2, :3]),
+    ({}, D, np.array([[[0], [2]]], np.int64), -D[None, :2]),  # two levels of update rows
+    ({}, D, i64(3)[:, None], -D[:1]), ({}, D, i64(1)[:, None], -D[:1, :2]),  # refused
+    ({}, D, i64(1)[:, None], -D[0]),  # updates the reference broadcasts: its own kernel
+    ({}, D.astype(np.int64), i64(0)[:, None], -D[:1]),  # float updates cast by numpy
+    ({}, D, np.zeros((0, 1), np.int64), D[:0]), ({}, D, np.zeros((2, 0), np.int64), D[:2]),
+    ({"reduction": "add"}, D, np.array([[1], [1]], np.int64), D[:2]),
+    ({}, D, np.array([[1.0]], np.float32), D[:1])]
+
+
+@pytest.mark.parametrize("case", range(len(SCATTER_ND_CASES)))
+def test_scatter_nd_is_the_reference_scatter_nd(case):
+    # rule: onnx/node -- ScatterND by the reference's own assignments, in its order, or its
+    # refusal; the data input is never written (a copy is)
+    attributes, data, indices, updates = SCATTER_ND_CASES[case]
+    before = data.copy()
+    fn, slow = bound_pair("ScatterND", 3, opset=18, **attributes)
+    agrees_with_the_reference(fn, slow, (data, indices, updates))
+    assert data.tobytes() == before.tobytes()
+    assert fn.reads_only == (not attributes)  # bound directly without a reduction
+
+
+def test_scatter_nd_writes_rows_in_order():
+    # rule: onnx/node -- by hand: rows 2 and 0 of a 3 x 4 zero matrix set to 1s and 2s, then
+    # row 2 again to 3s (the later tuple wins)
+    from lazyloop.onnx.scatter_kernels import scatter_nd
+    put = scatter_nd({}, refusing_slow)
+    got = put(np.zeros((3, 4), np.float32), i64(2, 0, 2)[:, None],
+              np.repeat(np.array([1, 2, 3], np.float32)[:, None], 4, axis=1))
+    assert got.tolist() == [[2] * 4, [0] * 4, [3] * 4]
+
+
+REDUCE_MEAN_18 = [({}, (X, i64(1))), ({"keepdims": 0}, (X, i64(0, -1))), ({}, (X,)),
+                  ({"keepdims": 0}, (X,)), ({"noop_with_empty_axes": 1}, (X, i64())),
+                  ({}, (X.astype(np.int32), i64(2))), ({}, (X.astype(np.float16), i64(1))),
+                  ({}, (X[:, :0], i64(1))), ({}, (X, i64(3))), ({}, (X > 3, i64(0))),
+                  ({}, (X, i64(1, 1)))]
+
+
+@pytest.mark.parametrize("case", range(len(REDUCE_MEAN_18)))
+def test_reduce_mean_with_axes_as_an_input_matches_the_reference(case):
+    # rule: onnx/node -- np.mean in x's dtype over the axes the reference reads (none: all;
+    # an empty list with noop_with_empty_axes: none), or the reference's own refusal
+    import warnings
+    attributes, args = REDUCE_MEAN_18[case]
+    fn, slow = bound_pair("ReduceMean", len(args), opset=18, **attributes)
+    assert fn.reads_only
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the mean of nothing: NaN, with numpy's warning
+        agrees_with_the_reference(fn, slow, args)
+
+
 def test_pow_under_a_raising_error_state_is_the_reference_kernels():
     # rule: onnx/node -- numpy's error state set to raise: the reference kernel raises on the
     # NaN of (-8) ** (1/3) (silencing warnings does not silence errors), and so does the

@@ -5,7 +5,7 @@ For the ops below, ONNX's reference kernel is one numpy call (`np.reshape`, `np.
 `np.squeeze`, `np.take`, `np.concatenate`, `np.where`, `np.sum`, `np.sum(np.square(x))`,
 `np.array(x.shape)`, a product by `np.ones`, `np.arange`, Gemm's own product function,
 `np.einsum` with its greedy contraction order, `x[slices]`, `np.transpose`, Flatten's
-`x.reshape`)
+`x.reshape`, `np.mean`; ScatterND's assignments, `scatter_kernels.py`)
 behind a few layers of dispatch and argument handling. Here the same call is made directly,
 for the common case the reference reads the same way -- the attribute values the node has,
 inputs that are plain arrays of the expected kinds -- and anything else (another case, numpy
@@ -19,6 +19,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
+
+from .scatter_kernels import scatter_nd
 
 _ndarray = np.ndarray
 _sum = np.add.reduce  # what np.sum calls for an ndarray: (x, axis, dtype, out, keepdims=)
@@ -169,18 +171,30 @@ def where(attributes, slow):
 
 def reduce_sum(attributes, slow):
     """ReduceSum (axes as an input, opset 13 on): `np.sum(x, axes, keepdims, dtype=x.dtype)`,
-    the axes read as the reference reads them (`summed`)."""
+    the axes read as the reference reads them (`reduced`)."""
     if "axes" in attributes:  # ReduceSum 1 and 11: axes as an attribute
         return None
-    return summed(attributes, slow, squared=False)
+    return reduced(attributes, slow, lambda x, axis, keepdims:  # np.sum of an ndarray is this
+                   _sum(x, axis, x.dtype, None, keepdims=keepdims))
+
+
+def reduce_mean(attributes, slow):
+    """ReduceMean (axes as an input, opset 18 on): `np.mean(x, axes, keepdims=keepdims,
+    dtype=x.dtype)`, which for an ndarray is its `mean` method, the axes read as the
+    reference reads them (`reduced`)."""
+    if "axes" in attributes:  # ReduceMean 1 to 13: axes as an attribute
+        return None
+    return reduced(attributes, slow, lambda x, axis, keepdims:
+                   x.mean(axis, x.dtype, None, keepdims))
 
 
 def reduce_sum_square(attributes, slow):
     """ReduceSumSquare: `np.sum(np.square(x), axes, keepdims)`, the axes an attribute
     (opsets 1 to 13, as the kernel normalised them: None or a tuple) or an input (18 on,
-    `summed`); a 0-D sum made an array."""
+    `reduced`); a 0-D sum made an array."""
     if "axes" not in attributes:
-        return summed(attributes, slow, squared=True)
+        return reduced(attributes, slow, lambda x, axis, keepdims:
+                       _sum(np.square(x), axis, None, None, keepdims=keepdims))
     axes = attributes["axes"]
     if axes is not None and not isinstance(axes, tuple):
         return None
@@ -197,10 +211,10 @@ def reduce_sum_square(attributes, slow):
     return single
 
 
-def summed(attributes, slow, squared: bool):
-    """A sum (of squares when `squared`; else in x's dtype, as ReduceSum asks) over the axes
-    given as an input, read as the reference reads them (none or empty: all, or none with
-    noop_with_empty_axes); a 0-D sum made an array."""
+def reduced(attributes, slow, reduce):
+    """`reduce(x, axis, keepdims)` over the axes given as an input, read as the reference
+    reads them (none or empty: all, or none with noop_with_empty_axes), for integer and
+    float x; a 0-D result made an array."""
     keepdims = attributes.get("keepdims", 1) != 0
     noop = attributes.get("noop_with_empty_axes", 0)
 
@@ -211,9 +225,8 @@ def summed(attributes, slow, squared: bool):
                 axis = () if noop else None
             else:
                 axis = tuple(axes.tolist())
-            try:  # np.sum of an ndarray is this call
-                r = (_sum(np.square(x), axis, None, None, keepdims=keepdims) if squared
-                     else _sum(x, axis, x.dtype, None, keepdims=keepdims))
+            try:
+                r = reduce(x, axis, keepdims)
             except Exception:  # noqa: BLE001
                 return slow(x)[0] if axes is None else slow(x, axes)[0]
             return r if type(r) is _ndarray else np.array(r)
@@ -393,8 +406,9 @@ ARRAY_OPS = {("Reshape", 2): reshape, ("Unsqueeze", 2): unsqueeze, ("Squeeze", 2
              ("Expand", 2): expand, ("Range", 3): arange,
              ("Gather", 2): gather, ("Where", 3): where, ("ReduceSum", 1): reduce_sum,
              ("ReduceSum", 2): reduce_sum, ("ReduceSumSquare", 1): reduce_sum_square,
-             ("ReduceSumSquare", 2): reduce_sum_square, ("Gemm", 2): gemm, ("Gemm", 3): gemm,
-             ("Shape", 1): shape, ("Transpose", 1): transpose, ("Flatten", 1): flatten,
+             ("ReduceSumSquare", 2): reduce_sum_square, ("ReduceMean", 1): reduce_mean,
+             ("ReduceMean", 2): reduce_mean, ("Gemm", 2): gemm, ("Gemm", 3): gemm,
+             ("ScatterND", 3): scatter_nd, ("Shape", 1): shape, ("Transpose", 1): transpose, ("Flatten", 1): flatten,
              ("Slice", 3): slice_, ("Slice", 4): slice_, ("Slice", 5): slice_}
 
 
