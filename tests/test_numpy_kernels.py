@@ -338,6 +338,51 @@ def test_scatter_nd_writes_rows_in_order():
     assert got.tolist() == [[2] * 4, [0] * 4, [3] * 4]
 
 
+SPLIT_CASES = [  # (opset, outputs, attributes, inputs)
+    (13, 2, {}, (D,)), (13, 2, {"axis": 1}, (D,)), (13, 3, {"axis": -1}, (D,)),
+    (18, 3, {"axis": 1, "num_outputs": 3}, (D,)), (13, 3, {"axis": 1}, (D, i64(1, 2, 1))),
+    (13, 2, {"axis": -2}, (D, np.array([1, 2], np.int32))), (13, 2, {}, (D, i64(1, 1))),
+    (13, 2, {"axis": 1}, (D, i64(5, -1))), (13, 2, {"axis": 2}, (D,)),
+    (18, 2, {"axis": 0}, (D[:0],)), (13, 1, {}, (D, i64(3))),
+    (11, 2, {"axis": 1, "split": [1, 3]}, (D,)), (13, 2, {}, (D, np.array([1.0, 2.0])))]
+
+
+@pytest.mark.parametrize("case", range(len(SPLIT_CASES)))
+def test_split_is_the_reference_split(case):
+    # rule: onnx/node -- every part, its dtype and shape, as the reference kernel cuts them
+    # (equal parts with the rest in the last, given sizes, negative axes), or its refusal
+    opset, outputs, attributes, args = SPLIT_CASES[case]
+    n = helper.make_node("Split", [f"x{k}" for k in range(len(args))],
+                         [f"y{k}" for k in range(outputs)], **attributes)
+    cls = kernels.kernel_class("", "Split", opset)
+    run_params = {"log": lambda *a, **k: None, "opsets": {"": opset}, "verbose": 0,
+                  "new_ops": None, "existing_functions": {}, "evaluator_cls": None}
+    fn = kernels.bind(n, {"": opset}, "node Split")
+    slow = kernels._bound_reference(cls(n, run_params), "node Split")
+    assert fn.reads_only == (opset >= 13)  # bound directly from opset 13 on
+    try:
+        want = slow(*args)
+    except EvaluationError:
+        with pytest.raises(EvaluationError):
+            fn(*args)
+        return
+    got = fn(*args)
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        same(g, w)
+
+
+def test_split_cuts_views_in_order():
+    # rule: onnx/node -- by hand: 5 columns in 2 equal parts are 3 and 2 columns, views of
+    # the input
+    from lazyloop.onnx.split_kernels import split
+    cut = split({"axis": 1}, 2, refusing_slow, "node Split")
+    z = np.arange(10).reshape(2, 5)
+    left, right = cut(z)
+    assert left.tolist() == [[0, 1, 2], [5, 6, 7]] and right.tolist() == [[3, 4], [8, 9]]
+    assert left.base is not None and right.base is not None
+
+
 REDUCE_MEAN_18 = [({}, (X, i64(1))), ({"keepdims": 0}, (X, i64(0, -1))), ({}, (X,)),
                   ({"keepdims": 0}, (X,)), ({"noop_with_empty_axes": 1}, (X, i64())),
                   ({}, (X.astype(np.int32), i64(2))), ({}, (X.astype(np.float16), i64(1))),

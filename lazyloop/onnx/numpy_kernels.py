@@ -25,6 +25,7 @@ import numpy as np
 
 from ..core.kernel import Kernel, NotBatchable, elementwise
 from .array_kernels import array_kernel
+from .split_kernels import split
 
 _ndarray = np.ndarray
 
@@ -245,12 +246,19 @@ def cast_like(slow):
     return single
 
 
+def attributes_of(kernel) -> dict:
+    """The node's attributes as the reference kernel resolved them (defaults filled in)."""
+    return {name: getattr(kernel, name) for name in getattr(kernel, "attributes_names_", ())}
+
+
 def direct(op_type: str, arity: int, slow: Callable, where: str,
            kernel=None, batched_form=None) -> Optional[Kernel]:
     """The direct binding of a default-domain node with `arity` inputs, or None; with its
     batched form where one gives the same values (`slow`: the reference kernel's call; the
     ops of `array_kernels` keep `batched_form`, the reference kernel's batched form)."""
     single = batched = None
+    if op_type == "Split" and arity in (1, 2):  # several outputs: a record of its own
+        return split(attributes_of(kernel), getattr(kernel, "n_outputs", 0), slow, where)
     if op_type == "Cast" and arity == 1 and cast_dtype(kernel) is not None:
         dtype = cast_dtype(kernel)
         single, batched = cast(dtype, slow), elementwise(lambda x: x.astype(dtype))
@@ -285,9 +293,7 @@ def direct(op_type: str, arity: int, slow: Callable, where: str,
         single, batched = unary(np.logical_not, slow, False), elementwise(np.logical_not,
                                                                             same_dtype)
     else:
-        attributes = {name: getattr(kernel, name)
-                      for name in getattr(kernel, "attributes_names_", ())}
-        single, batched = array_kernel(op_type, arity, attributes, slow), batched_form
+        single, batched = array_kernel(op_type, arity, attributes_of(kernel), slow), batched_form
     if single is None:
         return None
     return with_single(single, where, reads_only=True, passes_input=op_type == "Identity",
