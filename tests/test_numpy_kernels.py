@@ -48,9 +48,12 @@ def reference_kernel(op, arity):
 
 
 def same(got, want):
+    """The same dtype, shape and values -- bit for bit (-0.0 is not 0.0) where numeric."""
     got = np.asarray(got)
     assert got.dtype == want.dtype and got.shape == want.shape
     np.testing.assert_array_equal(got, want)
+    if got.dtype.kind in "biufc":
+        assert np.ascontiguousarray(got).tobytes() == np.ascontiguousarray(want).tobytes()
 
 
 rng = np.random.default_rng(0)
@@ -390,13 +393,20 @@ REDUCE_MEAN_18 = [({}, (X, i64(1))), ({"keepdims": 0}, (X, i64(0, -1))), ({}, (X
                   ({}, (X, i64(1, 1)))]
 
 
-@pytest.mark.parametrize("case", range(len(REDUCE_MEAN_18)))
-def test_reduce_mean_with_axes_as_an_input_matches_the_reference(case):
-    # rule: onnx/node -- np.mean in x's dtype over the axes the reference reads (none: all;
-    # an empty list with noop_with_empty_axes: none), or the reference's own refusal
+REDUCE_18 = REDUCE_MEAN_18 + [({}, (X[:0], i64(1))), ({"keepdims": 0}, (X[:, :0],)),
+                              ({}, (F, i64(0))), ({}, (X.astype(np.uint8) * 20, i64(-1)))]
+
+
+@pytest.mark.parametrize("op", ["ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd"])
+@pytest.mark.parametrize("case", range(len(REDUCE_18)))
+def test_reductions_with_axes_as_an_input_match_the_reference(op, case):
+    # rule: onnx/node -- np.mean / np.maximum.reduce / np.minimum.reduce / np.prod over the
+    # axes the reference reads (none: all; an empty list with noop_with_empty_axes: none),
+    # in x's dtype where the reference asks it (mean, prod: uint8 wraps around), NaN
+    # propagated, the reference's own result for an empty x, or its refusal
     import warnings
-    attributes, args = REDUCE_MEAN_18[case]
-    fn, slow = bound_pair("ReduceMean", len(args), opset=18, **attributes)
+    attributes, args = REDUCE_18[case]
+    fn, slow = bound_pair(op, len(args), opset=18, **attributes)
     assert fn.reads_only
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the mean of nothing: NaN, with numpy's warning

@@ -24,6 +24,7 @@ from .scatter_kernels import scatter_nd
 
 _ndarray = np.ndarray
 _sum = np.add.reduce  # what np.sum calls for an ndarray: (x, axis, dtype, out, keepdims=)
+_product = np.multiply.reduce  # what np.prod calls for an ndarray
 _index_types = (np.ndarray, np.integer)
 
 
@@ -188,6 +189,29 @@ def reduce_mean(attributes, slow):
                    x.mean(axis, x.dtype, None, keepdims))
 
 
+def reduce_prod(attributes, slow):
+    """ReduceProd (axes as an input, opset 18 on): `np.prod(x, axes, keepdims=keepdims,
+    dtype=x.dtype)`, which for an ndarray is `np.multiply.reduce`, over the axes as the
+    reference reads them (`reduced`)."""
+    if "axes" in attributes:  # ReduceProd 1 to 13: axes as an attribute
+        return None
+    return reduced(attributes, slow, lambda x, axis, keepdims:
+                   _product(x, axis, x.dtype, None, keepdims=keepdims))
+
+
+def extreme(ufunc):
+    """ReduceMax and ReduceMin (axes as an input, opset 18 on): `ufunc.reduce(x, axes,
+    keepdims=keepdims)` (np.maximum, np.minimum) over the axes as the reference reads them
+    (`reduced`), for a non-empty x (the reference fills an empty one's result with the
+    dtype's least or greatest value itself)."""
+    def binder(attributes, slow):
+        if "axes" in attributes:  # opsets 1 to 13: axes as an attribute
+            return None
+        return reduced(attributes, slow, lambda x, axis, keepdims:
+                       ufunc.reduce(x, axis, None, None, keepdims=keepdims) if x.size else None)
+    return binder
+
+
 def reduce_sum_square(attributes, slow):
     """ReduceSumSquare: `np.sum(np.square(x), axes, keepdims)`, the axes an attribute
     (opsets 1 to 13, as the kernel normalised them: None or a tuple) or an input (18 on,
@@ -214,7 +238,8 @@ def reduce_sum_square(attributes, slow):
 def reduced(attributes, slow, reduce):
     """`reduce(x, axis, keepdims)` over the axes given as an input, read as the reference
     reads them (none or empty: all, or none with noop_with_empty_axes), for integer and
-    float x; a 0-D result made an array."""
+    float x; a 0-D result made an array; where `reduce` declines (None) or raises, the
+    reference kernel."""
     keepdims = attributes.get("keepdims", 1) != 0
     noop = attributes.get("noop_with_empty_axes", 0)
 
@@ -228,8 +253,9 @@ def reduced(attributes, slow, reduce):
             try:
                 r = reduce(x, axis, keepdims)
             except Exception:  # noqa: BLE001
-                return slow(x)[0] if axes is None else slow(x, axes)[0]
-            return r if type(r) is _ndarray else np.array(r)
+                r = None
+            if r is not None:
+                return r if type(r) is _ndarray else np.array(r)
         return slow(x)[0] if axes is None else slow(x, axes)[0]
     return single
 
@@ -407,7 +433,10 @@ ARRAY_OPS = {("Reshape", 2): reshape, ("Unsqueeze", 2): unsqueeze, ("Squeeze", 2
              ("Gather", 2): gather, ("Where", 3): where, ("ReduceSum", 1): reduce_sum,
              ("ReduceSum", 2): reduce_sum, ("ReduceSumSquare", 1): reduce_sum_square,
              ("ReduceSumSquare", 2): reduce_sum_square, ("ReduceMean", 1): reduce_mean,
-             ("ReduceMean", 2): reduce_mean, ("Gemm", 2): gemm, ("Gemm", 3): gemm,
+             ("ReduceMean", 2): reduce_mean, ("ReduceProd", 1): reduce_prod,
+             ("ReduceProd", 2): reduce_prod, ("ReduceMax", 1): extreme(np.maximum),
+             ("ReduceMax", 2): extreme(np.maximum), ("ReduceMin", 1): extreme(np.minimum),
+             ("ReduceMin", 2): extreme(np.minimum), ("Gemm", 2): gemm, ("Gemm", 3): gemm,
              ("ScatterND", 3): scatter_nd, ("Shape", 1): shape, ("Transpose", 1): transpose, ("Flatten", 1): flatten,
              ("Slice", 3): slice_, ("Slice", 4): slice_, ("Slice", 5): slice_}
 
