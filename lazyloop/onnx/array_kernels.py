@@ -122,9 +122,9 @@ def squeeze(attributes, slow):
 
 
 def gather(attributes, slow):
-    """Gather: `np.take(x, indices, axis)` (which calls `x.take`), the indices an array or a numpy integer (a Loop's
-    iteration number is one); a scalar result made a 0-D array, as the bound reference
-    kernel makes it."""
+    """Gather: `np.take(x, indices, axis)` (which calls `x.take`), the indices an array or a
+    numpy integer (a Loop's iteration number is one); a scalar result made a 0-D array, as
+    the bound reference kernel makes it."""
     axis = attributes.get("axis", 0)
 
     def single(x, indices):
@@ -346,7 +346,8 @@ ARRAY_OPS = {("Reshape", 2): reshape, ("Unsqueeze", 2): unsqueeze, ("Squeeze", 2
              ("ReduceProd", 2): reduce_prod, ("ReduceMax", 1): extreme(np.maximum),
              ("ReduceMax", 2): extreme(np.maximum), ("ReduceMin", 1): extreme(np.minimum),
              ("ReduceMin", 2): extreme(np.minimum), ("Gemm", 2): gemm, ("Gemm", 3): gemm,
-             ("ScatterND", 3): scatter_nd, ("Shape", 1): shape, ("Transpose", 1): transpose, ("Flatten", 1): flatten,
+             ("ScatterND", 3): scatter_nd, ("Shape", 1): shape, ("Transpose", 1): transpose,
+             ("Flatten", 1): flatten,
              ("Slice", 3): slice_, ("Slice", 4): slice_, ("Slice", 5): slice_}
 
 
