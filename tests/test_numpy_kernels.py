@@ -10,6 +10,8 @@ from onnx.reference import ReferenceEvaluator  # noqa: E402
 from lazyloop.core.errors import EvaluationError  # noqa: E402
 from lazyloop.onnx import kernels  # noqa: E402
 import lazyloop.onnx as lo  # noqa: E402
+from kernel_checks import (F, N, X, agrees_with_the_reference, bound_pair, i64,  # noqa: E402
+                           refusing_slow, same)
 
 UNARY = ["Abs", "Neg", "Tanh", "Floor", "Ceil", "Sin", "Cos", "Sign", "Exp", "Relu",
          "Sigmoid", "Identity"]
@@ -45,15 +47,6 @@ def reference_kernel(op, arity):
     run_params = {"log": lambda *a, **k: None, "opsets": {"": 17}, "verbose": 0,
                   "new_ops": None, "existing_functions": {}, "evaluator_cls": None}
     return kernels._bound_reference(cls(node(op, arity), run_params), f"node {op}")
-
-
-def same(got, want):
-    """The same dtype, shape and values -- bit for bit (-0.0 is not 0.0) where numeric."""
-    got = np.asarray(got)
-    assert got.dtype == want.dtype and got.shape == want.shape
-    np.testing.assert_array_equal(got, want)
-    if got.dtype.kind in "biufc":
-        assert np.ascontiguousarray(got).tobytes() == np.ascontiguousarray(want).tobytes()
 
 
 rng = np.random.default_rng(0)
@@ -154,25 +147,6 @@ def test_cast_is_the_reference_cast(to, value):
         assert fn.single.__doc__.startswith("Cast:")
 
 
-def node_with(op, arity, **attributes):
-    return helper.make_node(op, [f"x{k}" for k in range(arity)], ["y"], **attributes)
-
-
-def bound_pair(op, arity, opset=17, **attributes):
-    """(the node's binding, its reference kernel bound without the direct path)."""
-    n = node_with(op, arity, **attributes)
-    cls = kernels.kernel_class("", op, opset)
-    run_params = {"log": lambda *a, **k: None, "opsets": {"": opset}, "verbose": 0,
-                  "new_ops": None, "existing_functions": {}, "evaluator_cls": None}
-    return (kernels.bind(n, {"": opset}, f"node {op}"),
-            kernels._bound_reference(cls(n, run_params), f"node {op}"))
-
-
-def i64(*values):
-    return np.array(values, np.int64)
-
-
-X = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
 ARRAY_CASES = [  # (op, attributes, inputs): common cases, and ones the reference refuses
     ("Reshape", {}, (X, i64(4, -1))), ("Reshape", {}, (X, i64(0, 12))),
     ("Reshape", {"allowzero": 1}, (X, i64(6, 4))), ("Reshape", {}, (X, i64(5, 5))),
@@ -253,8 +227,6 @@ ARRAY_CASES = [  # (op, attributes, inputs): common cases, and ones the referenc
 ]
 
 
-F = np.array([-2.5, -1.0, -0.0, 0.0, 0.5, 3.0, np.inf, -np.inf, np.nan], np.float32)
-N = np.array([-3, -1, 0, 1, 2, 7], np.int32)
 POW_CASES = [  # base, exponent: ordinary values and the edges numpy handles its own way
     (F, np.float32(0.5) * np.ones((), np.float32)), (F, F[:, None]), (F, np.float32(2) * F),
     (F.astype(np.float64), F), (F, N[:, None].astype(np.int64)), (F.astype(np.float16), F),
@@ -299,134 +271,12 @@ def test_pow_under_a_raising_error_state_is_the_reference_kernels():
     assert fn.single(np.array([-8.0]), np.array(0.5)).tolist() != [-2.0]  # NaN, quietly
 
 
-D = np.arange(12, dtype=np.float32).reshape(3, 4)
-SCATTER_ND_CASES = [  # (attributes, data, indices, updates)
-    ({}, D, i64(1)[:, None], -D[:1]), ({}, D, np.array([[2, 3], [0, -1]], np.int64), F[:2]),
-    ({}, D, np.array([[1, 1], [1, 1]], np.int32), F[:2]),  # repeated: the last one wins
-    ({}, D, i64(-1, 0), np.array(7.5, np.float32)), ({}, D.T, i64(0, 2)[:, None], -D[:2, :3]),
-    ({}, D, np.array([[[0], [2]]], np.int64), -D[None, :2]),  # two levels of update rows
-    ({}, D, i64(3)[:, None], -D[:1]), ({}, D, i64(1)[:, None], -D[:1, :2]),  # refused
-    ({}, D, i64(1)[:, None], -D[0]),  # updates the reference broadcasts: its own kernel
-    ({}, D.astype(np.int64), i64(0)[:, None], -D[:1]),  # float updates cast by numpy
-    ({}, D, np.zeros((0, 1), np.int64), D[:0]), ({}, D, np.zeros((2, 0), np.int64), D[:2]),
-    ({"reduction": "add"}, D, np.array([[1], [1]], np.int64), D[:2]),
-    ({}, D, np.array([[1.0]], np.float32), D[:1])]
-
-
-@pytest.mark.parametrize("case", range(len(SCATTER_ND_CASES)))
-def test_scatter_nd_is_the_reference_scatter_nd(case):
-    # rule: onnx/node -- ScatterND by the reference's own assignments, in its order, or its
-    # refusal; the data input is never written (a copy is)
-    attributes, data, indices, updates = SCATTER_ND_CASES[case]
-    before = data.copy()
-    fn, slow = bound_pair("ScatterND", 3, opset=18, **attributes)
-    agrees_with_the_reference(fn, slow, (data, indices, updates))
-    assert data.tobytes() == before.tobytes()
-    assert fn.reads_only == (not attributes)  # bound directly without a reduction
-
-
-def test_scatter_nd_writes_rows_in_order():
-    # rule: onnx/node -- by hand: rows 2 and 0 of a 3 x 4 zero matrix set to 1s and 2s, then
-    # row 2 again to 3s (the later tuple wins)
-    from lazyloop.onnx.scatter_kernels import scatter_nd
-    put = scatter_nd({}, refusing_slow)
-    got = put(np.zeros((3, 4), np.float32), i64(2, 0, 2)[:, None],
-              np.repeat(np.array([1, 2, 3], np.float32)[:, None], 4, axis=1))
-    assert got.tolist() == [[2] * 4, [0] * 4, [3] * 4]
-
-
-SPLIT_CASES = [  # (opset, outputs, attributes, inputs)
-    (13, 2, {}, (D,)), (13, 2, {"axis": 1}, (D,)), (13, 3, {"axis": -1}, (D,)),
-    (18, 3, {"axis": 1, "num_outputs": 3}, (D,)), (13, 3, {"axis": 1}, (D, i64(1, 2, 1))),
-    (13, 2, {"axis": -2}, (D, np.array([1, 2], np.int32))), (13, 2, {}, (D, i64(1, 1))),
-    (13, 2, {"axis": 1}, (D, i64(5, -1))), (13, 2, {"axis": 2}, (D,)),
-    (18, 2, {"axis": 0}, (D[:0],)), (13, 1, {}, (D, i64(3))),
-    (11, 2, {"axis": 1, "split": [1, 3]}, (D,)), (13, 2, {}, (D, np.array([1.0, 2.0])))]
-
-
-@pytest.mark.parametrize("case", range(len(SPLIT_CASES)))
-def test_split_is_the_reference_split(case):
-    # rule: onnx/node -- every part, its dtype and shape, as the reference kernel cuts them
-    # (equal parts with the rest in the last, given sizes, negative axes), or its refusal
-    opset, outputs, attributes, args = SPLIT_CASES[case]
-    n = helper.make_node("Split", [f"x{k}" for k in range(len(args))],
-                         [f"y{k}" for k in range(outputs)], **attributes)
-    cls = kernels.kernel_class("", "Split", opset)
-    run_params = {"log": lambda *a, **k: None, "opsets": {"": opset}, "verbose": 0,
-                  "new_ops": None, "existing_functions": {}, "evaluator_cls": None}
-    fn = kernels.bind(n, {"": opset}, "node Split")
-    slow = kernels._bound_reference(cls(n, run_params), "node Split")
-    assert fn.reads_only == (opset >= 13)  # bound directly from opset 13 on
-    try:
-        want = slow(*args)
-    except EvaluationError:
-        with pytest.raises(EvaluationError):
-            fn(*args)
-        return
-    got = fn(*args)
-    assert len(got) == len(want)
-    for g, w in zip(got, want):
-        same(g, w)
-
-
-def test_split_cuts_views_in_order():
-    # rule: onnx/node -- by hand: 5 columns in 2 equal parts are 3 and 2 columns, views of
-    # the input
-    from lazyloop.onnx.split_kernels import split
-    cut = split({"axis": 1}, 2, refusing_slow, "node Split")
-    z = np.arange(10).reshape(2, 5)
-    left, right = cut(z)
-    assert left.tolist() == [[0, 1, 2], [5, 6, 7]] and right.tolist() == [[3, 4], [8, 9]]
-    assert left.base is not None and right.base is not None
-
-
-REDUCE_MEAN_18 = [({}, (X, i64(1))), ({"keepdims": 0}, (X, i64(0, -1))), ({}, (X,)),
-                  ({"keepdims": 0}, (X,)), ({"noop_with_empty_axes": 1}, (X, i64())),
-                  ({}, (X.astype(np.int32), i64(2))), ({}, (X.astype(np.float16), i64(1))),
-                  ({}, (X[:, :0], i64(1))), ({}, (X, i64(3))), ({}, (X > 3, i64(0))),
-                  ({}, (X, i64(1, 1)))]
-
-
-REDUCE_18 = REDUCE_MEAN_18 + [({}, (X[:0], i64(1))), ({"keepdims": 0}, (X[:, :0],)),
-                              ({}, (F, i64(0))), ({}, (X.astype(np.uint8) * 20, i64(-1)))]
-
-
-@pytest.mark.parametrize("op", ["ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd"])
-@pytest.mark.parametrize("case", range(len(REDUCE_18)))
-def test_reductions_with_axes_as_an_input_match_the_reference(op, case):
-    # rule: onnx/node -- np.mean / np.maximum.reduce / np.minimum.reduce / np.prod over the
-    # axes the reference reads (none: all; an empty list with noop_with_empty_axes: none),
-    # in x's dtype where the reference asks it (mean, prod: uint8 wraps around), NaN
-    # propagated, the reference's own result for an empty x, or its refusal
-    import warnings
-    attributes, args = REDUCE_18[case]
-    fn, slow = bound_pair(op, len(args), opset=18, **attributes)
-    assert fn.reads_only
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # the mean of nothing: NaN, with numpy's warning
-        agrees_with_the_reference(fn, slow, args)
-
-
 @pytest.mark.parametrize("case", range(len(ARRAY_CASES)))
 def test_array_kernels_match_the_reference(case):
     # rule: onnx/node -- the direct numpy call, or the reference kernel's own, gives the
     # reference's value, dtype and shape, or refuses where it refuses
     op, attributes, args = ARRAY_CASES[case]
     agrees_with_the_reference(*bound_pair(op, len(args), **attributes), args)
-
-
-def agrees_with_the_reference(fn, slow, args):
-    """The binding gives the reference kernel's value, dtype and shape, or refuses where it
-    refuses; its value (None where refused)."""
-    try:
-        want = slow(*args)[0]
-    except EvaluationError:
-        with pytest.raises(EvaluationError):
-            fn(*args)
-        return None
-    got = fn(*args)[0]
-    same(got, np.asarray(want))
-    return got
 
 
 SUM_SQUARE_18 = [  # ReduceSumSquare 18: the axes an input
@@ -443,10 +293,6 @@ def test_sum_square_with_axes_as_an_input_matches_the_reference(case):
     fn, slow = bound_pair("ReduceSumSquare", len(args), opset=18, **attributes)
     assert fn.reads_only
     agrees_with_the_reference(fn, slow, args)
-
-
-def refusing_slow(*args):
-    raise AssertionError("the reference kernel was called")
 
 
 def test_a_loops_iteration_number_takes_the_direct_path():
