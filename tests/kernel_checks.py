@@ -17,13 +17,14 @@ def same(got, want):
         assert np.ascontiguousarray(got).tobytes() == np.ascontiguousarray(want).tobytes()
 
 
-def node_with(op, arity, **attributes):
-    return helper.make_node(op, [f"x{k}" for k in range(arity)], ["y"], **attributes)
+def node_with(op, arity, outputs=1, **attributes):
+    return helper.make_node(op, [f"x{k}" for k in range(arity)],
+                            [f"y{k}" for k in range(outputs)], **attributes)
 
 
-def bound_pair(op, arity, opset=17, **attributes):
+def bound_pair(op, arity, opset=17, outputs=1, **attributes):
     """(the node's binding, its reference kernel bound without the direct path)."""
-    n = node_with(op, arity, **attributes)
+    n = node_with(op, arity, outputs, **attributes)
     cls = kernels.kernel_class("", op, opset)
     run_params = {"log": lambda *a, **k: None, "opsets": {"": opset}, "verbose": 0,
                   "new_ops": None, "existing_functions": {}, "evaluator_cls": None}

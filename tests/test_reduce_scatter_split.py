@@ -5,10 +5,8 @@ import numpy as np
 import pytest
 
 pytest.importorskip("onnx")
-from onnx import helper  # noqa: E402
 
 from lazyloop.core.errors import EvaluationError  # noqa: E402
-from lazyloop.onnx import kernels  # noqa: E402
 from kernel_checks import (F, X, agrees_with_the_reference, bound_pair, i64,  # noqa: E402
                            refusing_slow, same)
 
@@ -63,13 +61,7 @@ def test_split_is_the_reference_split(case):
     # rule: onnx/node -- every part, its dtype and shape, as the reference kernel cuts them
     # (equal parts with the rest in the last, given sizes, negative axes), or its refusal
     opset, outputs, attributes, args = SPLIT_CASES[case]
-    n = helper.make_node("Split", [f"x{k}" for k in range(len(args))],
-                         [f"y{k}" for k in range(outputs)], **attributes)
-    cls = kernels.kernel_class("", "Split", opset)
-    run_params = {"log": lambda *a, **k: None, "opsets": {"": opset}, "verbose": 0,
-                  "new_ops": None, "existing_functions": {}, "evaluator_cls": None}
-    fn = kernels.bind(n, {"": opset}, "node Split")
-    slow = kernels._bound_reference(cls(n, run_params), "node Split")
+    fn, slow = bound_pair("Split", len(args), opset, outputs, **attributes)
     assert fn.reads_only == (opset >= 13)  # bound directly from opset 13 on
     try:
         want = slow(*args)
