@@ -201,6 +201,15 @@ ARRAY_CASES = [  # (op, attributes, inputs): common cases, and ones the referenc
     ("Flatten", {"axis": 1}, (X[:, :0],)), ("Flatten", {"axis": 0}, (X[0, 0, 0],)),
     ("Unsqueeze", {}, (X[0, 0, 0], i64(-1))), ("Unsqueeze", {}, (X, np.array([3], np.uint8))),
     ("Unsqueeze", {}, (X, i64(4))), ("Unsqueeze", {}, (X, i64(-5))),
+    ("ConstantOfShape", {}, (i64(2, 3),)), ("ConstantOfShape", {}, (i64(),)),
+    ("ConstantOfShape", {"value": helper.make_tensor("v", 7, [1], [-3])}, (i64(0, 2),)),
+    ("ConstantOfShape", {"value": helper.make_tensor("v", 11, [1], [0.1])}, (i64(4),)),
+    ("ConstantOfShape", {"value": helper.make_tensor("v", 9, [1], [True])},
+     (np.array([2], np.int32),)),
+    ("ConstantOfShape", {}, (i64(-1),)), ("ConstantOfShape", {}, (np.array([2.0]),)),
+    ("NonZero", {}, (X - 5,)), ("NonZero", {}, (X[0, 0] > 1,)), ("NonZero", {}, (X[:0],)),
+    ("NonZero", {}, (np.array(3.0),)), ("NonZero", {}, (np.array(0),)),
+    ("NonZero", {}, (F,)),
     ("Squeeze", {}, (X[:1, :, :1], i64(-1, 0))), ("Squeeze", {}, (X[:1], i64(-4))),
     ("Shape", {}, (X,)), ("Shape", {"start": 1}, (X,)),
     ("Einsum", {"equation": "a,ab->b"}, (X[0, 0], X[0].T)),
@@ -330,6 +339,7 @@ def test_the_array_kernels_are_bound_directly():
     # axes are an attribute, keeps the reference's)
     for op, arity in (("Reshape", 2), ("Gather", 2), ("ReduceSum", 2), ("Expand", 2),
                       ("Range", 3), ("Unsqueeze", 2), ("Transpose", 1), ("Flatten", 1),
+                      ("ConstantOfShape", 1), ("NonZero", 1),
                       ("Pow", 2), ("Sqrt", 1),
                       ("Where", 3), ("Div", 2), ("Not", 1), ("Shape", 1), ("Slice", 3),
                       ("Slice", 5)):

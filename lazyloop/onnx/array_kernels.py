@@ -4,9 +4,9 @@
 For the ops below, ONNX's reference kernel is one numpy call (`np.reshape`, `np.expand_dims`,
 `np.squeeze`, `np.take`, `np.concatenate`, `np.where`, `np.array(x.shape)`, a product by
 `np.ones`, `np.arange`, Gemm's own product function, `np.einsum` with its greedy contraction
-order, `x[slices]`, `np.transpose`, Flatten's `x.reshape`; the reductions of
-`reduce_kernels.py`; ScatterND's assignments, `scatter_kernels.py`)
-behind a few layers of dispatch and argument handling. Here the same call is made directly,
+order, `x[slices]`, `np.transpose`, Flatten's `x.reshape`, `np.full`, `np.nonzero`; the
+reductions of `reduce_kernels.py`; ScatterND's assignments, `scatter_kernels.py`) behind a
+few layers of dispatch and argument handling. Here the same call is made directly,
 for the common case the reference reads the same way -- the attribute values the node has,
 inputs that are plain arrays of the expected kinds -- and anything else (another case, numpy
 raising) is handed to the reference kernel's bound call, so that the value or the error is
@@ -214,6 +214,38 @@ def unscaled(trans_a, trans_b, beta):
     return fast
 
 
+def constant_of_shape(attributes, slow):
+    """ConstantOfShape: `np.full(tuple(shape), value)`, the value the first element of the
+    attribute's one-element tensor (none: a float32 0), for a 1-D integer shape."""
+    value = attributes.get("value")
+    if value is None:
+        fill = np.array(0, dtype=np.float32)
+    elif type(value) is _ndarray and value.size == 1:
+        fill = value.flat[0]
+    else:  # a value of another size: the reference refuses it
+        return None
+
+    def single(shape):
+        if type(shape) is _ndarray and shape.ndim == 1 and shape.dtype.kind == "i":
+            try:
+                return np.full(tuple(shape.tolist()), fill)
+            except Exception:  # noqa: BLE001 -- a negative dimension: the reference's
+                pass
+        return slow(shape)[0]
+    return single
+
+
+def nonzero(attributes, slow):
+    """NonZero: `np.vstack(np.nonzero(x))` (np.nonzero calls `x.nonzero`) in int64, for x of
+    rank 1 and more (the reference counts a 0-D x's elements its own way)."""
+    def single(x):
+        if type(x) is _ndarray and x.ndim >= 1:
+            r = np.vstack(x.nonzero())
+            return r if r.dtype == np.int64 else r.astype(np.int64)
+        return slow(x)[0]
+    return single
+
+
 def transpose(attributes, slow):
     """Transpose: `np.transpose(data, perm)`, which calls `data.transpose(perm)` (no perm, or
     an empty one: the axes reversed), for a perm of the data's rank (the reference refuses
@@ -347,7 +379,8 @@ ARRAY_OPS = {("Reshape", 2): reshape, ("Unsqueeze", 2): unsqueeze, ("Squeeze", 2
              ("ReduceMax", 2): extreme(np.maximum), ("ReduceMin", 1): extreme(np.minimum),
              ("ReduceMin", 2): extreme(np.minimum), ("Gemm", 2): gemm, ("Gemm", 3): gemm,
              ("ScatterND", 3): scatter_nd, ("Shape", 1): shape, ("Transpose", 1): transpose,
-             ("Flatten", 1): flatten,
+             ("Flatten", 1): flatten, ("ConstantOfShape", 1): constant_of_shape,
+             ("NonZero", 1): nonzero,
              ("Slice", 3): slice_, ("Slice", 4): slice_, ("Slice", 5): slice_}
 
 
