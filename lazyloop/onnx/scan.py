@@ -25,12 +25,31 @@ def state_hints(cl: CoreLoop, body, n):
     return body
 
 
-def scan_states(cl: CoreLoop, body, inits):
+def unchanged_states(body, n: int) -> frozenset:
+    """`onnx/scan9`: the states whose body output is the state's own body input, itself or
+    through one Identity node: carried unchanged, their value on every trip and their final
+    value is their initial value (skl2onnx's distance scans carry their data so)."""
+    made = {o: node for node in body.node for o in node.output}
+    found = set()
+    for j in range(min(n, len(body.output))):
+        name, out = body.input[j].name, body.output[j].name
+        node = made.get(out)
+        if out == name or (node is not None and node.op_type == "Identity"
+                           and node.domain in ("", "ai.onnx") and list(node.input) == [name]):
+            found.add(j)
+    return frozenset(found)
+
+
+def scan_states(cl: CoreLoop, body, inits, unchanged=frozenset()):
     """2. carried values: each state's recurrence, from its initial value conformed to the
-    body's declared type (its next value: `close_states`)."""
+    body's declared type (its next value: `close_states`); a state carried unchanged
+    (`unchanged_states`) is its conformed initial value itself, an invariant of the loop
+    (`stream/invariant`: every trip reads that one value, as every element of its
+    recurrence would be)."""
     inits = [cl.conform(v, body.input[j].type, f"state {body.input[j].name!r}", carried=True)
              for j, v in enumerate(inits)]
-    return [cl.carried(v, f"state:{body.input[j].name}") for j, v in enumerate(inits)]
+    return [v if j in unchanged else cl.carried(v, f"state:{body.input[j].name}")
+            for j, v in enumerate(inits)]
 
 
 def scan_elements(cl: CoreLoop, body, n, sources):
@@ -41,9 +60,10 @@ def scan_elements(cl: CoreLoop, body, n, sources):
             for j, (x, axis, rev) in enumerate(sources)]
 
 
-def scan_body(cl: CoreLoop, body, recs, init_types, elements):
+def scan_body(cl: CoreLoop, body, recs, init_types, elements, unchanged=frozenset()):
     """4. the body, its inputs bound to the states' and the elements' streams."""
-    outs = cl.body(body, [(r.get_output(0), tp) for r, tp in zip(recs, init_types)] +
+    outs = cl.body(body, [(r if j in unchanged else r.get_output(0), tp)
+                          for j, (r, tp) in enumerate(zip(recs, init_types))] +
                    [(t, None) for t in elements])
     if len(body.output) < len(recs):
         raise ModelError(cl.where, cl.rule, f"its body gives {len(body.output)} outputs; with "
@@ -52,10 +72,13 @@ def scan_body(cl: CoreLoop, body, recs, init_types, elements):
     return outs
 
 
-def close_states(cl: CoreLoop, body, recs, outs):
+def close_states(cl: CoreLoop, body, recs, outs, unchanged=frozenset()):
     """5. back edges: each state's next value is its body output, of the shape the state
-    had before (the Scan text: state variables keep one shape in every iteration)."""
+    had before (the Scan text: state variables keep one shape in every iteration); a state
+    carried unchanged has none."""
     for j, r in enumerate(recs):
+        if j in unchanged:
+            continue
         nxt = outs[j]
         if nxt is not None:
             nxt = cl.same_shape(nxt, r, f"state {body.input[j].name!r}", cl.rule, "(the operator's text: a state "
@@ -65,11 +88,13 @@ def close_states(cl: CoreLoop, body, recs, outs):
         cl.close(r, nxt, f"state {j}")
 
 
-def scan_outputs(cl: CoreLoop, body, recs, outs, out_axes, out_reverse, length=None):
-    """6. outputs: each state's last value, and the scan outputs stacked on `out_axes` in
-    their directions (to `length`, padded: Scan 8)."""
+def scan_outputs(cl: CoreLoop, body, recs, outs, out_axes, out_reverse, length=None,
+                 unchanged=frozenset()):
+    """6. outputs: each state's last value (a state carried unchanged: its initial value),
+    and the scan outputs stacked on `out_axes` in their directions (to `length`, padded:
+    Scan 8)."""
     n = len(recs)
-    finals = [cl.last(r.get_output(0), f"final:{body.output[j].name}")
+    finals = [r if j in unchanged else cl.last(r.get_output(0), f"final:{body.output[j].name}")
               for j, r in enumerate(recs)]
     scans = [cl.stacked(outs[n + j], f"scan:{body.output[n + j].name}",
                         axis=out_axes[j], reverse=out_reverse[j], length=length,
@@ -187,16 +212,18 @@ def lower_scan9(low: Lowering, node, scope: Scope, where: str) -> None:
                           in_axes[i], f"scan input {x.name!r}")
           for i, x in enumerate(ins[n:])]
     cl.nested_count(sequence_length(cl, xs, in_axes))
-    # 2. carried values: the states
-    recs = scan_states(cl, body, ins[:n])
+    # 2. carried values: the states (those carried unchanged: invariants)
+    unchanged = unchanged_states(body, n)
+    recs = scan_states(cl, body, ins[:n], unchanged)
     # 3. iterated inputs: the scan inputs, each in its direction
     elements = scan_elements(cl, body, n, [(x, 0, d) for x, d in zip(xs, in_dirs)])
     # 4. the body
-    outs = scan_body(cl, body, recs, [scope.onnx_type(x) for x in node.input[:n]], elements)
+    outs = scan_body(cl, body, recs, [scope.onnx_type(x) for x in node.input[:n]], elements,
+                     unchanged)
     # 5. back edges: the states' next values
-    close_states(cl, body, recs, outs)
+    close_states(cl, body, recs, outs, unchanged)
     # 6. outputs: the final states, the scan outputs on their axes in their directions
-    finals, scans = scan_outputs(cl, body, recs, outs, out_axes, out_dirs)
+    finals, scans = scan_outputs(cl, body, recs, outs, out_axes, out_dirs, unchanged=unchanged)
     bind_results(scope, node, finals + scans)
 
 
