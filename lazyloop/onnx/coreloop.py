@@ -360,6 +360,21 @@ def meet(a: TensorType, b: TensorType) -> TensorType:
     return TensorType(a.dtype, tuple(x if x is not None else y for x, y in zip(a.shape, b.shape)))
 
 
+def given_back(body: onnx.GraphProto, pairs) -> frozenset:
+    """The positions k of `pairs[k] = (body input, body output)` whose output is that input
+    itself, or an Identity node's copy of it: a carried value the body gives back unchanged,
+    which has its initial value on every trip and after the last (`stream/invariant`)."""
+    made = {o: node for node in body.node for o in node.output}
+    found = set()
+    for k, (i, o) in enumerate(pairs):
+        name, out = body.input[i].name, body.output[o].name
+        node = made.get(out)
+        if out == name or (node is not None and node.op_type == "Identity"
+                           and node.domain in ("", "ai.onnx") and list(node.input) == [name]):
+            found.add(k)
+    return frozenset(found)
+
+
 def check_outputs(node, where, rule, n_results: int):
     if len(node.output) > n_results:
         raise ModelError(where, rule, f"has {len(node.output)} outputs, its body gives "

@@ -10,7 +10,8 @@ import numpy as np
 
 from ..core.errors import EvaluationError, ModelError, UnsupportedError
 from ..core.types import TensorType
-from .coreloop import CoreLoop, attr, bind_results, carried_dims_as_hints, check_outputs
+from .coreloop import (CoreLoop, attr, bind_results, carried_dims_as_hints, check_outputs,
+                       given_back)
 from .graph import body_attribute
 from .scope import Lowering, Scope
 from .types import to_ll
@@ -27,17 +28,10 @@ def state_hints(cl: CoreLoop, body, n):
 
 def unchanged_states(body, n: int) -> frozenset:
     """`onnx/scan9`: the states whose body output is the state's own body input, itself or
-    through one Identity node: carried unchanged, their value on every trip and their final
-    value is their initial value (skl2onnx's distance scans carry their data so)."""
-    made = {o: node for node in body.node for o in node.output}
-    found = set()
-    for j in range(min(n, len(body.output))):
-        name, out = body.input[j].name, body.output[j].name
-        node = made.get(out)
-        if out == name or (node is not None and node.op_type == "Identity"
-                           and node.domain in ("", "ai.onnx") and list(node.input) == [name]):
-            found.add(j)
-    return frozenset(found)
+    through one Identity node (`given_back`): carried unchanged, their value on every trip
+    and their final value is their initial value (skl2onnx's distance scans carry their data
+    so)."""
+    return given_back(body, [(j, j) for j in range(min(n, len(body.output)))])
 
 
 def scan_states(cl: CoreLoop, body, inits, unchanged=frozenset()):
