@@ -286,7 +286,8 @@ def direct(op_type: str, arity: int, slow: Callable, where: str,
         single = divide(getattr(kernel, "numpy_fct", None), slow)
         batched = one_dtype(elementwise(np.divide, same_dtype))
     elif arity == 2 and op_type == "Pow" and not hasattr(kernel, "broadcast"):  # opset 7 on
-        single = quietly(op_type, np.power, slow)
+        single = quietly(op_type, np.power, slow)  # elementwise: so is its batched form
+        batched = None if single is None else elementwise(single)
     elif arity == 1 and op_type == "Sqrt":
         single, batched = quietly(op_type, np.sqrt, slow), batched_form
     elif arity == 1 and op_type == "Not":
