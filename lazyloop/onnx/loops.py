@@ -19,7 +19,7 @@ from ..core.errors import EvaluationError, ModelError
 from ..core.types import TensorType
 from ..core.undefined import Partial
 from .coreloop import (CoreLoop, bind_results, carried_dims_as_hints, check_outputs,
-                       given_back, one_element_declarations_of_scalars)
+                       given_back, one_element_declarations_of_scalars, read_in_body)
 from .graph import add_constant, body_attribute
 from .scope import Lowering, Scope
 from .types import to_ll
@@ -145,23 +145,22 @@ def lower_loop(low: Lowering, node, scope: Scope, where: str) -> None:
     # 1. trip limits: M -> COUNT; the trip counter the body reads; cond -> WHILE
     i, cond_rec = trip_limits(cl, body, m, cond)
     # 2. carried values -> recurrences, typed as the body declares them (those the body
-    #    gives back unchanged: invariants)
+    #    gives back unchanged read as invariants in 4.)
     unchanged = given_back(body, [(2 + j, 1 + j) for j in range(n)])
-    recs = carried_values(cl, body, scope, node, inits, unchanged)
+    recs = carried_values(cl, body, scope, node, inits)
     # 3. iterated inputs: the condition as the body reads it (an omitted cond: A9)
     cond_in = cond_rec.get_output(0) if cond is not None else omitted_condition(
         cl, body.input[1])
     # 4. the body
     init_types = [scope.onnx_type(x) for x in node.input[2:]]
     outs = cl.body(body, [(i, None), (cond_in, None)] +
-                   [(r if j in unchanged else r.get_output(0), tp)
+                   [(read_in_body(r, j in unchanged), tp)
                     for j, (r, tp) in enumerate(zip(recs, init_types))])
     # 5. back edges: the body's condition output, each carried value's next value
-    back_edges(cl, body, cond_rec, recs, outs, unchanged)
-    # 6. outputs: carried values' last values (unchanged: the initial value), scan outputs
-    #    stacked (A8), the final condition first under A7 "sample"
-    results = [r if j in unchanged else cl.last(r.get_output(0),
-                                                f"final:{body.output[1 + j].name}")
+    back_edges(cl, body, cond_rec, recs, outs)
+    # 6. outputs: carried values' last values, scan outputs stacked (A8), the final
+    #    condition first under A7 "sample"
+    results = [cl.last(r.get_output(0), f"final:{body.output[1 + j].name}")
                for j, r in enumerate(recs)]
     results += [scan_output(cl, outs[1 + n + j], f"scan:{body.output[1 + n + j].name}",
                             body.output[1 + n + j].type) for j in range(k)]
@@ -220,31 +219,25 @@ def trip_limits(cl: CoreLoop, body, m, cond):
     return i, cond_rec
 
 
-def carried_values(cl: CoreLoop, body, scope: Scope, node, inits, unchanged=frozenset()):
+def carried_values(cl: CoreLoop, body, scope: Scope, node, inits):
     """Each carried value's recurrence, from its initial value conformed to the body's
-    declared type (its next value is set in phase 5); a carried value the body gives back
-    unchanged (`given_back`) is its conformed initial value itself, an invariant of the loop
-    (`stream/invariant`: every trip reads that one value, as every element of its
-    recurrence would be)."""
+    declared type (its next value is set in phase 5)."""
     if any(v is None for v in inits):
         raise ModelError(cl.where, cl.rule, "a carried value's initial value is omitted",
                          "give every carried value an initial value")
     inits = [cl.conform(v, body.input[2 + j].type, f"carried value {body.input[2 + j].name!r}",
                         carried=True) for j, v in enumerate(inits)]
-    return [v if j in unchanged else cl.carried(v, f"carried:{body.input[2 + j].name}")
-            for j, v in enumerate(inits)]
+    return [cl.carried(v, f"carried:{body.input[2 + j].name}") for j, v in enumerate(inits)]
 
 
-def back_edges(cl: CoreLoop, body, cond_rec, recs, outs, unchanged=frozenset()):
+def back_edges(cl: CoreLoop, body, cond_rec, recs, outs):
     """The condition's next value is the body's condition output; each carried value's, its
-    body output (A11 "error": of the initial value's shape); an unchanged one has none."""
+    body output (A11 "error": of the initial value's shape)."""
     if cond_rec is not None:
         cl.close(cond_rec, condition_value(cl, outs[0], "the body's condition output",
                                            cond_rec.get_output(0).type), "cond")
     strict = cl.low.reading("A11") == "error"
     for j, r in enumerate(recs):
-        if j in unchanged:
-            continue
         nxt = outs[1 + j]
         if strict and nxt is not None:
             nxt = one_shape(cl, nxt, r, f"carried value {body.input[2 + j].name!r}")

@@ -11,7 +11,7 @@ import numpy as np
 from ..core.errors import EvaluationError, ModelError, UnsupportedError
 from ..core.types import TensorType
 from .coreloop import (CoreLoop, attr, bind_results, carried_dims_as_hints, check_outputs,
-                       given_back)
+                       given_back, read_in_body)
 from .graph import body_attribute
 from .scope import Lowering, Scope
 from .types import to_ll
@@ -29,21 +29,16 @@ def state_hints(cl: CoreLoop, body, n):
 def unchanged_states(body, n: int) -> frozenset:
     """`onnx/scan9`: the states whose body output is the state's own body input, itself or
     through one Identity node (`given_back`): carried unchanged, their value on every trip
-    and their final value is their initial value (skl2onnx's distance scans carry their data
-    so)."""
+    is their initial value (skl2onnx's distance scans carry their data so)."""
     return given_back(body, [(j, j) for j in range(min(n, len(body.output)))])
 
 
-def scan_states(cl: CoreLoop, body, inits, unchanged=frozenset()):
+def scan_states(cl: CoreLoop, body, inits):
     """2. carried values: each state's recurrence, from its initial value conformed to the
-    body's declared type (its next value: `close_states`); a state carried unchanged
-    (`unchanged_states`) is its conformed initial value itself, an invariant of the loop
-    (`stream/invariant`: every trip reads that one value, as every element of its
-    recurrence would be)."""
+    body's declared type (its next value: `close_states`)."""
     inits = [cl.conform(v, body.input[j].type, f"state {body.input[j].name!r}", carried=True)
              for j, v in enumerate(inits)]
-    return [v if j in unchanged else cl.carried(v, f"state:{body.input[j].name}")
-            for j, v in enumerate(inits)]
+    return [cl.carried(v, f"state:{body.input[j].name}") for j, v in enumerate(inits)]
 
 
 def scan_elements(cl: CoreLoop, body, n, sources):
@@ -55,8 +50,9 @@ def scan_elements(cl: CoreLoop, body, n, sources):
 
 
 def scan_body(cl: CoreLoop, body, recs, init_types, elements, unchanged=frozenset()):
-    """4. the body, its inputs bound to the states' and the elements' streams."""
-    outs = cl.body(body, [(r if j in unchanged else r.get_output(0), tp)
+    """4. the body, its inputs bound to the states' and the elements' streams (a state
+    carried unchanged: its initial value, `stream/invariant`)."""
+    outs = cl.body(body, [(read_in_body(r, j in unchanged), tp)
                           for j, (r, tp) in enumerate(zip(recs, init_types))] +
                    [(t, None) for t in elements])
     if len(body.output) < len(recs):
@@ -66,13 +62,10 @@ def scan_body(cl: CoreLoop, body, recs, init_types, elements, unchanged=frozense
     return outs
 
 
-def close_states(cl: CoreLoop, body, recs, outs, unchanged=frozenset()):
+def close_states(cl: CoreLoop, body, recs, outs):
     """5. back edges: each state's next value is its body output, of the shape the state
-    had before (the Scan text: state variables keep one shape in every iteration); a state
-    carried unchanged has none."""
+    had before (the Scan text: state variables keep one shape in every iteration)."""
     for j, r in enumerate(recs):
-        if j in unchanged:
-            continue
         nxt = outs[j]
         if nxt is not None:
             nxt = cl.same_shape(nxt, r, f"state {body.input[j].name!r}", cl.rule, "(the operator's text: a state "
@@ -82,13 +75,11 @@ def close_states(cl: CoreLoop, body, recs, outs, unchanged=frozenset()):
         cl.close(r, nxt, f"state {j}")
 
 
-def scan_outputs(cl: CoreLoop, body, recs, outs, out_axes, out_reverse, length=None,
-                 unchanged=frozenset()):
-    """6. outputs: each state's last value (a state carried unchanged: its initial value),
-    and the scan outputs stacked on `out_axes` in their directions (to `length`, padded:
-    Scan 8)."""
+def scan_outputs(cl: CoreLoop, body, recs, outs, out_axes, out_reverse, length=None):
+    """6. outputs: each state's last value, and the scan outputs stacked on `out_axes` in
+    their directions (to `length`, padded: Scan 8)."""
     n = len(recs)
-    finals = [r if j in unchanged else cl.last(r.get_output(0), f"final:{body.output[j].name}")
+    finals = [cl.last(r.get_output(0), f"final:{body.output[j].name}")
               for j, r in enumerate(recs)]
     scans = [cl.stacked(outs[n + j], f"scan:{body.output[n + j].name}",
                         axis=out_axes[j], reverse=out_reverse[j], length=length,
@@ -206,18 +197,18 @@ def lower_scan9(low: Lowering, node, scope: Scope, where: str) -> None:
                           in_axes[i], f"scan input {x.name!r}")
           for i, x in enumerate(ins[n:])]
     cl.nested_count(sequence_length(cl, xs, in_axes))
-    # 2. carried values: the states (those carried unchanged: invariants)
+    # 2. carried values: the states (those carried unchanged read as invariants in 4.)
     unchanged = unchanged_states(body, n)
-    recs = scan_states(cl, body, ins[:n], unchanged)
+    recs = scan_states(cl, body, ins[:n])
     # 3. iterated inputs: the scan inputs, each in its direction
     elements = scan_elements(cl, body, n, [(x, 0, d) for x, d in zip(xs, in_dirs)])
     # 4. the body
     outs = scan_body(cl, body, recs, [scope.onnx_type(x) for x in node.input[:n]], elements,
                      unchanged)
     # 5. back edges: the states' next values
-    close_states(cl, body, recs, outs, unchanged)
+    close_states(cl, body, recs, outs)
     # 6. outputs: the final states, the scan outputs on their axes in their directions
-    finals, scans = scan_outputs(cl, body, recs, outs, out_axes, out_dirs, unchanged=unchanged)
+    finals, scans = scan_outputs(cl, body, recs, outs, out_axes, out_dirs)
     bind_results(scope, node, finals + scans)
 
 
