@@ -114,6 +114,18 @@ def test_identity_shares_the_element():
     assert bound("Identity", 1).single(x) is x
 
 
+def test_a_cast_to_the_same_dtype_shares_the_element():
+    # rule: onnx/node, stream/memo -- jax2onnx casts float32 to float32: the element itself,
+    # as Identity gives it (the record says it may pass its input on); another dtype a copy
+    from onnx import TensorProto
+    fn = kernels.bind(helper.make_node("Cast", ["x0"], ["y"], to=TensorProto.FLOAT),
+                      {"": 19}, "node Cast")
+    x = np.arange(3, dtype=np.float32)
+    assert fn.single(x) is x and fn.passes_input
+    y = fn.single(x.astype(np.float64))
+    assert y.dtype == np.float32 and y.tolist() == [0.0, 1.0, 2.0]
+
+
 CAST_TO = ["FLOAT", "DOUBLE", "FLOAT16", "INT8", "INT32", "INT64", "UINT8", "BOOL", "STRING",
            "BFLOAT16", "FLOAT8E4M3FN"]
 

@@ -8,8 +8,9 @@ checks refuse, an input that is not an array, numpy raising -- is handed to the 
 kernel's own bound call, so that the value or the error is exactly the reference's
 (DESIGN §7: bind kernels once, re-validate nothing per trip).
 
-Identity returns its input itself instead of the reference's copy: stream elements are
-never written to (`stream/memo`), so sharing one is safe.
+Identity, and Cast to the dtype its input already has, return the input itself instead of
+the reference's copy: stream elements are never written to (`stream/memo`), so sharing one is
+safe (their records say `passes_input`).
 
 Each binding is a `Kernel` record (`lazyloop.core.kernel`): its function returns the usual
 1-tuple, its `single` the value alone, which the plan calls for one-output layers (one frame
@@ -224,8 +225,11 @@ def cast_dtype(kernel) -> Optional[np.dtype]:
 def cast(dtype, slow):
     def single(x):
         """Cast: what the reference kernel does for a plain dtype, `x.astype(dtype)` (a
-        numpy scalar's result made a 0-D array, as the bound reference kernel makes it)."""
+        numpy scalar's result made a 0-D array, as the bound reference kernel makes it); an
+        array of that dtype already is itself, not a copy (as Identity's: `stream/memo`)."""
         if type(x) is _ndarray:  # an array's astype is an array
+            if x.dtype == dtype:  # astype would copy it: elements are never written
+                return x
             if x.dtype.kind in "biuf":
                 return x.astype(dtype)
         elif isinstance(x, np.generic) and x.dtype.kind in "biuf":
@@ -297,5 +301,6 @@ def direct(op_type: str, arity: int, slow: Callable, where: str,
         single, batched = array_kernel(op_type, arity, attributes_of(kernel), slow), batched_form
     if single is None:
         return None
-    return with_single(single, where, reads_only=True, passes_input=op_type == "Identity",
+    return with_single(single, where, reads_only=True,
+                       passes_input=op_type in ("Identity", "Cast"),
                        batched=batched, shape_only=op_type == "Shape")
