@@ -10,6 +10,8 @@ from onnx.reference import ReferenceEvaluator  # noqa: E402
 from lazyloop.core.errors import EvaluationError  # noqa: E402
 from lazyloop.onnx import kernels  # noqa: E402
 import lazyloop.onnx as lo  # noqa: E402
+from kernel_checks import (F, N, X, agrees_with_the_reference, bound_pair, i64,  # noqa: E402
+                           refusing_slow, same)
 
 UNARY = ["Abs", "Neg", "Tanh", "Floor", "Ceil", "Sin", "Cos", "Sign", "Exp", "Relu",
          "Sigmoid", "Identity"]
@@ -45,12 +47,6 @@ def reference_kernel(op, arity):
     run_params = {"log": lambda *a, **k: None, "opsets": {"": 17}, "verbose": 0,
                   "new_ops": None, "existing_functions": {}, "evaluator_cls": None}
     return kernels._bound_reference(cls(node(op, arity), run_params), f"node {op}")
-
-
-def same(got, want):
-    got = np.asarray(got)
-    assert got.dtype == want.dtype and got.shape == want.shape
-    np.testing.assert_array_equal(got, want)
 
 
 rng = np.random.default_rng(0)
@@ -129,6 +125,18 @@ def test_identity_of_a_numpy_scalar_is_the_reference_kernels_0d_array(scalar):
     assert np.signbit(got) == np.signbit(scalar)
 
 
+def test_a_cast_to_the_same_dtype_shares_the_element():
+    # rule: onnx/node, stream/memo -- jax2onnx casts float32 to float32: the element itself,
+    # as Identity gives it (the record says it may pass its input on); another dtype a copy
+    from onnx import TensorProto
+    fn = kernels.bind(helper.make_node("Cast", ["x0"], ["y"], to=TensorProto.FLOAT),
+                      {"": 19}, "node Cast")
+    x = np.arange(3, dtype=np.float32)
+    assert fn.single(x) is x and fn.passes_input
+    y = fn.single(x.astype(np.float64))
+    assert y.dtype == np.float32 and y.tolist() == [0.0, 1.0, 2.0]
+
+
 CAST_TO = ["FLOAT", "DOUBLE", "FLOAT16", "INT8", "INT32", "INT64", "UINT8", "BOOL", "STRING",
            "BFLOAT16", "FLOAT8E4M3FN"]
 
@@ -162,25 +170,6 @@ def test_cast_is_the_reference_cast(to, value):
         assert fn.single.__doc__.startswith("Cast:")
 
 
-def node_with(op, arity, **attributes):
-    return helper.make_node(op, [f"x{k}" for k in range(arity)], ["y"], **attributes)
-
-
-def bound_pair(op, arity, opset=17, **attributes):
-    """(the node's binding, its reference kernel bound without the direct path)."""
-    n = node_with(op, arity, **attributes)
-    cls = kernels.kernel_class("", op, opset)
-    run_params = {"log": lambda *a, **k: None, "opsets": {"": opset}, "verbose": 0,
-                  "new_ops": None, "existing_functions": {}, "evaluator_cls": None}
-    return (kernels.bind(n, {"": opset}, f"node {op}"),
-            kernels._bound_reference(cls(n, run_params), f"node {op}"))
-
-
-def i64(*values):
-    return np.array(values, np.int64)
-
-
-X = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
 ARRAY_CASES = [  # (op, attributes, inputs): common cases, and ones the reference refuses
     ("Reshape", {}, (X, i64(4, -1))), ("Reshape", {}, (X, i64(0, 12))),
     ("Reshape", {"allowzero": 1}, (X, i64(6, 4))), ("Reshape", {}, (X, i64(5, 5))),
@@ -217,6 +206,34 @@ ARRAY_CASES = [  # (op, attributes, inputs): common cases, and ones the referenc
     ("Gemm", {"transA": 1, "transB": 1}, (X[0].T, X[1], X[0])), ("Gemm", {}, (X[0], X[1])),
     ("Gemm", {"transB": 1, "beta": 0.0}, (X[0].astype(np.float64), X[1].astype(np.float64),
                                           np.ones(1))),
+    ("Gemm", {}, (X[0], X[1].T, X[0, :, :3])),
+    ("Gemm", {"transA": 1}, (X[0].T, X[1].T, X[0, 0, :3])),
+    ("Gemm", {"beta": 1.0}, (X[0].astype(np.float64), X[1].T.astype(np.float64),
+                             np.array(-0.0))),
+    ("Gemm", {"transB": 1}, (X[0].astype(np.float16), X[1].astype(np.float16),
+                             X[0, 0, :3].astype(np.float16))),
+    ("Gemm", {}, (X[0], X[1].T, X[0, :, :3].astype(np.float64))),
+    ("Gemm", {}, (X[0].astype(np.int64), X[1].T.astype(np.int64), i64(2**53 + 1))),
+    ("Gemm", {}, (X[0], X[1].T, X[0])),  # a C that does not broadcast: the reference refuses
+    ("Gemm", {}, (X[0, 0], X[1, 0])), ("Gemm", {}, (X[0, :0], X[1, :, :0].T, X[0, 0, :3])),
+    ("Transpose", {}, (X,)), ("Transpose", {"perm": [1, 0, 2]}, (X,)),
+    ("Transpose", {"perm": [1, 0]}, (X,)), ("Transpose", {"perm": [0, 0, 1]}, (X,)),
+    ("Transpose", {"perm": [2, 0, -2]}, (X,)), ("Transpose", {}, (X[0, 0, 0],)),
+    ("Flatten", {}, (X,)), ("Flatten", {"axis": 0}, (X,)), ("Flatten", {"axis": -1}, (X,)),
+    ("Flatten", {"axis": 3}, (X,)), ("Flatten", {"axis": 2}, (X[:, :0],)),
+    ("Flatten", {"axis": 1}, (X[:, :0],)), ("Flatten", {"axis": 0}, (X[0, 0, 0],)),
+    ("Unsqueeze", {}, (X[0, 0, 0], i64(-1))), ("Unsqueeze", {}, (X, np.array([3], np.uint8))),
+    ("Unsqueeze", {}, (X, i64(4))), ("Unsqueeze", {}, (X, i64(-5))),
+    ("ConstantOfShape", {}, (i64(2, 3),)), ("ConstantOfShape", {}, (i64(),)),
+    ("ConstantOfShape", {"value": helper.make_tensor("v", 7, [1], [-3])}, (i64(0, 2),)),
+    ("ConstantOfShape", {"value": helper.make_tensor("v", 11, [1], [0.1])}, (i64(4),)),
+    ("ConstantOfShape", {"value": helper.make_tensor("v", 9, [1], [True])},
+     (np.array([2], np.int32),)),
+    ("ConstantOfShape", {}, (i64(-1),)), ("ConstantOfShape", {}, (np.array([2.0]),)),
+    ("NonZero", {}, (X - 5,)), ("NonZero", {}, (X[0, 0] > 1,)), ("NonZero", {}, (X[:0],)),
+    ("NonZero", {}, (np.array(3.0),)), ("NonZero", {}, (np.array(0),)),
+    ("NonZero", {}, (F,)),
+    ("Squeeze", {}, (X[:1, :, :1], i64(-1, 0))), ("Squeeze", {}, (X[:1], i64(-4))),
     ("Shape", {}, (X,)), ("Shape", {"start": 1}, (X,)),
     ("Einsum", {"equation": "a,ab->b"}, (X[0, 0], X[0].T)),
     ("Einsum", {"equation": "a,ab->b"}, (X[1, 1], X[1].T)),  # the same shapes again
@@ -242,24 +259,56 @@ ARRAY_CASES = [  # (op, attributes, inputs): common cases, and ones the referenc
 ]
 
 
+POW_CASES = [  # base, exponent: ordinary values and the edges numpy handles its own way
+    (F, np.float32(0.5) * np.ones((), np.float32)), (F, F[:, None]), (F, np.float32(2) * F),
+    (F.astype(np.float64), F), (F, N[:, None].astype(np.int64)), (F.astype(np.float16), F),
+    (N, np.array(2, np.int32)), (N, N[::-1].copy()), (N, np.array(-1, np.int32)),
+    (N.astype(np.int64), np.array(70, np.int64)), (N, np.array([0.5], np.float32)),
+    (N, np.array([np.nan, 1e10], np.float64)[:, None]), (F[:0], F[:1]),
+    (np.array(-8.0, np.float32), np.array(1 / 3, np.float32)), (F, N[:2])]
+
+
+SQRT_CASES = [F, F.astype(np.float64), F.astype(np.float16), N, N.astype(np.uint8), F[:0],
+              np.array(-4.0, np.float32), np.array(9, np.int64), F.reshape(3, 3)[:, ::2]]
+QUIET_CASES = [("Pow", args) for args in POW_CASES] + [("Sqrt", (x,)) for x in SQRT_CASES]
+
+
+@pytest.mark.parametrize("case", range(len(QUIET_CASES)))
+def test_pow_and_sqrt_are_the_reference_kernels_bit_for_bit(case):
+    # rule: onnx/node -- Pow and Sqrt made by numpy directly (np.power, np.sqrt, then the
+    # first input's dtype) give the reference kernel's bytes, dtype and shape -- NaN from a
+    # negative base to a fractional power or from a negative square root, -0.0 kept,
+    # overflow to inf, integers through float64 and back, integer wrap-around -- or its
+    # refusal (an integer to a negative integer power; shapes that do not broadcast), and no
+    # warning
+    import warnings
+    op, args = QUIET_CASES[case]
+    fn, slow = bound_pair(op, len(args), opset=15)
+    assert fn.single.__doc__.startswith(op) and fn.batched is not None
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a warning the reference silences is a failure here
+        got = agrees_with_the_reference(fn, slow, args)
+    assert got is None or type(got) is np.ndarray
+
+
+def test_pow_under_a_raising_error_state_is_the_reference_kernels():
+    # rule: onnx/node -- numpy's error state set to raise: the reference kernel raises on the
+    # NaN of (-8) ** (1/3) (silencing warnings does not silence errors), and so does the
+    # node; 2 ** 3 is still 8
+    fn, _ = bound_pair("Pow", 2, opset=15)
+    with np.errstate(all="raise"):
+        with pytest.raises(EvaluationError, match="FloatingPointError"):
+            fn(np.array([-8.0], np.float32), np.array(1 / 3, np.float32))
+        assert fn.single(np.array([2.0], np.float32), np.array(3, np.int64)).tolist() == [8.0]
+    assert fn.single(np.array([-8.0]), np.array(0.5)).tolist() != [-2.0]  # NaN, quietly
+
+
 @pytest.mark.parametrize("case", range(len(ARRAY_CASES)))
 def test_array_kernels_match_the_reference(case):
     # rule: onnx/node -- the direct numpy call, or the reference kernel's own, gives the
     # reference's value, dtype and shape, or refuses where it refuses
     op, attributes, args = ARRAY_CASES[case]
     agrees_with_the_reference(*bound_pair(op, len(args), **attributes), args)
-
-
-def agrees_with_the_reference(fn, slow, args):
-    """The binding gives the reference kernel's value, dtype and shape, or refuses where it
-    refuses."""
-    try:
-        want = slow(*args)[0]
-    except EvaluationError:
-        with pytest.raises(EvaluationError):
-            fn(*args)
-        return
-    same(fn(*args)[0], np.asarray(want))
 
 
 SUM_SQUARE_18 = [  # ReduceSumSquare 18: the axes an input
@@ -276,10 +325,6 @@ def test_sum_square_with_axes_as_an_input_matches_the_reference(case):
     fn, slow = bound_pair("ReduceSumSquare", len(args), opset=18, **attributes)
     assert fn.reads_only
     agrees_with_the_reference(fn, slow, args)
-
-
-def refusing_slow(*args):
-    raise AssertionError("the reference kernel was called")
 
 
 def test_a_loops_iteration_number_takes_the_direct_path():
@@ -316,7 +361,9 @@ def test_the_array_kernels_are_bound_directly():
     # the common cases take the direct path (its records read only; ReduceSum 11, whose
     # axes are an attribute, keeps the reference's)
     for op, arity in (("Reshape", 2), ("Gather", 2), ("ReduceSum", 2), ("Expand", 2),
-                      ("Range", 3), ("Unsqueeze", 2),
+                      ("Range", 3), ("Unsqueeze", 2), ("Transpose", 1), ("Flatten", 1),
+                      ("ConstantOfShape", 1), ("NonZero", 1),
+                      ("Pow", 2), ("Sqrt", 1),
                       ("Where", 3), ("Div", 2), ("Not", 1), ("Shape", 1), ("Slice", 3),
                       ("Slice", 5)):
         assert bound_pair(op, arity)[0].reads_only, op
@@ -368,3 +415,15 @@ def test_sigmoid_with_one_exponential_is_the_reference_bit_for_bit(dtype):
     assert got.tobytes() == want.tobytes()
     nan = np.array([np.nan], dtype)
     assert np.isnan(bound("Sigmoid", 1).single(nan)).all()
+
+
+def test_gemm_with_unit_scales_is_the_plain_product():
+    # rule: onnx/node -- alpha 1 and beta 1 (as float32, how the reference kernel holds
+    # them): A B' + C, by numpy's matmul here, in A's dtype
+    from lazyloop.onnx.array_kernels import gemm
+    one = np.float32(1.0)
+    product = gemm({"alpha": one, "beta": one, "transA": 0, "transB": 1}, refusing_slow)
+    a, b, c = X[0], X[1], X[0, 0, :3]
+    got = product(a, b, c)
+    assert got.dtype == np.float32 and got.tolist() == (a @ b.T + c).tolist()
+    assert product(a, b).tolist() == (a @ b.T).tolist()

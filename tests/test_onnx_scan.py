@@ -272,3 +272,49 @@ g (int64[2] lens, float[2] s0, float[2, 2] x) => (float[2] s, float[2, 2] ys) {
     np.testing.assert_array_equal(result.defined["ys"], [[False, False], [True, True]])
     with pytest.raises(ll.EvaluationError):
         lo.evaluate(model, feeds, readings={"A14": "refuse"})
+
+
+def distances(give_back: str, out: str = "s_out"):
+    """Scan 9+ as skl2onnx writes a distance matrix: the data carried in s and given back
+    unchanged (`give_back`), each trip the squared distances of its rows to one point."""
+    return parse(f"""
+<ir_version: 8, opset_import: ["" : 18]>
+g (float[3,2] data, float[N,2] points) => (float[3,2] s, float[N,3] d, float[3,2] same) {{
+  same = Identity (data)
+  s, d = Scan <num_scan_inputs = 1, body = b (float[3,2] s_in, float[2] p) => (float[3,2] {out}, float[3] o) {{
+      {give_back}
+      diff = Sub (s_in, p)
+      axes = Constant <value = int64[1] {{1}}> ()
+      o = ReduceSumSquare <keepdims = 0> (diff, axes)
+  }}> (data, points)
+}}""")
+
+
+@pytest.mark.parametrize("give_back,out", [("s_out = Identity (s_in)", "s_out"), ("", "s_in")])
+@pytest.mark.parametrize("points", [4, 0])
+def test_scan9_state_carried_unchanged_is_an_invariant(give_back, out, points):
+    # rule: onnx/scan9, stream/invariant -- a state whose body output is its own body input
+    # (itself, or through one Identity) is the same value on every trip: the body reads its
+    # initial value, so the distances are made in one batch (no recurrence upstream), with
+    # the values of ONNX's own evaluator and of numpy by hand (the final state the data,
+    # also for zero trips)
+    from onnx.reference import ReferenceEvaluator
+    from nets import batched_runs, onnx_on_engine
+    model = distances(give_back, out)
+    data = np.array([[0, 1], [2, -1], [0.5, 0.25]], F32)
+    pts = np.array([[1, 1], [0, 0], [-2, 3], [0.5, 0.5]], F32)[:points]
+    feeds = {"data": data, "points": pts}
+    lowered = lo.lower(model)
+    if points:
+        _, machine = onnx_on_engine(model, feeds)
+        assert any(k.endswith("/o") for run in batched_runs(machine) for k in run)
+    got = lo.evaluate(lowered, feeds)
+    if points:  # ONNX's evaluator refuses a zero-trip Scan with scan outputs
+        want = ReferenceEvaluator(model).run(None, feeds)
+        for name, w in zip(["s", "d", "same"], want):
+            assert np.asarray(got[name]).tobytes() == w.tobytes() and got[name].shape == w.shape
+    np.testing.assert_array_equal(got["s"], data)
+    np.testing.assert_allclose(got["d"], ((data[None] - pts[:, None]) ** 2).sum(-1).reshape(
+        points, 3))
+
+

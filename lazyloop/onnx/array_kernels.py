@@ -1,11 +1,12 @@
-"""ONNX kernels that move, pick or sum array elements, bound straight to numpy (rule
+"""ONNX kernels that move, pick or multiply array elements, bound straight to numpy (rule
 `onnx/node`).
 
 For the ops below, ONNX's reference kernel is one numpy call (`np.reshape`, `np.expand_dims`,
-`np.squeeze`, `np.take`, `np.concatenate`, `np.where`, `np.sum`, `np.sum(np.square(x))`,
-`np.array(x.shape)`, a product by `np.ones`, `np.arange`, Gemm's own product function,
-`np.einsum` with its greedy contraction order, `x[slices]`)
-behind a few layers of dispatch and argument handling. Here the same call is made directly,
+`np.squeeze`, `np.take`, `np.concatenate`, `np.where`, `np.array(x.shape)`, a product by
+`np.ones`, `np.arange`, Gemm's own product function, `np.einsum` with its greedy contraction
+order, `x[slices]`, `np.transpose`, Flatten's `x.reshape`, `np.full`, `np.nonzero`; the
+reductions of `reduce_kernels.py`; ScatterND's assignments, `scatter_kernels.py`) behind a
+few layers of dispatch and argument handling. Here the same call is made directly,
 for the common case the reference reads the same way -- the attribute values the node has,
 inputs that are plain arrays of the expected kinds -- and anything else (another case, numpy
 raising) is handed to the reference kernel's bound call, so that the value or the error is
@@ -15,10 +16,14 @@ as the reference kernel resolved them and its slow call.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
+from .reduce_kernels import extreme, reduce_mean, reduce_prod, reduce_sum, reduce_sum_square
+from .scatter_kernels import scatter_nd
+
 _ndarray = np.ndarray
-_sum = np.add.reduce  # what np.sum calls for an ndarray: (x, axis, dtype, out, keepdims=)
 _index_types = (np.ndarray, np.integer)
 
 
@@ -48,11 +53,20 @@ def unsqueeze(attributes, slow):
     def single(data, axes):
         if type(data) is _ndarray and type(axes) is _ndarray and axes.ndim <= 1 and (
                 axes.dtype.kind in "iu"):
-            shape = with_ones(data.shape, axes.tolist() if axes.ndim else [int(axes)])
+            shape = (with_one(data.shape, axes.item()) if axes.size == 1
+                     else with_ones(data.shape, axes.tolist()))
             if shape is not None:
                 return data.reshape(shape)
         return slow(data, axes)[0]
     return single
+
+
+def with_one(shape: tuple, axis: int):
+    """`with_ones` for one axis: `shape` with a 1 inserted at `axis` of the result."""
+    rank = len(shape) + 1
+    if axis < 0:
+        axis += rank
+    return shape[:axis] + (1,) + shape[axis:] if 0 <= axis < rank else None
 
 
 def with_ones(shape, axes):
@@ -95,11 +109,12 @@ def arange(attributes, slow):
 
 
 def squeeze(attributes, slow):
-    """Squeeze (axes as an input): `np.squeeze(data, tuple(axes))`."""
+    """Squeeze (axes as an input): `np.squeeze(data, tuple(axes))`, which calls
+    `data.squeeze`."""
     def single(data, axes):
         if type(data) is _ndarray and type(axes) is _ndarray and axes.ndim == 1:
             try:
-                return np.squeeze(data, axis=tuple(axes))
+                return data.squeeze(axis=tuple(axes.tolist()))
             except Exception:  # noqa: BLE001
                 pass
         return slow(data, axes)[0]
@@ -107,16 +122,16 @@ def squeeze(attributes, slow):
 
 
 def gather(attributes, slow):
-    """Gather: `np.take(x, indices, axis)`, the indices an array or a numpy integer (a Loop's
-    iteration number is one); a scalar result made a 0-D array, as the bound reference
-    kernel makes it."""
+    """Gather: `np.take(x, indices, axis)` (which calls `x.take`), the indices an array or a
+    numpy integer (a Loop's iteration number is one); a scalar result made a 0-D array, as
+    the bound reference kernel makes it."""
     axis = attributes.get("axis", 0)
 
     def single(x, indices):
         if (type(x) is _ndarray and isinstance(indices, _index_types)
                 and indices.dtype.kind == "i"):
             try:
-                r = np.take(x, indices, axis=axis)
+                r = x.take(indices, axis=axis)
             except Exception:  # noqa: BLE001
                 return slow(x, indices)[0]
             return r if type(r) is _ndarray else np.array(r)
@@ -154,78 +169,115 @@ def where(attributes, slow):
     return single
 
 
-def reduce_sum(attributes, slow):
-    """ReduceSum (axes as an input, opset 13 on): `np.sum(x, axes, keepdims, dtype=x.dtype)`,
-    the axes read as the reference reads them (`summed`)."""
-    if "axes" in attributes:  # ReduceSum 1 and 11: axes as an attribute
-        return None
-    return summed(attributes, slow, squared=False)
-
-
-def reduce_sum_square(attributes, slow):
-    """ReduceSumSquare: `np.sum(np.square(x), axes, keepdims)`, the axes an attribute
-    (opsets 1 to 13, as the kernel normalised them: None or a tuple) or an input (18 on,
-    `summed`); a 0-D sum made an array."""
-    if "axes" not in attributes:
-        return summed(attributes, slow, squared=True)
-    axes = attributes["axes"]
-    if axes is not None and not isinstance(axes, tuple):
-        return None
-    keepdims = attributes.get("keepdims", 1)
-
-    def single(x):
-        if type(x) is _ndarray and x.dtype.kind in "iuf":
-            try:  # np.sum of an ndarray is this call
-                r = _sum(np.square(x), axes, None, None, keepdims=keepdims)
-            except Exception:  # noqa: BLE001
-                return slow(x)[0]
-            return r if type(r) is _ndarray else np.array(r)
-        return slow(x)[0]
-    return single
-
-
-def summed(attributes, slow, squared: bool):
-    """A sum (of squares when `squared`; else in x's dtype, as ReduceSum asks) over the axes
-    given as an input, read as the reference reads them (none or empty: all, or none with
-    noop_with_empty_axes); a 0-D sum made an array."""
-    keepdims = attributes.get("keepdims", 1) != 0
-    noop = attributes.get("noop_with_empty_axes", 0)
-
-    def single(x, axes=None):
-        if type(x) is _ndarray and x.dtype.kind in "iuf" and (
-                axes is None or type(axes) is _ndarray and axes.ndim == 1):
-            if axes is None or axes.shape[0] == 0:
-                axis = () if noop else None
-            else:
-                axis = tuple(axes.tolist())
-            try:  # np.sum of an ndarray is this call
-                r = (_sum(np.square(x), axis, None, None, keepdims=keepdims) if squared
-                     else _sum(x, axis, x.dtype, None, keepdims=keepdims))
-            except Exception:  # noqa: BLE001
-                return slow(x)[0] if axes is None else slow(x, axes)[0]
-            return r if type(r) is _ndarray else np.array(r)
-        return slow(x)[0] if axes is None else slow(x, axes)[0]
-    return single
-
-
 def gemm(attributes, slow):
     """Gemm (opset 7 on): the reference kernel's own product function for its transposes,
-    `alpha * A' B' + beta * C` in A's dtype; a 0-D product made an array."""
+    `alpha * A' B' + beta * C` in A's dtype; a 0-D product made an array (`unscaled`: its
+    common case without the steps that change no value)."""
     if "broadcast" in attributes:  # Gemm 6 and older: the reference's own handling
         return None
     from onnx.reference.ops.op_gemm import _gemm00, _gemm01, _gemm10, _gemm11
     trans_a, trans_b = attributes.get("transA"), attributes.get("transB")
     alpha, beta = attributes.get("alpha"), attributes.get("beta")
     product = (_gemm11 if trans_b else _gemm10) if trans_a else (_gemm01 if trans_b else _gemm00)
+    fast = unscaled(trans_a, trans_b, beta) if alpha == 1.0 and beta in (0.0, 1.0) else None
 
     def single(a, b, c=None):
         if type(a) is _ndarray and type(b) is _ndarray and (c is None or type(c) is _ndarray):
             try:
-                r = product(a, b, c, alpha, beta).astype(a.dtype)
+                if fast is not None and a.ndim == 2 and b.ndim == 2 and a.dtype.char in "fd" \
+                        and b.dtype == a.dtype and (c is None or c.dtype == a.dtype):
+                    return fast(a, b, c)
+                r = product(a, b, c, alpha, beta)
+                if r.dtype != a.dtype:
+                    r = r.astype(a.dtype)
             except Exception:  # noqa: BLE001
                 return slow(a, b)[0] if c is None else slow(a, b, c)[0]
             return r if type(r) is _ndarray else np.array(r)
         return slow(a, b)[0] if c is None else slow(a, b, c)[0]
+    return single
+
+
+def unscaled(trans_a, trans_b, beta):
+    """Gemm's product with alpha 1 and beta 0 or 1, for 2-D A and B and a C of their one
+    dtype, float32 or float64: the reference's `np.dot(A', B')`, plus C unless beta is 0 --
+    without its `* alpha` on the product and `* beta` on C (alpha and beta are float32
+    scalars: times 1.0 a float32 or float64 keeps its dtype and value, so the product, a new
+    array, is left as it is and C is added as it is) and its `astype` to A's dtype, which the
+    product already has. (float16 is left to `product`: times a float32 it becomes float32.)"""
+    dot = np.dot
+
+    def fast(a, b, c):
+        o = dot(a.T if trans_a else a, b.T if trans_b else b)
+        if c is not None and beta != 0:
+            o += c
+        return o
+    return fast
+
+
+def constant_of_shape(attributes, slow):
+    """ConstantOfShape: `np.full(tuple(shape), value)`, the value the first element of the
+    attribute's one-element tensor (none: a float32 0), for a 1-D integer shape."""
+    value = attributes.get("value")
+    if value is None:
+        fill = np.array(0, dtype=np.float32)
+    elif type(value) is _ndarray and value.size == 1:
+        fill = value.flat[0]
+    else:  # a value of another size: the reference refuses it
+        return None
+
+    def single(shape):
+        if type(shape) is _ndarray and shape.ndim == 1 and shape.dtype.kind == "i":
+            try:
+                return np.full(tuple(shape.tolist()), fill)
+            except Exception:  # noqa: BLE001 -- a negative dimension: the reference's
+                pass
+        return slow(shape)[0]
+    return single
+
+
+def nonzero(attributes, slow):
+    """NonZero: `np.vstack(np.nonzero(x))` (np.nonzero calls `x.nonzero`) in int64, for x of
+    rank 1 and more (the reference counts a 0-D x's elements its own way)."""
+    def single(x):
+        if type(x) is _ndarray and x.ndim >= 1:
+            r = np.vstack(x.nonzero())
+            return r if r.dtype == np.int64 else r.astype(np.int64)
+        return slow(x)[0]
+    return single
+
+
+def transpose(attributes, slow):
+    """Transpose: `np.transpose(data, perm)`, which calls `data.transpose(perm)` (no perm, or
+    an empty one: the axes reversed), for a perm of the data's rank (the reference refuses
+    others itself)."""
+    perm = attributes.get("perm")
+    perm = tuple(perm) if perm else None
+
+    def single(data):
+        if type(data) is _ndarray and (perm is None or len(perm) == data.ndim):
+            try:
+                return data.transpose(perm)
+            except Exception:  # noqa: BLE001 -- a repeated axis, one out of range
+                pass
+        return slow(data)[0]
+    return single
+
+
+def flatten(attributes, slow):
+    """Flatten: `x.reshape(1, -1)` for axis 0, else `x.reshape(prod(shape[:axis]), -1)` (the
+    reference's np.prod of the leading dimensions, an exact integer product, here
+    math.prod's)."""
+    axis = attributes.get("axis")
+    if not isinstance(axis, int):
+        return None
+
+    def single(x):
+        if type(x) is _ndarray:
+            try:
+                return x.reshape((1, -1) if axis == 0 else (math.prod(x.shape[:axis]), -1))
+            except Exception:  # noqa: BLE001 -- an empty x: -1 fits no size
+                pass
+        return slow(x)[0]
     return single
 
 
@@ -281,14 +333,17 @@ def _index_vector(v) -> bool:
     return type(v) is _ndarray and v.ndim == 1 and v.dtype.kind == "i"
 
 
+_WHOLE = slice(None)  # an axis of n taken whole: what slice(0, n) takes, the same view
+
+
 def slices_of(shape, starts, ends, axes, steps) -> tuple:
     """Slice's index as the reference builds it: one `slice(start, end, step)` per listed
     axis (the leading axes when none are listed; the pairs cut to the shortest list), every
     other axis whole."""
     steps = [None] * len(starts) if steps is None else steps
     if axes is None:
-        return tuple(slice(s, e, d) for s, e, d in zip(starts, ends, steps))
-    index = [slice(0, n) for n in shape]
+        return tuple(map(slice, starts, ends, steps))
+    index = [_WHOLE] * len(shape)
     for s, e, a, d in zip(starts, ends, axes, steps):
         index[a] = slice(s, e, d)
     return tuple(index)
@@ -297,8 +352,7 @@ def slices_of(shape, starts, ends, axes, steps) -> tuple:
 def slice_(attributes, slow):
     """Slice (opset 10 on: starts, ends, axes and steps are inputs): `x[slices_of(...)]` for
     1-D integer starts, ends, axes and steps; a view of `x`, as the reference's."""
-    def single(*args):
-        x, starts, ends, axes, steps = args + (None,) * (5 - len(args))
+    def single(x, starts, ends, axes=None, steps=None):
         if (type(x) is _ndarray and _index_vector(starts) and _index_vector(ends)
                 and (axes is None or _index_vector(axes))
                 and (steps is None or _index_vector(steps))):
@@ -308,6 +362,8 @@ def slice_(attributes, slow):
                                    None if steps is None else steps.tolist())]
             except Exception:  # noqa: BLE001 -- a zero step, an axis out of range
                 pass
+        args = (x, starts, ends) + (() if axes is None and steps is None else
+                                    (axes,) if steps is None else (axes, steps))
         return slow(*args)[0]
     return single
 
@@ -317,9 +373,15 @@ ARRAY_OPS = {("Reshape", 2): reshape, ("Unsqueeze", 2): unsqueeze, ("Squeeze", 2
              ("Expand", 2): expand, ("Range", 3): arange,
              ("Gather", 2): gather, ("Where", 3): where, ("ReduceSum", 1): reduce_sum,
              ("ReduceSum", 2): reduce_sum, ("ReduceSumSquare", 1): reduce_sum_square,
-             ("ReduceSumSquare", 2): reduce_sum_square, ("Gemm", 2): gemm, ("Gemm", 3): gemm,
-             ("Shape", 1): shape, ("Slice", 3): slice_, ("Slice", 4): slice_,
-             ("Slice", 5): slice_}
+             ("ReduceSumSquare", 2): reduce_sum_square, ("ReduceMean", 1): reduce_mean,
+             ("ReduceMean", 2): reduce_mean, ("ReduceProd", 1): reduce_prod,
+             ("ReduceProd", 2): reduce_prod, ("ReduceMax", 1): extreme(np.maximum),
+             ("ReduceMax", 2): extreme(np.maximum), ("ReduceMin", 1): extreme(np.minimum),
+             ("ReduceMin", 2): extreme(np.minimum), ("Gemm", 2): gemm, ("Gemm", 3): gemm,
+             ("ScatterND", 3): scatter_nd, ("Shape", 1): shape, ("Transpose", 1): transpose,
+             ("Flatten", 1): flatten, ("ConstantOfShape", 1): constant_of_shape,
+             ("NonZero", 1): nonzero,
+             ("Slice", 3): slice_, ("Slice", 4): slice_, ("Slice", 5): slice_}
 
 
 def array_kernel(op_type: str, arity: int, attributes: dict, slow):

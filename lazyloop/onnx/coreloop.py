@@ -360,6 +360,31 @@ def meet(a: TensorType, b: TensorType) -> TensorType:
     return TensorType(a.dtype, tuple(x if x is not None else y for x, y in zip(a.shape, b.shape)))
 
 
+def given_back(body: onnx.GraphProto, pairs) -> frozenset:
+    """The positions k of `pairs[k] = (body input, body output)` whose output is that input
+    itself, or an Identity node's copy of it: a carried value the body gives back unchanged,
+    whose every element is its initial value (`read_in_body`)."""
+    made = {o: node for node in body.node for o in node.output}
+    found = set()
+    for k, (i, o) in enumerate(pairs):
+        name, out = body.input[i].name, body.output[o].name
+        node = made.get(out)
+        if out == name or (node is not None and node.op_type == "Identity"
+                           and node.domain in ("", "ai.onnx") and list(node.input) == [name]):
+            found.add(k)
+    return frozenset(found)
+
+
+def read_in_body(rec, unchanged: bool):
+    """What the body reads for a carried value: its recurrence's stream; for one the body
+    gives back unchanged (`given_back`), its initial value itself, an invariant of the loop
+    (`stream/invariant`) -- every element of the recurrence is that value, and the maps
+    reading it then read no recurrence (the fast path may batch them). The recurrence stays,
+    for the node's output: its last value is the initial value once the loop has ended, with
+    the loop's own termination, errors and zero trips."""
+    return rec.get_input(0) if unchanged else rec.get_output(0)
+
+
 def check_outputs(node, where, rule, n_results: int):
     if len(node.output) > n_results:
         raise ModelError(where, rule, f"has {len(node.output)} outputs, its body gives "

@@ -19,7 +19,7 @@ from ..core.errors import EvaluationError, ModelError
 from ..core.types import TensorType
 from ..core.undefined import Partial
 from .coreloop import (CoreLoop, bind_results, carried_dims_as_hints, check_outputs,
-                       one_element_declarations_of_scalars)
+                       given_back, one_element_declarations_of_scalars, read_in_body)
 from .graph import add_constant, body_attribute
 from .scope import Lowering, Scope
 from .types import to_ll
@@ -144,7 +144,9 @@ def lower_loop(low: Lowering, node, scope: Scope, where: str) -> None:
     cl = CoreLoop(low, scope, node, where, rule, "")
     # 1. trip limits: M -> COUNT; the trip counter the body reads; cond -> WHILE
     i, cond_rec = trip_limits(cl, body, m, cond)
-    # 2. carried values -> recurrences, typed as the body declares them
+    # 2. carried values -> recurrences, typed as the body declares them (those the body
+    #    gives back unchanged read as invariants in 4.)
+    unchanged = given_back(body, [(2 + j, 1 + j) for j in range(n)])
     recs = carried_values(cl, body, scope, node, inits)
     # 3. iterated inputs: the condition as the body reads it (an omitted cond: A9)
     cond_in = cond_rec.get_output(0) if cond is not None else omitted_condition(
@@ -152,7 +154,8 @@ def lower_loop(low: Lowering, node, scope: Scope, where: str) -> None:
     # 4. the body
     init_types = [scope.onnx_type(x) for x in node.input[2:]]
     outs = cl.body(body, [(i, None), (cond_in, None)] +
-                   [(r.get_output(0), tp) for r, tp in zip(recs, init_types)])
+                   [(read_in_body(r, j in unchanged), tp)
+                    for j, (r, tp) in enumerate(zip(recs, init_types))])
     # 5. back edges: the body's condition output, each carried value's next value
     back_edges(cl, body, cond_rec, recs, outs)
     # 6. outputs: carried values' last values, scan outputs stacked (A8), the final

@@ -8,8 +8,9 @@ checks refuse, an input that is not an array, numpy raising -- is handed to the 
 kernel's own bound call, so that the value or the error is exactly the reference's
 (DESIGN §7: bind kernels once, re-validate nothing per trip).
 
-Identity returns its input itself instead of the reference's copy: stream elements are
-never written to (`stream/memo`), so sharing one is safe.
+Identity, and Cast to the dtype its input already has, return the input itself instead of
+the reference's copy: stream elements are never written to (`stream/memo`), so sharing one is
+safe (their records say `passes_input`).
 
 Each binding is a `Kernel` record (`lazyloop.core.kernel`): its function returns the usual
 1-tuple, its `single` the value alone, which the plan calls for one-output layers (one frame
@@ -18,12 +19,14 @@ fewer), and its `batched` form applies to stacked elements. Every op bound here 
 """
 from __future__ import annotations
 
+import functools
 from typing import Callable, Optional
 
 import numpy as np
 
 from ..core.kernel import Kernel, NotBatchable, elementwise
 from .array_kernels import array_kernel
+from .split_kernels import split
 
 _ndarray = np.ndarray
 
@@ -123,10 +126,10 @@ def unary(fct, slow, cast_back: bool):
                 return slow(x)[0]
             if type(r) is not _ndarray:
                 r = asarray(r)
+            if r.dtype == x.dtype:  # astype to the same dtype would only copy r
+                return r
             if cast_back:
                 return r.astype(x.dtype)
-            if r.dtype == x.dtype:
-                return r
         return slow(x)[0]
     return single
 
@@ -145,6 +148,59 @@ def binary(fct, slow, same_dtype_out: bool):
             if not same_dtype_out or r.dtype == a.dtype:
                 return r
         return slow(a, b)[0]
+    return single
+
+
+@functools.lru_cache(maxsize=None)
+def floating_point_quiet():
+    """(numpy's error-state variable, its default value, its value that ignores every
+    floating-point error), or None where this numpy keeps its error state elsewhere.
+
+    While the state is numpy's default (warn on overflow, invalid and divide; ignore
+    underflow), a call made under `warnings.catch_warnings()` with every warning ignored --
+    how the reference kernel of Pow silences numpy -- gives the same value and no signal as
+    the same call made with numpy's error state set to ignore; setting that state is one
+    context-variable write, not the copy of the warning filters catch_warnings makes."""
+    import contextvars
+    from numpy._core import _ufunc_config
+    state = getattr(_ufunc_config, "_extobj_contextvar", None)
+    if not isinstance(state, contextvars.ContextVar):
+        return None
+    default = contextvars.Context().run(state.get)  # its value where nobody set it
+    with np.errstate(all="ignore"):
+        ignoring = state.get()
+    return state, default, ignoring
+
+
+def quietly(op_type: str, fct, slow):
+    """Pow (opset 7 on) and Sqrt: the reference's `fct(*args).astype(args[0].dtype)` with
+    numpy's warnings silenced, for arrays, while numpy's error state is its default (then
+    silencing the warnings is ignoring the errors: `floating_point_quiet`); the astype
+    skipped where it would only copy; a numpy scalar result made a 0-D array, as the bound
+    reference kernel makes it. Every other input, and numpy raising (an integer to a
+    negative integer power), goes to the reference kernel."""
+    quiet = floating_point_quiet()
+    if quiet is None:
+        return None
+    state, default, ignoring = quiet
+
+    def single(*args):  # one or two arguments: the first and the last are all of them
+        first = args[0]
+        if type(first) is _ndarray and type(args[-1]) is _ndarray and state.get() is default:
+            token = state.set(ignoring)
+            try:
+                r = fct(*args)
+                if r.dtype != first.dtype:
+                    r = r.astype(first.dtype)
+            except Exception:  # noqa: BLE001 -- the reference kernel reports it
+                r = None
+            finally:
+                state.reset(token)
+            if r is not None:
+                return r if type(r) is _ndarray else np.array(r)
+        return slow(*args)[0]
+    single.__doc__ = f"{op_type}: `{fct.__name__}` in the first input's dtype, numpy's " \
+                     "errors ignored for the call."
     return single
 
 
@@ -189,10 +245,15 @@ def cast_dtype(kernel) -> Optional[np.dtype]:
 def cast(dtype, slow):
     def single(x):
         """Cast: what the reference kernel does for a plain dtype, `x.astype(dtype)` (a
-        numpy scalar's result made a 0-D array, as the bound reference kernel makes it)."""
-        if isinstance(x, (_ndarray, np.generic)) and x.dtype.kind in "biuf":
-            r = x.astype(dtype)
-            return r if type(r) is _ndarray else np.array(r)
+        numpy scalar's result made a 0-D array, as the bound reference kernel makes it); an
+        array of that dtype already is itself, not a copy (as Identity's: `stream/memo`)."""
+        if type(x) is _ndarray:  # an array's astype is an array
+            if x.dtype == dtype:  # astype would copy it: elements are never written
+                return x
+            if x.dtype.kind in "biuf":
+                return x.astype(dtype)
+        elif isinstance(x, np.generic) and x.dtype.kind in "biuf":
+            return np.array(x.astype(dtype))
         return slow(x)[0]
     return single
 
@@ -209,12 +270,19 @@ def cast_like(slow):
     return single
 
 
+def attributes_of(kernel) -> dict:
+    """The node's attributes as the reference kernel resolved them (defaults filled in)."""
+    return {name: getattr(kernel, name) for name in getattr(kernel, "attributes_names_", ())}
+
+
 def direct(op_type: str, arity: int, slow: Callable, where: str,
            kernel=None, batched_form=None) -> Optional[Kernel]:
     """The direct binding of a default-domain node with `arity` inputs, or None; with its
     batched form where one gives the same values (`slow`: the reference kernel's call; the
     ops of `array_kernels` keep `batched_form`, the reference kernel's batched form)."""
     single = batched = None
+    if op_type == "Split" and arity in (1, 2):  # several outputs: a record of its own
+        return split(attributes_of(kernel), getattr(kernel, "n_outputs", 0), slow, where)
     if op_type == "Cast" and arity == 1 and cast_dtype(kernel) is not None:
         dtype = cast_dtype(kernel)
         single, batched = cast(dtype, slow), elementwise(lambda x: x.astype(dtype))
@@ -241,14 +309,18 @@ def direct(op_type: str, arity: int, slow: Callable, where: str,
     elif arity == 2 and op_type == "Div":  # floats; integers as the reference truncates
         single = divide(getattr(kernel, "numpy_fct", None), slow)
         batched = one_dtype(elementwise(np.divide, same_dtype))
+    elif arity == 2 and op_type == "Pow" and not hasattr(kernel, "broadcast"):  # opset 7 on
+        single = quietly(op_type, np.power, slow)  # elementwise: so is its batched form
+        batched = None if single is None else elementwise(single)
+    elif arity == 1 and op_type == "Sqrt":
+        single, batched = quietly(op_type, np.sqrt, slow), batched_form
     elif arity == 1 and op_type == "Not":
         single, batched = unary(np.logical_not, slow, False), elementwise(np.logical_not,
                                                                             same_dtype)
     else:
-        attributes = {name: getattr(kernel, name)
-                      for name in getattr(kernel, "attributes_names_", ())}
-        single, batched = array_kernel(op_type, arity, attributes, slow), batched_form
+        single, batched = array_kernel(op_type, arity, attributes_of(kernel), slow), batched_form
     if single is None:
         return None
-    return with_single(single, where, reads_only=True, passes_input=op_type == "Identity",
+    return with_single(single, where, reads_only=True,
+                       passes_input=op_type in ("Identity", "Cast"),
                        batched=batched, shape_only=op_type == "Shape")

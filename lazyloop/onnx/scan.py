@@ -10,7 +10,8 @@ import numpy as np
 
 from ..core.errors import EvaluationError, ModelError, UnsupportedError
 from ..core.types import TensorType
-from .coreloop import CoreLoop, attr, bind_results, carried_dims_as_hints, check_outputs
+from .coreloop import (CoreLoop, attr, bind_results, carried_dims_as_hints, check_outputs,
+                       given_back, read_in_body)
 from .graph import body_attribute
 from .scope import Lowering, Scope
 from .types import to_ll
@@ -23,6 +24,13 @@ def state_hints(cl: CoreLoop, body, n):
     if cl.low.readings["A17"] == "hint":
         return carried_dims_as_hints(body, range(n), range(n))
     return body
+
+
+def unchanged_states(body, n: int) -> frozenset:
+    """`onnx/scan9`: the states whose body output is the state's own body input, itself or
+    through one Identity node (`given_back`): carried unchanged, their value on every trip
+    is their initial value (skl2onnx's distance scans carry their data so)."""
+    return given_back(body, [(j, j) for j in range(min(n, len(body.output)))])
 
 
 def scan_states(cl: CoreLoop, body, inits):
@@ -41,9 +49,11 @@ def scan_elements(cl: CoreLoop, body, n, sources):
             for j, (x, axis, rev) in enumerate(sources)]
 
 
-def scan_body(cl: CoreLoop, body, recs, init_types, elements):
-    """4. the body, its inputs bound to the states' and the elements' streams."""
-    outs = cl.body(body, [(r.get_output(0), tp) for r, tp in zip(recs, init_types)] +
+def scan_body(cl: CoreLoop, body, recs, init_types, elements, unchanged=frozenset()):
+    """4. the body, its inputs bound to the states' and the elements' streams (a state
+    carried unchanged: its initial value, `stream/invariant`)."""
+    outs = cl.body(body, [(read_in_body(r, j in unchanged), tp)
+                          for j, (r, tp) in enumerate(zip(recs, init_types))] +
                    [(t, None) for t in elements])
     if len(body.output) < len(recs):
         raise ModelError(cl.where, cl.rule, f"its body gives {len(body.output)} outputs; with "
@@ -187,12 +197,14 @@ def lower_scan9(low: Lowering, node, scope: Scope, where: str) -> None:
                           in_axes[i], f"scan input {x.name!r}")
           for i, x in enumerate(ins[n:])]
     cl.nested_count(sequence_length(cl, xs, in_axes))
-    # 2. carried values: the states
+    # 2. carried values: the states (those carried unchanged read as invariants in 4.)
+    unchanged = unchanged_states(body, n)
     recs = scan_states(cl, body, ins[:n])
     # 3. iterated inputs: the scan inputs, each in its direction
     elements = scan_elements(cl, body, n, [(x, 0, d) for x, d in zip(xs, in_dirs)])
     # 4. the body
-    outs = scan_body(cl, body, recs, [scope.onnx_type(x) for x in node.input[:n]], elements)
+    outs = scan_body(cl, body, recs, [scope.onnx_type(x) for x in node.input[:n]], elements,
+                     unchanged)
     # 5. back edges: the states' next values
     close_states(cl, body, recs, outs)
     # 6. outputs: the final states, the scan outputs on their axes in their directions
