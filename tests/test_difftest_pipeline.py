@@ -143,7 +143,11 @@ def test_the_backends_run_while_the_parent_worked_is_overlapped(tmp_path):
     finally:
         runner.close()
     assert costs["backend"] >= 0.05
-    assert costs["overlapped"] == costs["backend"]
+    # overlapped is min(the backend's run, the time from sending to receiving); the child
+    # may start its clock before the parent notes the sending (the parent can be descheduled
+    # between writing and reading the clock), so under load it may fall a little short of
+    # the run, never past it, and never to the zero of an answer the parent waited for
+    assert 0.5 * costs["backend"] <= costs["overlapped"] <= costs["backend"]
     assert answer.keys() == again.keys()
     assert all((answer[k] == again[k]).all() for k in answer)
     with pytest.raises(RuntimeError, match="no question"):
