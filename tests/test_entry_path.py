@@ -208,3 +208,49 @@ def test_stacked_outputs_are_numpys_stacks():
         np.testing.assert_array_equal(got["columns"], rows.T)
         np.testing.assert_array_equal(got["reversed"], rows[::-1])
         assert got["columns"].flags.c_contiguous and got["rows"].flags.writeable
+
+
+def constants_then_input(calls, refuse=False):
+    """y = x + (a + b) * b, with a = [1, 2], b = [3, 4] constants: the function of constants
+    alone (counting its calls in `calls`; raising when `refuse`) and its product are the same
+    in every evaluation."""
+    net = ll.Network("onnx")
+    x = net.add_input("x", ll.float32, (2,))
+    a, b = (const(net, np.array(v, np.float32)) for v in ([1, 2], [3, 4]))
+
+    def plus(u, v):
+        calls.append(1)
+        if refuse:
+            raise ValueError("refused on purpose")
+        return (u + v,)
+    from lazyloop.core.kernel import Kernel
+    s = net.add_function(Kernel(plus, pure=True), [a, b], [ll.TensorType(ll.float32, (2,))],
+                         op="Plus")
+    p = net.add_elementwise(s.get_output(0), b, ll.ElementWiseOperation.PROD).get_output(0)
+    net.mark_output(net.add_elementwise(x, p, SUM).get_output(0))
+    return net
+
+
+def test_a_map_of_constants_alone_is_made_once_per_plan():
+    # rule: stream/map, stream/memo -- (a + b) * b reads constants alone: once the walk is
+    # compiled, the first evaluation that makes it keeps it with the plan's constants, and
+    # later ones start with it; the answers stay x + (a + b) * b, read-only inside
+    calls = []
+    net = constants_then_input(calls)
+    plan = ll.compile_network(net)
+    want = lambda x: x + (np.float32([1, 2]) + np.float32([3, 4])) * np.float32([3, 4])  # noqa: E731
+    for k in range(30):
+        x = np.float32([k, -k])
+        got = ll.evaluate(plan, {"x": x})
+        assert list(got.values())[0].tolist() == want(x).tolist()
+    assert 1 <= len(calls) < 30  # made by the walks before one was compiled, then kept
+
+
+def test_a_map_of_constants_its_kernel_refuses_is_refused_every_time():
+    # rule: stream/map -- nothing is kept of a refusal: every evaluation is refused alike
+    calls = []
+    plan = ll.compile_network(constants_then_input(calls, refuse=True))
+    for k in range(20):
+        with pytest.raises(ll.LazyLoopError, match="refused on purpose"):
+            ll.evaluate(plan, {"x": np.float32([k, k])})
+    assert len(calls) == 20

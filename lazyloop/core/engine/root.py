@@ -16,7 +16,9 @@ are): each node's step in line, skipped when the node is forced already, its ele
 as `Machine.store` stores one outside loops -- marked read-only, checked against its
 stream's type unless its dtype and shape are ones the type was found to admit
 (`structure/shapes`). An element only kernels that say they only read ever read is left
-unmarked by it (`unmarked_roots`), as a loop's schedule leaves one (`readonly.py`).
+unmarked by it (`unmarked_roots`), as a loop's schedule leaves one (`readonly.py`). A map
+of constants alone (`folded`: exporters compute index arithmetic from constants) is made
+by the first evaluation that needs it and then kept with the plan's constants.
 """
 from __future__ import annotations
 
@@ -74,6 +76,36 @@ def constants(plan) -> dict:
                         and node.type.admits(value.shape)):
                     value.setflags(write=False)
                     found[k] = {0: value}
+    return found
+
+
+def folded(plan) -> frozenset:
+    """Maps outside loops whose every argument is a constant outside loops or such a map,
+    with a pure kernel (`Kernel.pure`: its value depends on its arguments' values alone),
+    and the projections of such maps: every evaluation of the plan would compute the same
+    element for them (`stream/map`). The compiled walk adds the first it computes to the
+    plan's `constants`, read-only, so later evaluations start with it in their root memo as
+    with a constant; one its kernel refuses is not kept, and is refused again. Derived once
+    per plan."""
+    key = ("root folded",)
+    found = plan.derived.get(key)
+    if found is None:
+        found, grew = set(), True
+        while grew:
+            grew = False
+            for k, node in plan.nodes.items():
+                if k in found or node.scope is not None:
+                    continue
+                if isinstance(node, Map):
+                    fixed = node.kernel.pure and all(
+                        a is None or a in found or isinstance(plan.nodes[a], Const)
+                        for a in node.args)
+                else:
+                    fixed = isinstance(node, Project) and node.call in found
+                if fixed:
+                    found.add(k)
+                    grew = True
+        found = plan.derived[key] = frozenset(found)
     return found
 
 
@@ -179,6 +211,7 @@ class Walk:
         self.ids = {k: c for c, k in enumerate(order)}
         self.lines = []
         self.unmarked = unmarked_roots(plan)
+        self.folded = folded(plan)
 
     def emit(self, depth, text):
         self.lines.append("    " * depth + text)
@@ -227,9 +260,11 @@ class Walk:
             self.emit(2, f"MACHINE.store(k{c}, ROOT_ACT, 0, v)")
             return
         self.emit(2, f"if v.__class__ is ND and v.dtype == D[{c}] and v.shape in S[{c}]:")
-        if node.id not in self.unmarked:
+        if node.id not in self.unmarked or node.id in self.folded:
             self.emit(3, "v.setflags(write=False)")
         self.emit(3, f"M[k{c}] = {{0: v}}")
+        if node.id in self.folded:  # every evaluation would make it: kept with the plan
+            self.emit(3, f"FOLDED[k{c}] = {{0: v}}")
         self.emit(2, "else:")
         self.emit(3, f"MACHINE.store(k{c}, ROOT_ACT, 0, v)")
 
@@ -258,7 +293,7 @@ def compile_walk(plan, nid):
     text = walk_source(plan, nid)
     scope = {"P": Partial, "ND": np.ndarray, "LLE": LazyLoopError, "MAPPED": rules.map_element,
              "REFUSED": rules.kernel_refused, "IF": rules.if_element, "ROOT": force_root,
-             "KEY": lambda ref: ref}
+             "KEY": lambda ref: ref, "FOLDED": constants(plan)}
     exec(compile(text, f"<walk of {nid}>", "exec"), scope)  # noqa: S102
     nodes = [plan.nodes[k] for k in order]
     relaxed = plan.profile != "tensorrt"
