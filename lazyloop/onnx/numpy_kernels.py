@@ -45,9 +45,19 @@ def _sigmoid():
         the same dtype, where the reference computes both exponentials everywhere."""
         if x.dtype.kind != "f":
             return sigmoid(x)
+        if x.size <= FEW_VALUES:  # the same values in six numpy calls rather than eight
+            e = np.exp(np.copysign(x, -1.0))  # -|x|: the sign bit set
+            return np.maximum(e, np.heaviside(x, 0.0)) / (1.0 + e)
         e = np.exp(-np.abs(x))
         return np.maximum(e, (x > 0).view(np.uint8)) / (1.0 + e)
     return one_exp
+
+
+#: a Sigmoid of at most this many values takes its numerator as max(e, heaviside(x, 0)) --
+#: 1 where x > 0, else e, a NaN staying NaN -- and -|x| as copysign(x, -1): fewer calls, which
+#: is what a small array's cost is (an LSTM cell of batch 1: 3.3 -> 2.4 us a call); numpy's
+#: heaviside branches on each value's sign, which costs more than a call on larger arrays
+FEW_VALUES = 64
 
 
 def _matmul():
