@@ -214,7 +214,9 @@ class Isolated:
             self._kill()
             raise
         blocked = time.perf_counter() - waiting
-        overlapped = min(own, waiting - question.sent)
+        # the child may start its clock before the parent notes that sending ended (the
+        # parent can be descheduled in between); it cannot before sending began
+        overlapped = min(own, waiting - question.started)
         self.last_costs["backend"] = own
         self.last_costs["overlapped"] = overlapped
         self.last_costs["transfer"] = max(0.0, blocked - (own - overlapped))
