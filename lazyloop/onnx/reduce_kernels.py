@@ -63,22 +63,18 @@ def reduce_sum_square(attributes, slow):
     """ReduceSumSquare: `np.sum(np.square(x), axes, keepdims)`, the axes an attribute
     (opsets 1 to 13, as the kernel normalised them: None or a tuple) or an input (18 on,
     `reduced`); a 0-D sum made an array."""
+    def square_sum(x, axis, keepdims):  # np.sum of an ndarray is this call
+        return _sum(np.square(x), axis, None, None, keepdims=keepdims)
     if "axes" not in attributes:
-        return reduced(attributes, slow, lambda x, axis, keepdims:
-                       _sum(np.square(x), axis, None, None, keepdims=keepdims))
+        return reduced(attributes, slow, square_sum)
     axes = attributes["axes"]
     if axes is not None and not isinstance(axes, tuple):
         return None
     keepdims = attributes.get("keepdims", 1)
 
     def single(x):
-        if type(x) is _ndarray and x.dtype.kind in "iuf":
-            try:  # np.sum of an ndarray is this call
-                r = _sum(np.square(x), axes, None, None, keepdims=keepdims)
-            except Exception:  # noqa: BLE001
-                return slow(x)[0]
-            return r if type(r) is _ndarray else np.array(r)
-        return slow(x)[0]
+        r = made(square_sum, x, axes, keepdims) if type(x) is _ndarray else None
+        return slow(x)[0] if r is None else r
     return single
 
 
@@ -91,17 +87,27 @@ def reduced(attributes, slow, reduce):
     noop = attributes.get("noop_with_empty_axes", 0)
 
     def single(x, axes=None):
-        if type(x) is _ndarray and x.dtype.kind in "iuf" and (
-                axes is None or type(axes) is _ndarray and axes.ndim == 1):
+        r = None
+        if type(x) is _ndarray and (axes is None or type(axes) is _ndarray and axes.ndim == 1):
             if axes is None or axes.shape[0] == 0:
                 axis = () if noop else None
             else:
                 axis = tuple(axes.tolist())
-            try:
-                r = reduce(x, axis, keepdims)
-            except Exception:  # noqa: BLE001
-                r = None
-            if r is not None:
-                return r if type(r) is _ndarray else np.array(r)
+            r = made(reduce, x, axis, keepdims)
+        if r is not None:
+            return r
         return slow(x)[0] if axes is None else slow(x, axes)[0]
     return single
+
+
+def made(reduce, x, axis, keepdims):
+    """`reduce(x, axis, keepdims)` for an integer or float x, a 0-D result made an array;
+    None where x is of another kind, or `reduce` declines (None) or raises (the caller then
+    hands x to the reference kernel)."""
+    if x.dtype.kind not in "iuf":
+        return None
+    try:
+        r = reduce(x, axis, keepdims)
+    except Exception:  # noqa: BLE001
+        return None
+    return r if r is None or type(r) is _ndarray else np.array(r)
