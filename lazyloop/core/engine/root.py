@@ -61,8 +61,9 @@ def constants(plan) -> dict:
     An evaluation starts with them in its root memo: forcing one computes nothing and can
     fail on nothing, so every evaluation would store the same element (`stream/memo`). A
     constant its type refuses is left to be forced, and refused, when something reads it.
-    The dictionaries are shared by every evaluation of the plan and never written: each
-    holds its one element already."""
+    The compiled walk adds the maps of constants alone to it once it has made them
+    (`folded`). The inner dictionaries are shared by every evaluation of the plan and never
+    written: each holds its one element already."""
     key = ("root constants",)
     found = plan.derived.get(key)
     if found is None:
