@@ -23,7 +23,7 @@ import numpy as np
 
 from .ambiguity import resolve
 from .errors import InputError
-from .evaluate import evaluate as core_evaluate, evaluate_checked, plan_of, run as core_run
+from .evaluate import evaluate as core_evaluate, plan_of, prepared, run as core_run
 from .feeds import CheckedFeeds, feed_dict, input_table
 from .fuel import DEFAULT_MAX_TRIPS
 
@@ -103,6 +103,8 @@ class Lowered:
     resolved: object = attrs.field(init=False, eq=False, repr=False)
     # (plan, its `entry_rows`), derived when first evaluated (`feeds_as_given`)
     entry: object = attrs.field(init=False, default=None, eq=False, repr=False)
+    # mode -> the plan's `Prepared` evaluation, its outputs named as the model names them
+    runs: dict = attrs.field(init=False, factory=dict, eq=False, repr=False)
 
     def __attrs_post_init__(self):
         by_name = {}
@@ -155,12 +157,13 @@ class Lowered:
         """The core's outputs keyed by the model's output names, in model output order."""
         return {o.name: core_outputs[o.core_name] for o in self.outputs}
 
-    def feeds_as_given(self, plan, feeds) -> Optional[CheckedFeeds]:
+    def feeds_as_given(self, feeds) -> Optional[CheckedFeeds]:
         """The caller's feeds as `core_feeds` then `check_feeds` answer them, in the usual
         case -- a dict feeding every input by its name an array of its input's dtype, of a
         shape its type was found to admit, that `convert` takes as it is -- else None: the
         full path matches, converts and checks them, and says what is wrong (`rule`,
-        `stream/shape`). The inputs' rows are derived once per plan."""
+        `stream/shape`). The inputs' rows are derived once per plan (`entry`)."""
+        plan = plan_of(self.network, self.resolved)
         rows = self.entry
         if rows is None or rows[0] is not plan:
             rows = (plan, entry_rows(plan, self.inputs))
@@ -182,15 +185,26 @@ class Lowered:
             checked[b.core_name] = value
         return checked
 
+    def ready(self, mode):
+        """The `Prepared` evaluation of the plan the usual call evaluates (`entry`'s) in
+        `mode`, its outputs named as the model names them: made when a mode is first asked
+        for, kept while the plan is the same (issue 25, "plan once, run many")."""
+        plan = self.entry[0]
+        found = self.runs.get(mode) if mode.__class__ is str else None
+        if found is None or found.plan is not plan:
+            ids = dict(plan.outputs)
+            found = prepared(plan, self.resolved, mode,
+                             tuple((o.name, ids[o.core_name]) for o in self.outputs))
+            self.runs[mode] = found
+        return found
+
     def evaluate(self, feeds, max_trips: int = DEFAULT_MAX_TRIPS, readings=None,
                  max_seconds=None, mode: str = "fast") -> dict:
         """{output name: value}; `readings` None: the ones it was lowered with."""
         if readings is None:  # the usual call: feeds as given, the lowering's readings
-            plan = plan_of(self.network, self.resolved)
-            checked = self.feeds_as_given(plan, feeds)
+            checked = self.feeds_as_given(feeds)
             if checked is not None:
-                return self.user_outputs(evaluate_checked(plan, checked, max_trips,
-                                                          self.resolved, max_seconds, mode))
+                return self.ready(mode)(checked, max_trips, max_seconds)
         readings = self.resolved if readings is None else resolve(readings)
         return self.user_outputs(core_evaluate(self.network, self.core_feeds(feeds),
                                                max_trips, readings, max_seconds, mode))

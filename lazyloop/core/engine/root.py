@@ -25,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import LazyLoopError
-from ..feeds import CheckedFeeds, input_table
+from ..feeds import input_table
 from ..plan import Const, IfOutput, Input, Map, Project
 from ..reference import rules
 from ..reference.machine import admitted_shapes
@@ -112,16 +112,11 @@ def folded(plan) -> frozenset:
 
 def store_inputs(machine):
     """The root memo given the evaluation's inputs, each as the walk stores one (`walk`):
-    fed arrays of their input's dtype and of a shape its type admits, read-only (what
-    `check_feeds` answers: its tensor inputs are taken as they are); an input fed otherwise
-    is left to the walk, which checks and stores it when something reads it."""
+    fed arrays of their input's dtype and of a shape its type admits, read-only; an input
+    fed otherwise is left to the walk, which checks and stores it when something reads it.
+    (Feeds `check_feeds` answered are taken as they are: `EngineMachine.begin`.)"""
     plan, memo, feeds = machine.plan, machine.root.memo, machine.feeds
     table = input_table(plan)
-    if feeds.__class__ is CheckedFeeds:
-        for k, _, dtype, _ in table:
-            if dtype is not None:
-                memo[k] = {0: feeds[k]}
-        return
     relaxed = plan.profile != "tensorrt"
     for k, _, dtype, shapes in table:
         value = feeds.get(k)
