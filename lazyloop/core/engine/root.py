@@ -238,16 +238,34 @@ class Walk:
             self.emit(2, f"v = MACHINE.feeds[k{c}]")
         elif isinstance(node, Const):
             self.emit(2, f"v = N[{c}].value")
-        elif isinstance(node, IfOutput):  # the condition, then the taken branch only
-            self.emit(2, f"v = IF(N[{c}], ROOT(MACHINE, {self.key(node.cond)}), "
-                         "lambda ref: ROOT(MACHINE, ref))")
+        elif isinstance(node, IfOutput):
+            self.if_output(node, c)
         else:  # a loop output, an undefined value: the driver forces it
             self.emit(2, f"MACHINE.demand_by_driver(k{c})")
             return
         self.store(node, c)
 
+    def if_output(self, node, c):
+        """`if_element`: the condition forced, then the taken branch only (`laziness/dead`);
+        a condition that is a plain array (defined) picks the branch in line, as
+        `condition_of` reads it (its first element), any other is left to the rule."""
+        self.forced("w", node.cond)
+        self.emit(2, "if w.__class__ is ND:")
+        self.emit(3, f"w = {self.key(node.then)} if w.reshape(-1)[0] else "
+                     f"{self.key(node.orelse)}")
+        self.forced("v", "w", 3)
+        self.emit(2, "else:")
+        self.emit(3, f"v = IF(N[{c}], w, lambda ref: ROOT(MACHINE, ref))")
+
+    def forced(self, name, ref, depth=2):
+        """`name` = element 0 of `ref` (a key, or the name of a variable holding one):
+        the memo's, else forced by its walk (`force_root`)."""
+        key = ref if ref == "w" else self.key(ref)
+        self.emit(depth, f"{name} = M.get({key})")
+        self.emit(depth, f"{name} = ROOT(MACHINE, {key}) if {name} is None else {name}[0]")
+
     def key(self, ref):
-        return f"k{self.ids[ref]}" if ref in self.ids else f"KEY({ref!r})"
+        return f"k{self.ids[ref]}" if ref in self.ids else repr(ref)  # a node id: a str
 
     def store(self, node, c):
         """`Machine.store` outside loops, without a trace, the usual case in line."""
@@ -289,7 +307,7 @@ def compile_walk(plan, nid):
     text = walk_source(plan, nid)
     scope = {"P": Partial, "ND": np.ndarray, "LLE": LazyLoopError, "MAPPED": rules.map_element,
              "REFUSED": rules.kernel_refused, "IF": rules.if_element, "ROOT": force_root,
-             "KEY": lambda ref: ref, "FOLDED": constants(plan)}
+             "FOLDED": constants(plan)}
     exec(compile(text, f"<walk of {nid}>", "exec"), scope)  # noqa: S102
     nodes = [plan.nodes[k] for k in order]
     relaxed = plan.profile != "tensorrt"
