@@ -15,6 +15,7 @@ feeds a caller checked already (`lazyloop.core.lowered`).
 """
 from __future__ import annotations
 
+import copy
 from collections import deque
 from typing import Dict, List, Optional
 
@@ -182,14 +183,12 @@ def evaluate_checked(plan, feeds, max_trips, readings, max_seconds, mode) -> dic
 def prepared(plan, readings, mode, named=None) -> "Prepared":
     """The plan's `Prepared` evaluation in `mode` under `readings` (resolved), made when
     first asked and kept with the plan; `named` pairs (name, output id) name the outputs
-    otherwise than the plan's (kept by the caller then, not with the plan)."""
-    if named is not None or mode.__class__ is not str:
-        return Prepared(plan, readings, mode, named)
+    otherwise than the plan's (a `Prepared` sharing the kept one's template)."""
     kept = plan.derived.setdefault(("prepared",), {})
-    found = kept.get(mode)
+    found = kept.get(mode_option(mode))
     if found is None or found.readings is not readings:
         found = kept[mode] = Prepared(plan, readings, mode)
-    return found
+    return found if named is None else found.named(named)
 
 
 class Prepared:
@@ -200,7 +199,7 @@ class Prepared:
     state without a wall-time budget, so every such evaluation shares it). Calling it
     evaluates: {output name: value}, as `evaluate` answers."""
 
-    def __init__(self, plan, readings, mode, named=None):
+    def __init__(self, plan, readings, mode):
         mode = mode_option(mode)
         if mode == "reference":
             template = Machine.prepared(plan, readings)
@@ -209,9 +208,15 @@ class Prepared:
             template = engine.prepared(plan, readings, options)
         self.plan, self.readings, self.mode = plan, readings, mode
         self.template = template
-        self.outputs = plan.outputs if named is None else tuple(named)
+        self.outputs = plan.outputs
         self.eager = template.readings["A10"] == "eager"
         self.fuel = Fuel()
+
+    def named(self, named) -> "Prepared":
+        """The same evaluation, its outputs the pairs (name, output id) `named`."""
+        other = copy.copy(self)
+        other.outputs = tuple(named)
+        return other
 
     def __call__(self, feeds, max_trips=DEFAULT_MAX_TRIPS, max_seconds=None) -> dict:
         fuel = self.fuel
