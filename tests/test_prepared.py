@@ -138,7 +138,7 @@ def test_the_compiled_walk_takes_the_branch_its_condition_picks():
             np.testing.assert_allclose(only(lo.evaluate(lowered, {"x": x})), want, rtol=1e-6)
     plan = core_evaluate.plan_of(lowered.network, lowered.resolved)
     (nid,) = (nid for _, nid in plan.outputs)
-    assert not isinstance(plan.derived[("root walk", nid)], int)  # compiled by now
+    assert not isinstance(root.root_walks(plan)[nid], int)  # compiled by now
     assert "w.reshape(-1)[0]" in root.walk_source(plan, nid)
 
 
@@ -164,4 +164,4 @@ def test_an_undefined_condition_outside_loops_is_left_to_the_rule():
         fast = ll.run(plan, feeds, trace=False)
         assert fast.defined["y"].tolist() == [False, False]
         np.testing.assert_array_equal(fast.outputs["y"], reference.outputs["y"])
-    assert not isinstance(plan.derived[("root walk", plan.outputs[0][1])], int)
+    assert not isinstance(root.root_walks(plan)[plan.outputs[0][1]], int)

@@ -35,7 +35,7 @@ from .batch import MAX_BATCH_BYTES
 from .compiled import HOT_TRIPS
 from .demand import demand_of, why_not
 from .needed import outputs_to_compute
-from .root import constants, force_root, store_inputs
+from .root import constants, force_root, root_walks, store_inputs
 from .masked_steps import MasksNeeded
 from .schedule import Schedule
 
@@ -70,6 +70,7 @@ class EngineMachine(Machine):
         self._demands = plan.derived.setdefault(("static demands",), {})
         self.why = readings_refused(self.readings)  # a reading the schedule does not run
         self.constants = constants(plan)  # forced alike by every evaluation (root.py)
+        self.walks = root_walks(plan)  # the walks of values outside loops (root.py)
         self.tensor_inputs = tuple(k for k, _, dtype, _ in input_table(plan) if dtype is not None)
 
     def begin(self, feeds, fuel, trace=None, keep_trips=True):
@@ -205,6 +206,8 @@ class EngineMachine(Machine):
                                           lambda: self.demand(out.length, act, i))
             if out_id == node.id:
                 result = value
+            elif act is self.root:  # as the walk stores a value outside loops
+                self.store_root(out, value)
             else:
                 self.store(out_id, act, i, value)
         return result

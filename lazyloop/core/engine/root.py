@@ -148,6 +148,12 @@ def unmarked_roots(plan) -> frozenset:
 HOT_WALKS = 8  # a value's walk is compiled once it has been walked this many times
 
 
+def root_walks(plan) -> dict:
+    """{node outside loops: how often it was walked node by node, or its compiled walk},
+    kept with the plan (`force_root`)."""
+    return plan.derived.setdefault(("root walks",), {})
+
+
 def force_root(machine, nid):
     """Element 0 of `nid`, a node outside loops, and what it needs, as the reference forces
     them: by its compiled walk once the plan has walked it `HOT_WALKS` times (compiling
@@ -156,11 +162,11 @@ def force_root(machine, nid):
     done = memo.get(nid)
     if done is not None:
         return done[0]
-    plan = machine.plan
-    key = ("root walk", nid)
-    walked = plan.derived.get(key, 0)
+    walks = machine.walks  # the plan's `root_walks`
+    walked = walks.get(nid, 0)
     if walked.__class__ is int:
-        plan.derived[key] = walked + 1 if walked + 1 < HOT_WALKS else compile_walk(plan, nid)
+        plan = machine.plan
+        walks[nid] = walked + 1 if walked + 1 < HOT_WALKS else compile_walk(plan, nid)
         walk(machine, root_order(plan, nid))
     else:
         walked(memo, machine)
