@@ -186,7 +186,7 @@ def prepared(plan, readings, mode, named=None) -> "Prepared":
     otherwise than the plan's (a `Prepared` sharing the kept one's template)."""
     kept = plan.derived.setdefault(("prepared",), {})
     found = kept.get(mode_option(mode))
-    if found is None or found.readings is not readings:
+    if found is None or found.readings is not readings and found.readings != readings:
         found = kept[mode] = Prepared(plan, readings, mode)
     return found if named is None else found.named(named)
 

@@ -11,8 +11,9 @@ once for the whole evaluation and choose the evaluator by `mode` (`lazyloop.core
 The command line, the differential tester, the notebooks and the bench all evaluate a
 lowered model through this one path. A model evaluated again and again with the usual feeds
 -- a dict of arrays of the inputs' dtypes and of shapes their types admitted -- skips the
-matching and the full check (`feeds_as_given`, rows derived once per plan); any other feeds
-take the full path, which says what is wrong.
+matching and the full check (`feeds_as_given`, rows derived once per plan) and is evaluated
+by the plan's evaluation prepared once per mode (`ready`, `lazyloop.core.evaluate.Prepared`);
+any other feeds take the full path, which says what is wrong.
 """
 from __future__ import annotations
 
@@ -23,9 +24,10 @@ import numpy as np
 
 from .ambiguity import resolve
 from .errors import InputError
-from .evaluate import evaluate as core_evaluate, plan_of, prepared, run as core_run
+from .evaluate import evaluate as core_evaluate, prepared, run as core_run
 from .feeds import CheckedFeeds, feed_dict, input_table
 from .fuel import DEFAULT_MAX_TRIPS
+from .plan import compile_network
 
 NO_DEFAULT = object()
 
@@ -163,7 +165,7 @@ class Lowered:
         shape its type was found to admit, that `convert` takes as it is -- else None: the
         full path matches, converts and checks them, and says what is wrong (`rule`,
         `stream/shape`). The inputs' rows are derived once per plan (`entry`)."""
-        plan = plan_of(self.network, self.resolved)
+        plan = compile_network(self.network, self.resolved)  # the cached plan, unless changed
         rows = self.entry
         if rows is None or rows[0] is not plan:
             rows = (plan, entry_rows(plan, self.inputs))

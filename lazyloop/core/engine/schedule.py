@@ -421,7 +421,8 @@ class Schedule:
         too -- their closures refer to the schedule, a reference cycle that would keep it
         until Python's cycle collector runs (one per run of an inner loop adds up)."""
         for held in self.held:  # the memos, the collected lists, the invariants, failures
-            held.clear()
+            if held:
+                held.clear()
         if self.first_shape:
             for k in self.first_shape:  # a stacked stream's shapes are checked run by run
                 self.shapes[k].clear()
