@@ -66,18 +66,26 @@ class LoweredRun:
         return self.evaluation.paths
 
 
-def entry_rows(plan, inputs) -> Optional[tuple]:
+def entry_rows(plan, inputs, convert=None) -> Optional[tuple]:
     """(binding, its dtype, the shapes its type was found to admit) per model input, in the
     plan's input order (`input_table`) -- None when a binding is not the one tensor input of
-    the plan it names (an opaque input, an input of the plan no binding feeds): such
-    models' feeds take the full path."""
+    the plan it names (an opaque input, an input of the plan no binding feeds), or when
+    `convert` does not take an array of its input's dtype as it is (a frontend's `convert`
+    decides on an array by its dtype alone; tried once on an empty one): such models'
+    feeds take the full path."""
     by_core = {b.core_name: b for b in inputs}
     table = input_table(plan)
     if len(by_core) != len(inputs) or set(by_core) != {row[0] for row in table}:
         return None
     if any(dtype is None for _, _, dtype, _ in table):
         return None
-    return tuple((by_core[nid], dtype, shapes) for nid, _, dtype, shapes in table)
+    rows = tuple((by_core[nid], dtype, shapes) for nid, _, dtype, shapes in table)
+    if convert is not None:
+        for b, dtype, _ in rows:
+            empty = np.empty(0, dtype)
+            if convert(empty, b) is not empty:
+                return None
+    return rows
 
 
 def _as_is(value, binding):
@@ -88,7 +96,8 @@ def _as_is(value, binding):
 class Lowered:
     """A model lowered onto `network`, with the bindings across its boundary, the readings
     it was lowered with (`readings`, as the caller gave them), its frontend (`format`,
-    whose rule `rule` input errors cite) and the frontend's `convert(value, binding)`."""
+    whose rule `rule` input errors cite) and the frontend's `convert(value, binding)`,
+    which decides on a numpy array by its dtype alone."""
     network: object
     inputs: Tuple[InputBinding, ...]
     outputs: Tuple[OutputBinding, ...]
@@ -162,26 +171,25 @@ class Lowered:
     def feeds_as_given(self, feeds) -> Optional[CheckedFeeds]:
         """The caller's feeds as `core_feeds` then `check_feeds` answer them, in the usual
         case -- a dict feeding every input by its name an array of its input's dtype, of a
-        shape its type was found to admit, that `convert` takes as it is -- else None: the
+        shape its type was found to admit (which `convert` takes as it is) -- else None: the
         full path matches, converts and checks them, and says what is wrong (`rule`,
         `stream/shape`). The inputs' rows are derived once per plan (`entry`)."""
         plan = compile_network(self.network, self.resolved)  # the cached plan, unless changed
         rows = self.entry
         if rows is None or rows[0] is not plan:
-            rows = (plan, entry_rows(plan, self.inputs))
+            rows = (plan, entry_rows(plan, self.inputs, self.convert))
             object.__setattr__(self, "entry", rows)
         rows = rows[1]
         if rows is None or feeds.__class__ is not dict or len(feeds) != len(rows):
             return None
-        convert, ndarray = self.convert, np.ndarray
+        ndarray = np.ndarray
         checked = CheckedFeeds()
         for b, dtype, shapes in rows:
             value = feeds.get(b.name)
             if value.__class__ is not ndarray or value.shape not in shapes:
                 return None
-            if value.dtype is not dtype and value.dtype != dtype \
-                    or convert(value, b) is not value:
-                return None
+            if value.dtype is not dtype and value.dtype != dtype:
+                return None  # (`convert` takes an array of its dtype as it is: `entry_rows`)
             value = np.array(value)  # a read-only copy, as check_feeds makes
             value.setflags(write=False)
             checked[b.core_name] = value

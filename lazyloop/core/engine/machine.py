@@ -75,7 +75,7 @@ class EngineMachine(Machine):
 
     def begin(self, feeds, fuel, trace=None, keep_trips=True):
         """One evaluation's state; its root memo starts with the constants and the inputs."""
-        super().begin(feeds, fuel, None, keep_trips)
+        Machine.begin(self, feeds, fuel, None, keep_trips)
         self.scheduled_loops = {}  # loop -> the demand its last run on a schedule followed
         self.masked_loops = set()  # loops whose schedule met an undefined value (masked_steps.py)
         memo = self.root.memo

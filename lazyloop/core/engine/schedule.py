@@ -331,8 +331,8 @@ class Schedule:
         fuel.before_first_trip(loop, count, may_settle=watch is not None and not watch.stacked)
         start = 0
         options = self.m.options
-        if count is not None and loop.while_ is None and options.batch and self.batchable:
-            # n known before trip 0
+        if count and loop.while_ is None and options.batch and self.batchable:
+            # n >= 1 known before trip 0 (a run of no trips has nothing to batch)
             start = batch_maps(self, count, options.max_batch_bytes)  # stream/map (batch.py)
         cond = loop.while_
         cond_local = cond is not None and cond in self.memo
