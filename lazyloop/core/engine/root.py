@@ -35,9 +35,11 @@ from .needed import may_read
 
 
 def root_order(plan, nid) -> tuple:
-    """The nodes outside loops that forcing `nid` forces through maps and projections, in
-    the order the reference's driver completes them (depth first, arguments left to right),
-    `nid` last; a node of another kind is a leaf, forced by the driver."""
+    """The nodes outside loops that forcing `nid` forces through maps, projections and the
+    conditions of if-conditionals (forced first, whichever branch is taken), in the order
+    the reference's driver completes them (depth first, arguments left to right), `nid`
+    last; a node of another kind is a leaf (an if-conditional's branches are forced when
+    it is, the one taken only)."""
     done, order = set(), []
     stack = [(nid, False)]
     while stack:
@@ -45,12 +47,13 @@ def root_order(plan, nid) -> tuple:
         if k in done:
             continue
         node = plan.nodes[k]
-        if expanded or not isinstance(node, (Map, Project)):
+        if expanded or not isinstance(node, (Map, Project, IfOutput)):
             done.add(k)
             order.append(k)
             continue
         stack.append((k, True))
-        args = node.args if isinstance(node, Map) else (node.call,)
+        args = (node.args if isinstance(node, Map) else (node.call,) if isinstance(
+            node, Project) else (node.cond,))
         stack.extend((a, False) for a in reversed(args) if a is not None and a not in done)
     return tuple(order)
 
