@@ -15,7 +15,7 @@ import lazyloop as ll
 from lazyloop.core import evaluate as core_evaluate
 from lazyloop.core.engine import machine as engine_machine, root
 from lazyloop.core.reference.machine import Machine
-from nets import const, counting
+from nets import SUM, const, counting
 
 lo = pytest.importorskip("lazyloop.onnx")
 
@@ -165,3 +165,44 @@ def test_an_undefined_condition_outside_loops_is_left_to_the_rule():
         assert fast.defined["y"].tolist() == [False, False]
         np.testing.assert_array_equal(fast.outputs["y"], reference.outputs["y"])
     assert not isinstance(root.root_walks(plan)[plan.outputs[0][1]], int)
+
+
+def nested_choices():
+    """y = c1 ? (c2 ? (c3 ? x + 1 : x + 2) : x + 3) : x + 4, three if-conditionals outside
+    loops nested in each other's then-branches; c1..c3 are the feeds c0..c2."""
+    net = ll.Network("onnx")
+    x = net.add_input("x", ll.float32, (2,))
+    flags = [net.add_input(f"c{k}", ll.bool, ()) for k in range(3)]
+
+    def plus(v):
+        return net.add_elementwise(x, const(net, np.full(2, v, np.float32)), SUM).get_output(0)
+
+    inner = plus(1)
+    for k, other in ((2, plus(2)), (1, plus(3)), (0, plus(4))):
+        choice = net.add_if_conditional()
+        choice.set_condition(flags[k])
+        then = choice.add_input(inner).get_output(0)
+        orelse = choice.add_input(other).get_output(0)
+        inner = choice.add_output(then, orelse).get_output(0)
+    inner.name = "y"
+    net.mark_output(inner)
+    return net
+
+
+def test_nested_conditionals_outside_loops_walk_their_taken_branches():
+    # laziness/dead -- three nested if-conditionals outside loops (two of them written in
+    # line in the compiled walk, the third by its own walk): every choice of conditions
+    # gives x + 1, 2, 3 or 4, as the reference gives it, before and after compiling
+    plan = ll.compile_network(nested_choices())
+    x = np.array([1.0, -2.0], np.float32)
+    for _ in range(root.HOT_WALKS + 2):
+        for bits in range(8):
+            c = [bool(bits & 1), bool(bits & 2), bool(bits & 4)]
+            feeds = {"x": x, **{f"c{k}": np.array(c[k]) for k in range(3)}}
+            want = x + (4 if not c[0] else 3 if not c[1] else 2 if not c[2] else 1)
+            np.testing.assert_array_equal(ll.evaluate(plan, feeds)["y"], want)
+            np.testing.assert_array_equal(ll.evaluate(plan, feeds, mode="reference")["y"],
+                                          want)
+    walked = root.root_walks(plan)[plan.outputs[0][1]]
+    assert not isinstance(walked, int)
+    assert root.walk_source(plan, plan.outputs[0][1]).count("if w.reshape(-1)[0]:") == 2

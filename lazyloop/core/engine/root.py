@@ -208,18 +208,31 @@ def walk(machine, order):
         machine.store(k, machine.root, 0, value)
 
 
+INLINE_BRANCHES = 2  # how deep if-conditionals' taken branches are walked in line
+
+
 class Walk:
-    """Writes the source of one value's walk (`walk_source`)."""
+    """Writes the source of one value's walk (`walk_source`): the nodes of its order, each
+    numbered (`keys`), and in an if-conditional's code the walk of the taken branch, in
+    line down to `INLINE_BRANCHES` nested if-conditionals."""
 
     def __init__(self, plan, order):
         self.plan, self.order = plan, order
-        self.ids = {k: c for c, k in enumerate(order)}
+        self.keys, self.ids = [], {}  # every node written, by number; node -> its number
+        self.walked = set()  # the nodes of `order` written so far: in the memo from then on
         self.lines = []
+        self.indent = 0  # the depth of the branch being written in line
+        self.inlined = 0  # how many if-conditionals' branches enclose it
         self.unmarked = unmarked_roots(plan)
         self.folded = folded(plan)
 
     def emit(self, depth, text):
-        self.lines.append("    " * depth + text)
+        self.lines.append("    " * (depth + self.indent) + text)
+
+    def number(self, k) -> int:
+        c = self.ids[k] = len(self.keys)
+        self.keys.append(k)
+        return c
 
     def node(self, k, c):
         """Node k (number c): its element into v, then stored."""
@@ -255,23 +268,35 @@ class Walk:
         self.store(node, c)
 
     def if_output(self, node, c):
-        """`if_element`: the condition forced, then the taken branch only (`laziness/dead`);
-        a condition that is a plain array (defined) picks the branch in line, as
-        `condition_of` reads it (its first element), any other is left to the rule."""
-        self.forced("w", node.cond)
+        """`if_element`: the condition (forced just before, `root_order`), then the taken
+        branch only (`laziness/dead`); a condition that is a plain array (defined) picks
+        the branch in line, as `condition_of` reads it (its first element), and the
+        branch's walk is written in line (`branch`); any other is left to the rule."""
+        self.emit(2, f"w = M[{self.key(node.cond)}][0]")
         self.emit(2, "if w.__class__ is ND:")
-        self.emit(3, f"w = {self.key(node.then)} if w.reshape(-1)[0] else "
-                     f"{self.key(node.orelse)}")
-        self.forced("v", "w", 3)
+        if self.inlined < INLINE_BRANCHES:
+            self.emit(3, "if w.reshape(-1)[0]:")
+            self.branch(node.then, 4)
+            self.emit(3, "else:")
+            self.branch(node.orelse, 4)
+        else:
+            self.emit(3, f"w = {self.key(node.then)} if w.reshape(-1)[0] else "
+                         f"{self.key(node.orelse)}")
+            self.emit(3, "v = M.get(w)")
+            self.emit(3, "v = ROOT(MACHINE, w) if v is None else v[0]")
         self.emit(2, "else:")
         self.emit(3, f"v = IF(N[{c}], w, lambda ref: ROOT(MACHINE, ref))")
 
-    def forced(self, name, ref, depth=2):
-        """`name` = element 0 of `ref` (a key, or the name of a variable holding one):
-        the memo's, else forced by its walk (`force_root`)."""
-        key = ref if ref == "w" else self.key(ref)
-        self.emit(depth, f"{name} = M.get({key})")
-        self.emit(depth, f"{name} = ROOT(MACHINE, {key}) if {name} is None else {name}[0]")
+    def branch(self, ref, depth):
+        """v = element 0 of the branch `ref`, its walk (`root_order`) written in line at
+        `depth`, leaving out what the value's own walk has made by then."""
+        saved = self.indent
+        self.indent, self.inlined = saved + depth - 1, self.inlined + 1
+        for k in root_order(self.plan, ref):
+            if k not in self.walked:
+                self.node(k, self.number(k))
+        self.indent, self.inlined = saved, self.inlined - 1
+        self.emit(depth, f"v = M[{self.key(ref)}][0]")
 
     def key(self, ref):
         return f"k{self.ids[ref]}" if ref in self.ids else repr(ref)  # a node id: a str
@@ -292,12 +317,13 @@ class Walk:
         self.emit(3, f"MACHINE.store(k{c}, ROOT_ACT, 0, v)")
 
     def source(self) -> str:
-        for k, c in self.ids.items():
-            self.node(k, c)
+        for k in self.order:
+            self.node(k, self.number(k))
+            self.walked.add(k)
         body, self.lines = self.lines, []
         self.emit(0, "def bind(K, N, F, D, S):")
-        if self.ids:
-            self.emit(1, f"[{', '.join(f'k{c}' for c in self.ids.values())},] = K")
+        if self.keys:
+            self.emit(1, f"[{', '.join(f'k{c}' for c in range(len(self.keys)))},] = K")
         self.emit(1, "def walk(M, MACHINE):")
         self.emit(2, "ROOT_ACT = MACHINE.root")
         self.lines.extend("    " + line for line in body)
@@ -312,8 +338,9 @@ def walk_source(plan, nid) -> str:
 
 def compile_walk(plan, nid):
     """The walk of `nid` as a function walk(root memo, machine), compiled once per plan."""
-    order = root_order(plan, nid)
-    text = walk_source(plan, nid)
+    writer = Walk(plan, root_order(plan, nid))
+    text = writer.source()
+    order = writer.keys
     scope = {"P": Partial, "ND": np.ndarray, "LLE": LazyLoopError, "MAPPED": rules.map_element,
              "REFUSED": rules.kernel_refused, "IF": rules.if_element, "ROOT": force_root,
              "FOLDED": constants(plan)}
