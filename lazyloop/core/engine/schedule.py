@@ -97,6 +97,8 @@ class Schedule:
         self.blocks = {}  # recurrence -> its accumulation's block, for later runs (accumulate.py)
         self.parts = None  # what a trip works on (`trip_parts`)
         self.watch = watch_for(demand)  # laziness/fixed-point: may end the loop early
+        watch = self.watch  # whether the fuel may let a COUNT above it run (`run`)
+        self.may_settle = watch is not None and not watch.stacked
         self.pool = pool_of(demand, masked)  # where `release` keeps it
         self.trips_key = ("trips run", demand.key)  # the plan's count of this loop's trips
         every, some = demand.external
@@ -106,6 +108,10 @@ class Schedule:
         self.build_steps()
         self.plain_steps = dict(self.steps)
         self.phase_a, self.phase_b = demand.phases  # see Demand.phases
+        # what every run reads of the loop: its WHILE input, whether the loop makes it, and
+        # its memo (none: an invariant)
+        self.cond = demand.loop.while_
+        self.cond_memo = self.memo.get(self.cond)
         # what `release` empties, in one pass: the memos, the collected lists, the invariants
         # and the failures
         self.held = (tuple(self.memo.values()) + tuple(self.lists.values())
@@ -321,24 +327,23 @@ class Schedule:
 
     # -- the run ------------------------------------------------------------------------------
     def run(self):
-        loop = self.d.loop
+        loop, m = self.d.loop, self.m
         count = None
         if loop.count is not None:
-            count = count_limit(loop, self.invariant(loop.count), self.m.readings["A4"],
-                                self.m.plan.profile)
-        fuel = self.m.fuel
+            count = count_limit(loop, self.invariant(loop.count), m.readings["A4"],
+                                m.plan.profile)
+        fuel = m.fuel
         watch = self.watch  # laziness/fixed-point: may end the loop early
-        fuel.before_first_trip(loop, count, may_settle=watch is not None and not watch.stacked)
+        fuel.before_first_trip(loop, count, may_settle=self.may_settle)
         start = 0
-        options = self.m.options
+        options = m.options
         if count and loop.while_ is None and options.batch and self.batchable:
             # n >= 1 known before trip 0 (a run of no trips has nothing to batch)
             start = batch_maps(self, count, options.max_batch_bytes)  # stream/map (batch.py)
-        cond = loop.while_
-        cond_local = cond is not None and cond in self.memo
-        cond_memo = self.memo.get(cond)
+        cond, cond_memo = self.cond, self.cond_memo
+        cond_local = cond_memo is not None
         window = self.d.window
-        max_trips = self.m.max_trips
+        max_trips = m.max_trips
         phase_a, phase_b, memos = self.trip_parts()
         collected = list(self.collected.items())
         deferred = None
