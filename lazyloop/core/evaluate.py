@@ -212,6 +212,9 @@ class Prepared:
         self.eager = template.readings["A10"] == "eager"
         self.fuel = Fuel()
 
+    def __repr__(self):
+        return f"prepared(<plan of {[name for name, _ in self.outputs]}>, {self.mode!r})"
+
     def named(self, named) -> "Prepared":
         """The same evaluation, its outputs the pairs (name, output id) `named`."""
         other = copy.copy(self)
@@ -235,6 +238,5 @@ class Prepared:
 
 
 __all__ = ["evaluate", "evaluate_checked", "prepared", "Prepared", "run", "Evaluation",
-           "ForceEvent", "Machine",
-           "Activation", "Trips", "MODES", "one_shape_streams", "check_feeds", "feed_dict",
-           "compile_network", "DEFAULT_MAX_TRIPS"]
+           "ForceEvent", "Machine", "Activation", "Trips", "MODES", "one_shape_streams",
+           "check_feeds", "feed_dict", "compile_network", "DEFAULT_MAX_TRIPS"]
