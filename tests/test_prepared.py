@@ -143,7 +143,7 @@ def test_the_compiled_walk_takes_the_branch_its_condition_picks():
 
 
 def test_an_undefined_condition_outside_loops_is_left_to_the_rule():
-    # laziness/dead, output/undefined -- an If outside loops whose condition no source
+    # laziness/dead -- an If outside loops whose condition no source
     # defines takes neither branch: its element is wholly undefined (the static type's
     # fill, mask False), by the compiled walk as by the reference
     net = ll.Network("onnx")
