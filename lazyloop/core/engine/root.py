@@ -209,12 +209,14 @@ def walk(machine, order):
 
 
 INLINE_BRANCHES = 2  # how deep if-conditionals' taken branches are walked in line
+INLINE_NODES = 24  # how many nodes of such branches one walk writes in line, at most
 
 
 class Walk:
     """Writes the source of one value's walk (`walk_source`): the nodes of its order, each
     numbered (`keys`), and in an if-conditional's code the walk of the taken branch, in
-    line down to `INLINE_BRANCHES` nested if-conditionals."""
+    line down to `INLINE_BRANCHES` nested if-conditionals and `INLINE_NODES` nodes in all
+    (a walk's text, and the time compiling it takes, stay in proportion to its order)."""
 
     def __init__(self, plan, order):
         self.plan, self.order = plan, order
@@ -223,6 +225,7 @@ class Walk:
         self.lines = []
         self.indent = 0  # the depth of the branch being written in line
         self.inlined = 0  # how many if-conditionals' branches enclose it
+        self.budget = INLINE_NODES  # how many more nodes branches may write in line
         self.unmarked = unmarked_roots(plan)
         self.folded = folded(plan)
 
@@ -274,11 +277,13 @@ class Walk:
         branch's walk is written in line (`branch`); any other is left to the rule."""
         self.emit(2, f"w = M[{self.key(node.cond)}][0]")
         self.emit(2, "if w.__class__ is ND:")
-        if self.inlined < INLINE_BRANCHES:
+        then, orelse = self.cone(node.then), self.cone(node.orelse)
+        if self.inlined < INLINE_BRANCHES and len(then) + len(orelse) <= self.budget:
+            self.budget -= len(then) + len(orelse)
             self.emit(3, "if w.reshape(-1)[0]:")
-            self.branch(node.then, 4)
+            self.branch(node.then, then, 4)
             self.emit(3, "else:")
-            self.branch(node.orelse, 4)
+            self.branch(node.orelse, orelse, 4)
         else:
             self.emit(3, f"w = {self.key(node.then)} if w.reshape(-1)[0] else "
                          f"{self.key(node.orelse)}")
@@ -287,14 +292,17 @@ class Walk:
         self.emit(2, "else:")
         self.emit(3, f"v = IF(N[{c}], w, lambda ref: ROOT(MACHINE, ref))")
 
-    def branch(self, ref, depth):
-        """v = element 0 of the branch `ref`, its walk (`root_order`) written in line at
-        `depth`, leaving out what the value's own walk has made by then."""
+    def cone(self, ref) -> list:
+        """The branch `ref`'s walk (`root_order`) without what the value's own walk has
+        made by then."""
+        return [k for k in root_order(self.plan, ref) if k not in self.walked]
+
+    def branch(self, ref, cone, depth):
+        """v = element 0 of the branch `ref`, its walk `cone` written in line at `depth`."""
         saved = self.indent
         self.indent, self.inlined = saved + depth - 1, self.inlined + 1
-        for k in root_order(self.plan, ref):
-            if k not in self.walked:
-                self.node(k, self.number(k))
+        for k in cone:
+            self.node(k, self.number(k))
         self.indent, self.inlined = saved, self.inlined - 1
         self.emit(depth, f"v = M[{self.key(ref)}][0]")
 
