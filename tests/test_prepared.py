@@ -206,3 +206,17 @@ def test_nested_conditionals_outside_loops_walk_their_taken_branches():
     walked = root.root_walks(plan)[plan.outputs[0][1]]
     assert not isinstance(walked, int)
     assert root.walk_source(plan, plan.outputs[0][1]).count("if w.reshape(-1)[0]:") == 2
+
+
+def test_a_walk_writes_few_branch_nodes_in_line():
+    # laziness/dead -- skl2onnx's knn_imputer holds a dozen if-conditionals outside loops
+    # whose branches share large cones: each output's compiled walk writes its own order
+    # and at most INLINE_NODES branch nodes in line (their other nodes go by their walks)
+    path = os.path.join(os.path.dirname(__file__), "corpus", "skl2onnx", "knn_imputer.onnx")
+    lowered = lo.lower(path)
+    plan = core_evaluate.plan_of(lowered.network, lowered.resolved)
+    for _, nid in plan.outputs:
+        text = root.walk_source(plan, nid)
+        written = sum(1 for line in text.splitlines() if line.strip().startswith("if k")
+                      and line.rstrip().split("#")[0].rstrip().endswith("not in M:"))
+        assert written <= len(root.root_order(plan, nid)) + root.INLINE_NODES
