@@ -78,13 +78,12 @@ def agree(op, arity, dtype, combos):
 
 
 @pytest.mark.parametrize("dtype", FLOATS + INTEGERS, ids=lambda t: np.dtype(t).name)
-@pytest.mark.parametrize("op", ["Add", "Sub", "Mul", "Div"])
-def test_arithmetic_on_0d_arrays_is_the_reference_bit_for_bit(op, dtype):
+def test_division_of_0d_arrays_is_the_reference_bit_for_bit(dtype):
     values = edges(dtype)
-    if op == "Div" and np.dtype(dtype).kind in "iu":  # the reference divides by zero its way
-        agree(op, 2, dtype, [(a, b) for a, b in itertools.product(values, values) if b != 0])
+    if np.dtype(dtype).kind in "iu":  # the reference divides integers by zero its own way
+        agree("Div", 2, dtype, [(a, b) for a, b in itertools.product(values, values) if b != 0])
     else:
-        agree(op, 2, dtype, itertools.product(values, values))
+        agree("Div", 2, dtype, itertools.product(values, values))
 
 
 @pytest.mark.parametrize("dtype", FLOATS + INTEGERS + (np.bool_,),
@@ -104,14 +103,6 @@ def test_logical_ops_on_0d_booleans_are_the_reference(op):
 
 def test_not_on_a_0d_boolean_is_the_reference():
     agree("Not", 1, np.bool_, [(False,), (True,)])
-
-
-def test_integer_results_out_of_range_wrap_as_the_reference_does():
-    add, sub, mul = (lazyloop_single(op, 2) for op in ("Add", "Sub", "Mul"))
-    big = np.array(2 ** 31 - 1, np.int32)
-    assert add(big, np.array(1, np.int32)) == np.int32(-2 ** 31)  # by hand: 2^31 wraps
-    assert sub(np.array(0, np.uint8), np.array(1, np.uint8)) == 255
-    assert mul(np.array(100, np.int8), np.array(3, np.int8)) == 300 - 256
 
 
 def test_integer_division_truncates_toward_zero_on_0d_arrays():
@@ -140,9 +131,9 @@ def test_where_passes_an_input_on_in_its_record():
 
 
 def test_under_an_error_state_that_raises_the_scalar_forms_raise_as_the_reference():
-    add = lazyloop_single("Add", 2)
-    big = np.array(np.finfo(np.float32).max, np.float32)
+    div = lazyloop_single("Div", 2)
+    one, zero = np.array(1.0, np.float32), np.array(0.0, np.float32)
     with np.errstate(all="raise"):
         with pytest.raises(Exception) as raised:
-            add(big, big)
-    assert "overflow" in str(raised.value)
+            div(one, zero)
+    assert "divide by zero" in str(raised.value)

@@ -21,7 +21,6 @@ from ..core.kernel import Kernel, elementwise, kernel_of
 from .batched_kernels import batched_form, with_batched
 from .numpy_kernels import direct, with_single
 from .requantise import qlinear_conv, qlinear_matmul
-from .scalar_kernels import ZERO_D
 
 _ndarray = np.ndarray
 
@@ -230,14 +229,8 @@ def _failed(where, exc):
 
 def _bound_binary(fct, where: str) -> Callable:
     asarray = np.asarray
-    on_0d = ZERO_D.get(fct)  # the scalar form on 0-D arrays of one dtype (scalar_kernels)
 
     def single(a, b):
-        if (on_0d is not None and type(a) is _ndarray and type(b) is _ndarray
-                and not (a.ndim or b.ndim) and a.dtype == b.dtype):
-            r = on_0d(a, b)
-            if r is not None:
-                return r
         try:
             r = fct(a, b)
         except Exception as exc:  # noqa: BLE001 -- reported as a typed error naming the node

@@ -5,21 +5,19 @@ A loop whose carried values are 0-D -- a counter, a flag, a scalar state, as jax
 arrays, where a numpy ufunc's dispatch costs several times the arithmetic. For the ops and
 dtypes below, the value a reference kernel gives on 0-D inputs of one dtype is the value of
 the same operation on the scalars those arrays hold, made a 0-D array of the reference's
-dtype:
+dtype: comparisons of floats by numpy's scalar comparison (IEEE: a NaN unequal to
+everything), of integers and booleans exactly; the logical operations of booleans; float
+division in the dtype, and integer division where truncation toward zero (the reference's)
+and Python's floor agree. (`Add`, `Sub`, `Mul` are not here: on 0-D arrays a ufunc costs
+what making their result's 0-D array does.)
 
-* floats (float16/32/64): numpy's scalar operation in the dtype -- IEEE arithmetic and
-  comparisons, as the ufunc's loop makes them (a NaN unequal to everything);
-* integers: Python's exact integer arithmetic and comparisons on the held values; an
-  arithmetic result outside the dtype's range is not made here (the reference wraps it, and
-  `overflow.py` may saturate it);
-* booleans: the logical operations.
-
-Each function below takes the two (or one) 0-D arrays of one dtype and returns the 0-D result,
-or None where it does not promise the reference's value -- another dtype, an integer
-quotient of a negative operand (the reference truncates toward zero) or by zero, a result
-out of range, numpy raising under an error state that says so. The caller then takes its array path (the ufunc, or the reference kernel), so
-the value, the warning or the error is the reference's. `ZERO_D` maps the numpy function an
-array binding calls to the function that replaces it on 0-D arrays.
+Each function below takes the two (or one) 0-D arrays of one dtype and returns the 0-D
+result, or None where it does not promise the reference's value -- another dtype, an integer
+quotient of a negative operand (the reference truncates toward zero) or by zero, numpy
+raising under an error state that says so. The caller then takes its array path (the ufunc,
+or the reference kernel), so the value, the warning or the error is the reference's.
+`ZERO_D` maps the numpy function an array binding calls to the function that replaces it on
+0-D arrays.
 """
 from __future__ import annotations
 
@@ -28,30 +26,6 @@ import operator
 import numpy as np
 
 _array = np.array
-
-#: the integer dtypes and the range of values each holds
-_RANGES = {np.dtype(t): (int(np.iinfo(t).min), int(np.iinfo(t).max))
-           for t in (np.int8, np.int16, np.int32, np.int64,
-                     np.uint8, np.uint16, np.uint32, np.uint64)}
-
-
-def arithmetic(op):
-    """Add, Sub, Mul: in the floats' dtype; for integers exactly, where the exact value fits
-    the dtype (wrapping, the reference's way out of range, then never happened)."""
-    def on_0d(a, b):
-        kind = a.dtype.kind
-        if kind == "f":
-            try:
-                return _array(op(a[()], b[()]))
-            except ArithmeticError:  # numpy's error state says raise: the array path's
-                return None
-        if kind in "iu":
-            value = op(a.item(), b.item())
-            low, high = _RANGES[a.dtype]
-            if low <= value <= high:
-                return _array(value, a.dtype)
-        return None
-    return on_0d
 
 
 def comparison(op):
@@ -103,9 +77,7 @@ def logical_not(x):
     return None
 
 
-ZERO_D = {np.add: arithmetic(operator.add), np.subtract: arithmetic(operator.sub),
-          np.multiply: arithmetic(operator.mul),
-          np.equal: comparison(operator.eq), np.less: comparison(operator.lt),
+ZERO_D = {np.equal: comparison(operator.eq), np.less: comparison(operator.lt),
           np.greater: comparison(operator.gt), np.less_equal: comparison(operator.le),
           np.greater_equal: comparison(operator.ge),
           np.logical_and: logical(operator.and_), np.logical_or: logical(operator.or_),
