@@ -251,39 +251,73 @@ def shift(schedule, node, next_batch, n) -> dict:
 
 
 def map_batch(schedule, node, batches, length, max_bytes=MAX_BATCH_BYTES):
-    """`stream/map` over stacked elements, checked against the element rule on elements 0;
-    the masks of undefined arguments make the batch's mask by the rule elements follow
-    (`undefined.mapped`, a position-wise kernel's masks aligned as its values are)."""
-    args, flags, firsts, masks = [], [], [], []
+    """`stream/map` over stacked elements: the batched kernel on the first `length`
+    elements of the batched arguments and the invariants as they are; None where an
+    invariant is not an array. A batch of wholly defined arguments is a plain array and
+    pays no mask work (`plain_batch`); masks are made only where some argument is undefined
+    somewhere (`masked_batch`)."""
+    args, flags = [], []
     for a in node.args:
-        if a in batches:
-            value, mask = split(head(batches[a], length))
-            first = value[0, ...] if mask is None else join(value[0, ...], mask[0, ...])
-            flags.append(True)
-        else:
-            first = schedule.invariant(a)
-            value, mask = split(first)
-            if not isinstance(value, np.ndarray):
-                return None
-            mask = None if mask is None else full_mask(value, mask)
-            flags.append(False)
+        stacked = a in batches
+        value = head(batches[a], length) if stacked else schedule.invariant(a)
+        if not stacked and not isinstance(split(value)[0], np.ndarray):
+            return None
         args.append(value)
-        firsts.append(first)
+        flags.append(stacked)
+    flags = tuple(flags)
+    if any(type(a) is Partial for a in args):
+        return masked_batch(node, args, flags, length, max_bytes)
+    return plain_batch(node, args, flags, length, max_bytes)
+
+
+def plain_batch(node, args, flags, length, max_bytes=MAX_BATCH_BYTES):
+    """`stream/map` on wholly defined arguments: the batched kernel's value, whose element 0
+    and last element must equal the kernel's own on the arguments' elements 0 and last, in
+    dtype, shape and bytes (`kernel_agrees`); the size is bounded before the batch is made."""
+    one = np.asarray(node.fn(*[v[0, ...] if f else v for v, f in zip(args, flags)]))
+    if length * one.nbytes > max_bytes:
+        raise NotBatchable(f"{node.id}: {length} elements of {one.nbytes} bytes")
+    result = np.asarray(node.kernel.batched(args, flags))
+    if not kernel_agrees(node, args, flags, result, one, length):
+        raise NotBatchable(f"{node.id}: the batched form differs from the kernel")
+    return result
+
+
+def kernel_agrees(node, args, flags, result, one, length) -> bool:
+    """The batched result holds `length` elements of the dtype and shape of `one` (the
+    kernel's element 0), its element 0 is `one` byte for byte, and its last is the kernel's
+    own (`same_last`)."""
+    return (result.shape[:1] == (length,) and result.dtype == one.dtype
+            and result.shape[1:] == one.shape and result[0, ...].tobytes() == one.tobytes()
+            and same_last(node, args, flags, result))
+
+
+def masked_batch(node, args, flags, length, max_bytes=MAX_BATCH_BYTES):
+    """`stream/map` where some argument is undefined somewhere: the values batch as
+    `plain_batch` makes them, checked against the element rule on elements 0 (`map_element`
+    on `Partial` elements); the masks of undefined arguments make the batch's mask by the
+    rule elements follow (`undefined.mapped`, a position-wise kernel's masks aligned as its
+    values are), and its row 0 must be element 0's mask."""
+    values, masks, firsts = [], [], []
+    for arg, stacked in zip(args, flags):
+        value, mask = split(arg)
+        if stacked:
+            firsts.append(value[0, ...] if mask is None else join(value[0, ...], mask[0, ...]))
+        else:
+            firsts.append(arg)
+            mask = None if mask is None else full_mask(value, mask)
+        values.append(value)
         masks.append(mask)
     one, one_mask = split(map_element(node, firsts))
     one = np.asarray(one)
     if length * one.nbytes > max_bytes:  # decided before the batch is made
         raise NotBatchable(f"{node.id}: {length} elements of {one.nbytes} bytes")
-    result = np.asarray(node.kernel.batched(args, tuple(flags)))
-    if (result.shape[:1] != (length,) or result.dtype != one.dtype
-            or result.shape[1:] != one.shape or result[0, ...].tobytes() != one.tobytes()
-            or not same_last(node, args, flags, result)):
+    result = np.asarray(node.kernel.batched(values, flags))
+    if not kernel_agrees(node, values, flags, result, one, length):
         raise NotBatchable(f"{node.id}: the batched form differs from the kernel")
-    batch = result
-    if any(m is not None for m in masks):
-        stand_ins = aligned([v if m is None else m for v, m in zip(args, masks)], flags)
-        batch = mapped(result, [s for s, m in zip(stand_ins, masks) if m is not None],
-                       node.positionwise, False)
+    stand_ins = aligned([v if m is None else m for v, m in zip(values, masks)], flags)
+    batch = mapped(result, [s for s, m in zip(stand_ins, masks) if m is not None],
+                   node.positionwise, False)
     mask = split(batch)[1]
     if not np.array_equal(full_mask(one, one_mask),
                           full_mask(one, None if mask is None else mask[0, ...])):
