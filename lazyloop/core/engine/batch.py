@@ -188,7 +188,7 @@ def make_batches(schedule, streams, n, max_bytes=MAX_BATCH_BYTES):
             made = accumulation(schedule, node, batches, n, max_bytes)
         elif isinstance(node, Iterator):
             # iterator/forward, iterator/reverse (A2 "guide"): the first `length` elements
-            made = {nid: iterator_elements(node, schedule.invariant(node.source), length)}
+            made = {nid: iterated(node, schedule.invariant(node.source), length)}
         else:
             if not all(a in batches or a not in d.members for a in node.args):
                 continue
@@ -205,6 +205,16 @@ def make_batches(schedule, streams, n, max_bytes=MAX_BATCH_BYTES):
                 schedule.check_element(d.members[k], values[0, ...])  # one is all of theirs
             batches[k] = batch
     return batches
+
+
+def iterated(node, whole, length):
+    """An iterator's first `length` elements stacked (`iterator/forward`, `iterator/reverse`,
+    A2 "guide"): a wholly defined tensor iterated along its first axis is sliced as it is
+    (no axis to move); any other as `iterator_elements` makes them."""
+    if (node.axis == 0 and type(whole) is np.ndarray and whole.ndim
+            and length <= whole.shape[0]):
+        return whole[::-1][:length] if node.reverse else whole[:length]
+    return iterator_elements(node, whole, length)
 
 
 def accumulation(schedule, node, batches, n, max_bytes=MAX_BATCH_BYTES) -> dict:
