@@ -113,9 +113,15 @@ def shifted(demand, chosen) -> list:
             and demand.certain[rid] is not None and node.next in chosen]
 
 
-def per_trip(demand) -> list:
-    """The streams every trip forces whatever happens (the `certain` demand)."""
-    return [k for k in demand.members if demand.certain[k] is not None]
+def per_trip(demand) -> tuple:
+    """The streams every trip forces whatever happens (the `certain` demand; derived once)."""
+    key = ("forced every trip", demand.key)
+    derived = demand.plan.derived
+    found = derived.get(key)
+    if found is None:
+        found = derived[key] = tuple(k for k in demand.members
+                                     if demand.certain[k] is not None)
+    return found
 
 
 def wholly_batchable(demand, collected) -> bool:
@@ -142,23 +148,42 @@ def batch_maps(schedule, n, max_bytes=MAX_BATCH_BYTES) -> int:
     every trip (what each trip forces, and what CONCATENATE/REVERSE collect, which then take
     the batch itself), else 0; nothing changes where batching does not apply."""
     d = schedule.d
-    streams = candidates(d)
-    if not streams or n > schedule.m.max_trips or not worth_batching(schedule, n):
+    steps = recipe(d)
+    if not steps or n > schedule.m.max_trips or not worth_batching(schedule, n):
         return 0
     try:
-        batches = make_batches(schedule, streams, n, max_bytes)
+        batches = make_batches(schedule, steps, n, max_bytes)
     except Exception:  # noqa: BLE001 -- any failure: the per-element path reports it
         return 0
     if not batches:
         return 0
     install(schedule, batches)
-    if not all(k in batches and extent(batches[k]) == n + d.certain[k] for k in per_trip(d)):
+    certain = d.certain
+    if not all(k in batches and extent(batches[k]) == n + certain[k] for k in per_trip(d)):
         return 0
-    if not all(src in batches for src in schedule.collected):
+    collected = schedule.collected
+    if not all(src in batches for src in collected):
         return 0
-    for src in schedule.collected:
-        schedule.collected[src] = head(batches[src], n)
+    for src in collected:
+        collected[src] = head(batches[src], n)
     return n
+
+
+def recipe(demand) -> tuple:
+    """What `make_batches` reads of each candidate, in order (derived once per plan): its
+    id, its node, its `certain` offset, the loop's streams among its arguments (a map's),
+    and whether its elements are tensors (checked by `structure/shapes`)."""
+    key = ("batch recipe", demand.key)
+    derived = demand.plan.derived
+    found = derived.get(key)
+    if found is None:
+        members = demand.members
+        found = derived[key] = tuple(
+            (nid, node, demand.certain[nid],
+             tuple(a for a in node.args if a in members) if isinstance(node, Map) else (),
+             isinstance(node.type, TensorType))
+            for nid, node in ((k, members[k]) for k in candidates(demand)))
+    return found
 
 
 # A batch is an array of stacked elements, or, where some are undefined somewhere, a
@@ -175,36 +200,47 @@ def head(batch, length):
     return batch[:length]
 
 
-def make_batches(schedule, streams, n, max_bytes=MAX_BATCH_BYTES):
-    d, batches = schedule.d, {}
-    for nid in streams:
-        length = n + d.certain[nid]
-        node = d.members[nid]
+def make_batches(schedule, steps, n, max_bytes=MAX_BATCH_BYTES) -> dict:
+    """The batches of one run of n trips, stream by stream in the order of `recipe`: each
+    iterator's elements, each map's whose streams are batched, each recurrence's that
+    shifts or accumulates a batch; a stream whose batch cannot be made is left out (it and
+    what reads it run element by element)."""
+    batches, check = {}, schedule.check
+    for nid, node, offset, inside, typed in steps:
+        length = n + offset
         if length <= 0 or nid in batches:  # a next-value map: made with its recurrence
             continue
-        if isinstance(node, Recurrence) and node.next in batches:
-            made = shift(schedule, node, batches[node.next], n)
-        elif isinstance(node, Recurrence):
-            made = accumulation(schedule, node, batches, n, max_bytes)
-        elif isinstance(node, Iterator):
+        if isinstance(node, Recurrence):
+            made = (shift(schedule, node, batches[node.next], n) if node.next in batches
+                    else accumulation(schedule, node, batches, n, max_bytes))
+            for k, batch in made.items():
+                keep(schedule, batches, k, batch,
+                     check and isinstance(schedule.d.members[k].type, TensorType))
+            continue
+        if isinstance(node, Iterator):
             # iterator/forward, iterator/reverse (A2 "guide"): the first `length` elements
-            made = {nid: iterated(node, schedule.invariant(node.source), length)}
-        else:
-            if not all(a in batches or a not in d.members for a in node.args):
-                continue
+            batch = iterated(node, schedule.invariant(node.source), length)
+        elif all(a in batches for a in inside):
             try:
-                made = {nid: map_batch(schedule, node, batches, length, max_bytes)}
+                batch = map_batch(schedule, node, batches, length, max_bytes)
             except NotBatchable:  # this stream (and what reads it) runs element by element
                 continue
-        for k, batch in made.items():
-            if batch is None:
-                continue
-            values = split(batch)[0]
-            values.setflags(write=False)
-            if schedule.check and isinstance(d.members[k].type, TensorType):
-                schedule.check_element(d.members[k], values[0, ...])  # one is all of theirs
-            batches[k] = batch
+        else:
+            continue
+        if batch is not None:
+            keep(schedule, batches, nid, batch, check and typed)
     return batches
+
+
+def keep(schedule, batches, nid, batch, check):
+    """A batch made: read-only from now on (`stream/memo`), its element 0 checked where
+    `check` says (a tensor stream in a profile that checks, `structure/shapes`: one
+    element's shape is all of theirs)."""
+    values = split(batch)[0]
+    values.setflags(write=False)
+    if check:
+        schedule.check_element(schedule.d.members[nid], values[0, ...])
+    batches[nid] = batch
 
 
 def iterated(node, whole, length):
