@@ -333,7 +333,7 @@ class Schedule:
         cond_memo = self.memo.get(cond)
         window = self.d.window
         max_trips = self.m.max_trips
-        phase_a, phase_b, memos = self.trip_parts()
+        phase_a, phase_b, memos = self.trip_parts() if start != count else ((), (), ())
         collected = list(self.collected.items())
         deferred = None
         stop = count  # laziness/fixed-point may lower it
