@@ -121,6 +121,45 @@ def test_padding_read_by_a_later_loop(trips2, carry):
         assert bool(any(masked_batches(machine))) == (not carry)
 
 
+def plain_beside_padding(rows):
+    """Loop 0 stacks 2 rows of x padded to `rows` (p); loop 1 runs `rows` trips over the rows
+    of p and of w (wholly defined): a = w_t * 2, b = p_t + a, both stacked."""
+    net = ll.Network()
+    x = net.add_input("x", ll.float32, (3, 3))
+    w = net.add_input("w", ll.float32, (rows, 3))
+    first = net.add_loop()
+    first.add_trip_limit(const(net, 2, np.int32), ll.TripLimit.COUNT)
+    p = concat(net, first, first.add_iterator(x).get_output(0), rows)
+    second = net.add_loop()
+    second.add_trip_limit(const(net, rows, np.int32), ll.TripLimit.COUNT)
+    row = second.add_iterator(p).get_output(0)
+    a = net.add_elementwise(second.add_iterator(w).get_output(0), const(net, np.full(3, 2, np.float32)),
+                            PROD).get_output(0)
+    b = net.add_elementwise(row, a, SUM).get_output(0)
+    for name, t in (("a", a), ("b", b)):
+        out = concat(net, second, t, rows)
+        out.name = name
+        net.mark_output(out)
+    return net
+
+
+def test_plain_and_masked_batches_side_by_side():
+    # rule: stream/map, iterator/forward, output/concat -- in one run a stream of wholly
+    # defined elements batches as a plain array (a = w * 2, defined everywhere) and one that
+    # reads padding batches with its mask (b = p + a: rows 2.. undefined), both by hand
+    rows = 20
+    w = np.arange(rows * 3, dtype=np.float32).reshape(rows, 3)
+    values, defined, machine = fast_and_reference(plain_beside_padding(rows), {"x": X, "w": w})
+    p, pm = padded_rows(X, 2, rows)
+    np.testing.assert_array_equal(values["a"], w * 2)
+    assert defined["a"].all()
+    assert np.array_equal(values["b"], p + w * 2, equal_nan=True)
+    np.testing.assert_array_equal(defined["b"], pm)
+    runs = [run for run in machine.log if run.loop == "loop1" and run.batched]
+    assert runs and all(run.masked_batches for run in runs)
+    assert all(run.batched - run.masked_batches for run in runs)  # a plain batch beside them
+
+
 def test_an_inner_loop_meets_padding_of_its_outer_element():
     # rule: recurrence/def, stream/map, output/last -- the outer loop runs 4 trips over p
     # (2 rows of x padded to 4); per row r the inner loop (its own schedule) sums r 3 times:
