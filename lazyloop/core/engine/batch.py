@@ -24,9 +24,11 @@ evaluator's. So a stream is batched only when
   (a batched form is the kernel's promise for every element; these two catch a form that
   breaks it at the edges, or sums in another order where memory alignment differs).
 
-A run of fewer than `FEWEST_BATCHED` trips is batched only where its batches can take all
-of its work (every stream a trip forces is a candidate, none a recurrence): batching part
-of a short run leaves its trips to run anyway, and the batches are extra work.
+Batching pays only where the trips it saves cost more than the batches (the measured
+bounds below): a run of `FEWEST_WHOLE` trips or more whose batches may take all of its work
+(every stream a trip forces is a candidate, a recurrence only where the run is long enough
+to accumulate or shift one), or any run of `FEWEST_BATCHED` trips or more, whose batches may
+take part of it (its trips then run, reading the batched elements).
 
 Anything else -- a kernel raising -- abandons batching for that run of the loop, and the
 per-element schedule runs as before, reporting what the reference reports. The batched
@@ -54,10 +56,18 @@ from .accumulate import FEWEST_TRIPS, NotAccumulable, accumulate, accumulated_pa
 # A batch larger than this many bytes per stream is not made: memory stays bounded.
 MAX_BATCH_BYTES = 1 << 27
 
-#: a run of fewer trips is batched only where the batches take all of its work: batching
-#: part of a short run is extra work beside trips that run anyway (the same bound as
-#: accumulate.py's, below which no recurrence accumulates, so no such run is whole with one)
-FEWEST_BATCHED = FEWEST_TRIPS
+#: a run of fewer trips is batched only where the batches take all of its work: batches
+#: made beside trips that run anyway save those trips little (measured, CPU time per call:
+#: a Scan whose two maps batch beside a carried sum, 64 trips 198 us batched against 191 us
+#: trip by trip, 96 trips 258 against 269, 256 trips 566 against 656; an LSTM-like Scan
+#: whose input products batch, 64 trips 1855 against 1800, 96 trips 2657 against 2660)
+FEWEST_BATCHED = 96
+#: a run whose batches take all of its work is batched from this many trips: making the
+#: batches (three kernel calls a map, for its batch and the checks of its first and last
+#: elements) costs more than fewer trips (measured, CPU time per call of skl2onnx's
+#: squared-distance Scan, three maps: 1 trip 61 us batched against 27 us trip by trip, 8
+#: trips 67 against 52, 12 trips 67 against 66, 16 trips 68 against 77)
+FEWEST_WHOLE = 12
 
 
 def candidates(demand):
@@ -124,22 +134,27 @@ def per_trip(demand) -> tuple:
     return found
 
 
-def wholly_batchable(demand, collected) -> bool:
-    """Whether a short run's batches may hold all of its work: every stream forced each
-    trip and every collected one is a candidate, none of them a recurrence (derived once)."""
-    key = ("wholly batchable", demand.key, tuple(collected))
+def wholly_batchable(demand, collected, n) -> bool:
+    """Whether the batches of a run of n trips may hold all of its work: every stream forced
+    each trip and every collected one is a candidate, and none of them a recurrence unless
+    the run is long enough for one to accumulate or shift (`FEWEST_TRIPS`; derived once)."""
+    long = n >= FEWEST_TRIPS
+    key = ("wholly batchable", demand.key, tuple(collected), long)
     derived = demand.plan.derived
     if key not in derived:
         streams, forced = set(candidates(demand)), per_trip(demand)
         derived[key] = (all(k in streams for k in forced) and set(collected) <= streams
-                        and not any(isinstance(demand.members[k], Recurrence) for k in forced))
+                        and (long or not any(isinstance(demand.members[k], Recurrence)
+                                             for k in forced)))
     return derived[key]
 
 
 def worth_batching(schedule, n) -> bool:
     """`stream/map` on the fast path: batch a run of n trips where it pays -- a run of
-    `FEWEST_BATCHED` trips or more, or a shorter one whose batches take all its work."""
-    return n >= FEWEST_BATCHED or wholly_batchable(schedule.d, schedule.collected)
+    `FEWEST_BATCHED` trips or more, or one of `FEWEST_WHOLE` or more whose batches may take
+    all of its work."""
+    return n >= FEWEST_BATCHED or (n >= FEWEST_WHOLE
+                                   and wholly_batchable(schedule.d, schedule.collected, n))
 
 
 def batch_maps(schedule, n, max_bytes=MAX_BATCH_BYTES) -> int:
