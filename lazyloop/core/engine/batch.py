@@ -195,7 +195,8 @@ def recipe(demand) -> tuple:
         members = demand.members
         found = derived[key] = tuple(
             (nid, node, demand.certain[nid],
-             tuple(a for a in node.args if a in members) if isinstance(node, Map) else (),
+             frozenset(a for a in node.args if a in members) if isinstance(node, Map)
+             else frozenset(),
              isinstance(node.type, TensorType))
             for nid, node in ((k, members[k]) for k in candidates(demand)))
     return found
@@ -235,7 +236,7 @@ def make_batches(schedule, steps, n, max_bytes=MAX_BATCH_BYTES) -> dict:
         if isinstance(node, Iterator):
             # iterator/forward, iterator/reverse (A2 "guide"): the first `length` elements
             batch = iterated(node, schedule.invariant(node.source), length)
-        elif all(a in batches for a in inside):
+        elif batches.keys() >= inside:
             try:
                 batch = map_batch(schedule, node, batches, length, max_bytes)
             except NotBatchable:  # this stream (and what reads it) runs element by element
@@ -317,18 +318,18 @@ def map_batch(schedule, node, batches, length, max_bytes=MAX_BATCH_BYTES):
     invariant is not an array. A batch of wholly defined arguments is a plain array and
     pays no mask work (`plain_batch`); masks are made only where some argument is undefined
     somewhere (`masked_batch`)."""
-    args, flags = [], []
+    args, flags, masked = [], [], False
     for a in node.args:
         stacked = a in batches
         value = head(batches[a], length) if stacked else schedule.invariant(a)
         if not stacked and not isinstance(split(value)[0], np.ndarray):
             return None
+        masked = masked or type(value) is Partial
         args.append(value)
         flags.append(stacked)
-    flags = tuple(flags)
-    if any(type(a) is Partial for a in args):
-        return masked_batch(node, args, flags, length, max_bytes)
-    return plain_batch(node, args, flags, length, max_bytes)
+    if masked:
+        return masked_batch(node, args, tuple(flags), length, max_bytes)
+    return plain_batch(node, args, tuple(flags), length, max_bytes)
 
 
 def plain_batch(node, args, flags, length, max_bytes=MAX_BATCH_BYTES):
