@@ -40,7 +40,8 @@ batches its values as above and its mask by the rule its elements follow
 (`undefined.mapped`, `stream/map`: a position-wise kernel's masks aligned as its values
 are, any other kernel's result wholly undefined), and element 0's mask must equal the
 element rule's too. Each element read from such a batch is a `Partial` where its row of the
-mask is not all True (`undefined.join`), as the reference's element is.
+mask is not all True (`undefined.join`), as the reference's element is. A map none of whose
+arguments is undefined anywhere makes a plain array and no mask (`plain_batch`).
 """
 from __future__ import annotations
 
