@@ -26,6 +26,7 @@ import numpy as np
 
 from ..core.kernel import Kernel, NotBatchable, elementwise
 from .array_kernels import array_kernel
+from .scalar_kernels import ZERO_D, truncating_division
 from .split_kernels import split
 
 _ndarray = np.ndarray
@@ -127,9 +128,14 @@ def matmul_batched(matmul):
 
 def unary(fct, slow, cast_back: bool):
     asarray = np.asarray
+    on_0d = ZERO_D.get(fct)  # the scalar form on a 0-D array (scalar_kernels), or None
 
     def single(x):
         if type(x) is _ndarray:
+            if on_0d is not None and not x.ndim:
+                r = on_0d(x)
+                if r is not None:
+                    return r
             try:
                 r = fct(x)
             except Exception:  # noqa: BLE001 -- the reference kernel reports it
@@ -144,11 +150,16 @@ def unary(fct, slow, cast_back: bool):
     return single
 
 
-def binary(fct, slow, same_dtype_out: bool):
+def binary(fct, slow, same_dtype_out: bool, on_0d=None):
     asarray = np.asarray
+    on_0d = on_0d or ZERO_D.get(fct)  # the scalar form on 0-D arrays (scalar_kernels)
 
     def single(a, b):
         if type(a) is _ndarray and type(b) is _ndarray and a.dtype == b.dtype:
+            if on_0d is not None and not (a.ndim or b.ndim):
+                r = on_0d(a, b)
+                if r is not None:
+                    return r
             try:
                 r = fct(a, b)
             except Exception:  # noqa: BLE001
@@ -218,7 +229,8 @@ def divide(truncating, slow):
     """Div: `np.divide` for floats; for integers the reference kernel's own function (which
     truncates toward zero), called without the reference's layers of checks."""
     floats = binary(np.divide, slow, True)
-    integers = floats if truncating is None else binary(truncating, slow, True)
+    integers = floats if truncating is None else binary(truncating, slow, True,
+                                                         truncating_division)
 
     def single(a, b):
         if type(a) is _ndarray and a.dtype.kind in "iu":
@@ -332,5 +344,5 @@ def direct(op_type: str, arity: int, slow: Callable, where: str,
     if single is None:
         return None
     return with_single(single, where, reads_only=True,
-                       passes_input=op_type in ("Identity", "Cast"),
+                       passes_input=op_type in ("Identity", "Cast", "Where"),
                        batched=batched, shape_only=op_type == "Shape")
