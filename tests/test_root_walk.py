@@ -54,5 +54,5 @@ def test_a_refusing_kernel_is_named_by_both_walks():
             ll.evaluate(plan, {"x": np.array([-2, 0], np.float32)})
         assert info.value.rule == "stream/map" and "Positive" in str(info.value)
     z = dict(plan.outputs)["z"]
-    assert not isinstance(plan.derived[("root walk", z)], int)  # compiled by now
+    assert not isinstance(root.root_walks(plan)[z], int)  # compiled by now
     assert "v = F[" in root.walk_source(plan, z)

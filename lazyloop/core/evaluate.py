@@ -15,6 +15,7 @@ feeds a caller checked already (`lazyloop.core.lowered`).
 """
 from __future__ import annotations
 
+import copy
 from collections import deque
 from typing import Dict, List, Optional
 
@@ -24,7 +25,7 @@ import numpy as np
 from .ambiguity import resolve
 from .errors import InputError
 from .feeds import check_feeds, feed_dict
-from .fuel import DEFAULT_MAX_TRIPS
+from .fuel import DEFAULT_MAX_TRIPS, Fuel
 from .network import Network
 from .plan import Plan, compile_network
 from .reference.machine import Activation, ForceEvent, Machine, one_shape_streams
@@ -175,16 +176,67 @@ def evaluate(net, feeds, max_trips=DEFAULT_MAX_TRIPS, readings=None, max_seconds
 
 def evaluate_checked(plan, feeds, max_trips, readings, max_seconds, mode) -> dict:
     """`evaluate` of a plan on feeds as `check_feeds` answers them (`CheckedFeeds`), the
-    readings resolved: what a caller that checked the feeds itself calls (`Lowered`)."""
-    machine = machine_for(mode_option(mode), plan, feeds, max_trips, readings, max_seconds,
-                          keep_trips=False)
-    result = {}
-    for name, nid in plan.outputs:
-        result[name] = _plain(machine.demand(nid))
-    eager(machine, plan)
-    return result
+    readings resolved: what a caller that checked the feeds itself calls."""
+    return prepared(plan, readings, mode)(feeds, max_trips, max_seconds)
 
 
-__all__ = ["evaluate", "evaluate_checked", "run", "Evaluation", "ForceEvent", "Machine",
-           "Activation", "Trips", "MODES", "one_shape_streams", "check_feeds", "feed_dict",
-           "compile_network", "DEFAULT_MAX_TRIPS"]
+def prepared(plan, readings, mode, named=None) -> "Prepared":
+    """The plan's `Prepared` evaluation in `mode` under `readings` (resolved), made when
+    first asked and kept with the plan; `named` pairs (name, output id) name the outputs
+    otherwise than the plan's (a `Prepared` sharing the kept one's template)."""
+    kept = plan.derived.setdefault(("prepared",), {})
+    found = kept.get(mode_option(mode))
+    if found is None or found.readings is not readings and found.readings != readings:
+        found = kept[mode] = Prepared(plan, readings, mode)
+    return found if named is None else found.named(named)
+
+
+class Prepared:
+    """One plan's evaluation on checked feeds, set up once (issue 25, "plan once, run
+    many"): the evaluator of `mode` made as a template whose tables -- what depends on the
+    plan and the readings alone -- every evaluation shares (`Machine.for_feeds`), the outputs
+    to demand, whether A10 "eager" forces the rest, and the default fuel (which holds no
+    state without a wall-time budget, so every such evaluation shares it). Calling it
+    evaluates: {output name: value}, as `evaluate` answers."""
+
+    def __init__(self, plan, readings, mode):
+        mode = mode_option(mode)
+        if mode == "reference":
+            template = Machine.prepared(plan, readings)
+        else:
+            engine, options = engine_of(mode)
+            template = engine.prepared(plan, readings, options)
+        self.plan, self.readings, self.mode = plan, readings, mode
+        self.template = template
+        self.outputs = plan.outputs
+        self.eager = template.readings["A10"] == "eager"
+        self.fuel = Fuel()
+
+    def __repr__(self):
+        return f"prepared(<plan of {[name for name, _ in self.outputs]}>, {self.mode!r})"
+
+    def named(self, named) -> "Prepared":
+        """The same evaluation, its outputs the pairs (name, output id) `named`."""
+        other = copy.copy(self)
+        other.outputs = tuple(named)
+        return other
+
+    def __call__(self, feeds, max_trips=DEFAULT_MAX_TRIPS, max_seconds=None) -> dict:
+        fuel = self.fuel
+        if max_seconds is not None or max_trips.__class__ is not int \
+                or max_trips != fuel.max_trips:
+            fuel = Fuel(max_trips, max_seconds)  # checks them
+        machine = self.template.for_feeds(feeds, fuel, None, False)
+        result = {}
+        ndarray = np.ndarray
+        for name, nid in self.outputs:
+            element = machine.demand(nid)
+            result[name] = np.array(element) if element.__class__ is ndarray else _plain(element)
+        if self.eager:
+            eager(machine, self.plan)
+        return result
+
+
+__all__ = ["evaluate", "evaluate_checked", "prepared", "Prepared", "run", "Evaluation",
+           "ForceEvent", "Machine", "Activation", "Trips", "MODES", "one_shape_streams",
+           "check_feeds", "feed_dict", "compile_network", "DEFAULT_MAX_TRIPS"]

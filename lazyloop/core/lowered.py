@@ -11,8 +11,9 @@ once for the whole evaluation and choose the evaluator by `mode` (`lazyloop.core
 The command line, the differential tester, the notebooks and the bench all evaluate a
 lowered model through this one path. A model evaluated again and again with the usual feeds
 -- a dict of arrays of the inputs' dtypes and of shapes their types admitted -- skips the
-matching and the full check (`feeds_as_given`, rows derived once per plan); any other feeds
-take the full path, which says what is wrong.
+matching and the full check (`feeds_as_given`, rows derived once per plan) and is evaluated
+by the plan's evaluation prepared once per mode (`ready`, `lazyloop.core.evaluate.Prepared`);
+any other feeds take the full path, which says what is wrong.
 """
 from __future__ import annotations
 
@@ -23,9 +24,10 @@ import numpy as np
 
 from .ambiguity import resolve
 from .errors import InputError
-from .evaluate import evaluate as core_evaluate, evaluate_checked, plan_of, run as core_run
+from .evaluate import evaluate as core_evaluate, prepared, run as core_run
 from .feeds import CheckedFeeds, feed_dict, input_table
 from .fuel import DEFAULT_MAX_TRIPS
+from .plan import compile_network
 
 NO_DEFAULT = object()
 
@@ -64,18 +66,26 @@ class LoweredRun:
         return self.evaluation.paths
 
 
-def entry_rows(plan, inputs) -> Optional[tuple]:
+def entry_rows(plan, inputs, convert=None) -> Optional[tuple]:
     """(binding, its dtype, the shapes its type was found to admit) per model input, in the
     plan's input order (`input_table`) -- None when a binding is not the one tensor input of
-    the plan it names (an opaque input, an input of the plan no binding feeds): such
-    models' feeds take the full path."""
+    the plan it names (an opaque input, an input of the plan no binding feeds), or when
+    `convert` does not take an array of its input's dtype as it is (a frontend's `convert`
+    decides on an array by its dtype alone; tried once on an empty one): such models'
+    feeds take the full path."""
     by_core = {b.core_name: b for b in inputs}
     table = input_table(plan)
     if len(by_core) != len(inputs) or set(by_core) != {row[0] for row in table}:
         return None
     if any(dtype is None for _, _, dtype, _ in table):
         return None
-    return tuple((by_core[nid], dtype, shapes) for nid, _, dtype, shapes in table)
+    rows = tuple((by_core[nid], dtype, shapes) for nid, _, dtype, shapes in table)
+    if convert is not None:
+        for b, dtype, _ in rows:
+            empty = np.empty(0, dtype)
+            if convert(empty, b) is not empty:
+                return None
+    return rows
 
 
 def _as_is(value, binding):
@@ -86,7 +96,8 @@ def _as_is(value, binding):
 class Lowered:
     """A model lowered onto `network`, with the bindings across its boundary, the readings
     it was lowered with (`readings`, as the caller gave them), its frontend (`format`,
-    whose rule `rule` input errors cite) and the frontend's `convert(value, binding)`."""
+    whose rule `rule` input errors cite) and the frontend's `convert(value, binding)`,
+    which decides on a numpy array by its dtype alone."""
     network: object
     inputs: Tuple[InputBinding, ...]
     outputs: Tuple[OutputBinding, ...]
@@ -103,6 +114,8 @@ class Lowered:
     resolved: object = attrs.field(init=False, eq=False, repr=False)
     # (plan, its `entry_rows`), derived when first evaluated (`feeds_as_given`)
     entry: object = attrs.field(init=False, default=None, eq=False, repr=False)
+    # mode -> the plan's `Prepared` evaluation, its outputs named as the model names them
+    runs: dict = attrs.field(init=False, factory=dict, eq=False, repr=False)
 
     def __attrs_post_init__(self):
         by_name = {}
@@ -155,42 +168,53 @@ class Lowered:
         """The core's outputs keyed by the model's output names, in model output order."""
         return {o.name: core_outputs[o.core_name] for o in self.outputs}
 
-    def feeds_as_given(self, plan, feeds) -> Optional[CheckedFeeds]:
+    def feeds_as_given(self, feeds) -> Optional[CheckedFeeds]:
         """The caller's feeds as `core_feeds` then `check_feeds` answer them, in the usual
         case -- a dict feeding every input by its name an array of its input's dtype, of a
-        shape its type was found to admit, that `convert` takes as it is -- else None: the
+        shape its type was found to admit (which `convert` takes as it is) -- else None: the
         full path matches, converts and checks them, and says what is wrong (`rule`,
-        `stream/shape`). The inputs' rows are derived once per plan."""
+        `stream/shape`). The inputs' rows are derived once per plan (`entry`)."""
+        plan = compile_network(self.network, self.resolved)  # the cached plan, unless changed
         rows = self.entry
         if rows is None or rows[0] is not plan:
-            rows = (plan, entry_rows(plan, self.inputs))
+            rows = (plan, entry_rows(plan, self.inputs, self.convert))
             object.__setattr__(self, "entry", rows)
         rows = rows[1]
         if rows is None or feeds.__class__ is not dict or len(feeds) != len(rows):
             return None
-        convert, ndarray = self.convert, np.ndarray
+        ndarray = np.ndarray
         checked = CheckedFeeds()
         for b, dtype, shapes in rows:
             value = feeds.get(b.name)
             if value.__class__ is not ndarray or value.shape not in shapes:
                 return None
-            if value.dtype is not dtype and value.dtype != dtype \
-                    or convert(value, b) is not value:
-                return None
+            if value.dtype is not dtype and value.dtype != dtype:
+                return None  # (`convert` takes an array of its dtype as it is: `entry_rows`)
             value = np.array(value)  # a read-only copy, as check_feeds makes
             value.setflags(write=False)
             checked[b.core_name] = value
         return checked
 
+    def ready(self, mode):
+        """The `Prepared` evaluation of the plan the usual call evaluates (`entry`'s) in
+        `mode`, its outputs named as the model names them: made when a mode is first asked
+        for, kept while the plan is the same (issue 25, "plan once, run many")."""
+        plan = self.entry[0]
+        found = self.runs.get(mode) if mode.__class__ is str else None
+        if found is None or found.plan is not plan:
+            ids = dict(plan.outputs)
+            found = prepared(plan, self.resolved, mode,
+                             tuple((o.name, ids[o.core_name]) for o in self.outputs))
+            self.runs[mode] = found
+        return found
+
     def evaluate(self, feeds, max_trips: int = DEFAULT_MAX_TRIPS, readings=None,
                  max_seconds=None, mode: str = "fast") -> dict:
         """{output name: value}; `readings` None: the ones it was lowered with."""
         if readings is None:  # the usual call: feeds as given, the lowering's readings
-            plan = plan_of(self.network, self.resolved)
-            checked = self.feeds_as_given(plan, feeds)
+            checked = self.feeds_as_given(feeds)
             if checked is not None:
-                return self.user_outputs(evaluate_checked(plan, checked, max_trips,
-                                                          self.resolved, max_seconds, mode))
+                return self.ready(mode)(checked, max_trips, max_seconds)
         readings = self.resolved if readings is None else resolve(readings)
         return self.user_outputs(core_evaluate(self.network, self.core_feeds(feeds),
                                                max_trips, readings, max_seconds, mode))

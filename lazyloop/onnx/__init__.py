@@ -33,6 +33,8 @@ def evaluate(model, feeds: Dict[str, object], max_trips: int = DEFAULT_MAX_TRIPS
     keeps the ones it was lowered with). `max_trips` is the fuel of every loop, `max_seconds`
     an optional wall-time budget (`lazyloop.core.fuel`), `mode` the evaluator ("fast";
     `lazyloop.core.evaluate.MODES`)."""
+    if model.__class__ is Lowered:  # the usual call: a model lowered once
+        return model.evaluate(feeds, max_trips, readings, max_seconds, mode)
     return _lowered(model, readings).evaluate(feeds, max_trips, readings, max_seconds, mode)
 
 

@@ -25,15 +25,17 @@ import numpy as np
 
 from ..enums import LoopOutput
 from ..errors import LazyLoopError
-from ..fuel import DEFAULT_MAX_TRIPS
+from ..feeds import CheckedFeeds, input_table
+from ..fuel import DEFAULT_MAX_TRIPS, Fuel
 from ..plan import LoopOut, Recurrence
 from ..reference.machine import Machine, admitted_shapes
+from ..reference import rules
 from ..reference.rules import stacked_whole
 from .batch import MAX_BATCH_BYTES
 from .compiled import HOT_TRIPS
 from .demand import demand_of, why_not
 from .needed import outputs_to_compute
-from .root import constants, force_root, store_inputs
+from .root import constants, force_root, root_walks, store_inputs
 from .masked_steps import MasksNeeded
 from .schedule import Schedule
 
@@ -54,16 +56,35 @@ class EngineMachine(Machine):
     def __init__(self, plan, feeds, max_trips=DEFAULT_MAX_TRIPS, readings=None,
                  options: Options = Options(), max_seconds=None, keep_trips=True, record=None,
                  log=None):
-        super().__init__(plan, feeds, max_trips, readings, None, max_seconds, keep_trips)
-        self.options = options
+        self.prepare(plan, readings, options)
+        self.begin(feeds, Fuel(max_trips, max_seconds), None, keep_trips)
         self.record = record  # tests: a list to collect (stream, index) the schedule forces
         self.log = log  # tests: a list given a `ScheduleRun` for every run that ended
+
+    def prepare(self, plan, readings, options: Options = Options()):
+        """The reference's tables, and the engine's: its options, the plan's static demands,
+        the reading that keeps every loop on the reference, the plan's constants."""
+        super().prepare(plan, readings)
+        self.options = options
+        self.record = self.log = None
         self._demands = plan.derived.setdefault(("static demands",), {})
+        self.why = readings_refused(self.readings)  # a reading the schedule does not run
+        self.constants = constants(plan)  # forced alike by every evaluation (root.py)
+        self.walks = root_walks(plan)  # the walks of values outside loops (root.py)
+        self.tensor_inputs = tuple(k for k, _, dtype, _ in input_table(plan) if dtype is not None)
+
+    def begin(self, feeds, fuel, trace=None, keep_trips=True):
+        """One evaluation's state; its root memo starts with the constants and the inputs."""
+        Machine.begin(self, feeds, fuel, None, keep_trips)
         self.scheduled_loops = {}  # loop -> the demand its last run on a schedule followed
         self.masked_loops = set()  # loops whose schedule met an undefined value (masked_steps.py)
-        self.why = readings_refused(self.readings)  # a reading the schedule does not run
-        self.root.memo.update(constants(plan))  # forced alike by every evaluation (root.py)
-        store_inputs(self)
+        memo = self.root.memo
+        memo.update(self.constants)
+        if feeds.__class__ is CheckedFeeds:  # its tensor inputs are taken as they are
+            for k in self.tensor_inputs:
+                memo[k] = {0: feeds[k]}
+        else:
+            store_inputs(self)
 
     def demand(self, nid, act=None, i=0):
         """As the reference's, but a value outside loops is forced by a walk of its static
@@ -78,8 +99,10 @@ class EngineMachine(Machine):
         (`loop_output`: a loop outside loops reads what it needs through `demand`), and
         its element stored as the driver stores it."""
         node = self.nodes[nid]
-        if node.__class__ is LoopOut and self.static_demand(node.loop) is not None:
-            return self.store_root(node, self.run_schedule(node, self.root, 0))
+        if node.__class__ is LoopOut:
+            demand = self.static_demand(node.loop)
+            if demand is not None:
+                return self.store_root(node, self.run_schedule(node, self.root, 0, demand))
         return super().demand(nid, self.root, 0)
 
     def store_root(self, node, value):
@@ -123,10 +146,12 @@ class EngineMachine(Machine):
         return why or why_not(self.plan, loop, outputs)
 
     def ran(self, loop, path, n, engine=False):
-        """Record a run of `loop`, and which path made it (`paths`): a run of one or more
-        trips on the engine, when no trip counts are kept, only says "engine" where no run
-        said otherwise (what the reference's `ran` does then)."""
-        if engine and n and self.trips is None:
+        """Record a run of `loop`, and which path made it (`paths`): a run on the engine,
+        when no trip counts are kept, only says "engine" where no run said otherwise, after
+        A5's refusal of zero trips (what the reference's `ran` does then)."""
+        if engine and self.trips is None:
+            if not n:
+                rules.zero_trips_refused(loop, n, self.plan.profile, self.readings["A5"])
             self.paths.setdefault(loop, "engine")
             return
         super().ran(loop, path, n, "engine" if engine else f"reference: {self.reason(loop)}")
@@ -163,19 +188,26 @@ class EngineMachine(Machine):
             except NeedsValue as need:
                 yield (need.ref, act, i)
 
-    def run_schedule(self, node, act, i):
-        """Run the whole loop with its per-trip schedule and store every output of it."""
-        demand = self.static_demand(node.loop)
+    def run_schedule(self, node, act, i, demand=None):
+        """Run the whole loop with its per-trip schedule and store every output of it
+        (`demand`: its `static_demand`, when the caller has it)."""
         if demand is None:
-            return None
+            demand = self.static_demand(node.loop)
+            if demand is None:
+                return None
         n, values = self.schedule_values(demand, node, act, i)
         self.ran(node.loop, act.path, n, engine=True)
         result = None
+        nodes = self.plan.nodes
         for out_id, value in values.items():
-            out = self.plan.nodes[out_id]
-            value = self.output_value(out, value, n, lambda: self.demand(out.length, act, i))
+            out = nodes[out_id]
+            if out.kind is not LoopOutput.LAST_VALUE:
+                value = self.output_value(out, value, n,
+                                          lambda: self.demand(out.length, act, i))
             if out_id == node.id:
                 result = value
+            elif act is self.root:  # as the walk stores a value outside loops
+                self.store_root(out, value)
             else:
                 self.store(out_id, act, i, value)
         return result
@@ -237,22 +269,23 @@ class EngineMachine(Machine):
             except LazyLoopError:
                 if record is not None and (outer is not None or act.loop is None):
                     sink.extend(record.entries)  # what it forced until the error
-                self.note(schedule)
+                if self.log is not None:
+                    self.note(schedule)
                 raise
             finally:
                 schedule.release()
-            self.note(schedule)
+            if self.log is not None:
+                self.note(schedule)
             if record is not None:  # kept only from the run that completed
                 sink.extend(record.entries)
             return n, values
 
 
     def note(self, schedule):
-        """Add a run that ended (an answer or an error) to `log`, when one is kept."""
-        if self.log is not None:
-            self.log.append(ScheduleRun(schedule.d.loop.name, schedule.masked,
-                                        schedule.batched, schedule.masked_batches,
-                                        schedule.compiled, schedule.settled))
+        """Add a run that ended (an answer or an error) to `log` (kept: not None)."""
+        self.log.append(ScheduleRun(schedule.d.loop.name, schedule.masked,
+                                    schedule.batched, schedule.masked_batches,
+                                    schedule.compiled, schedule.settled))
 
 
 def stacked_plainly(out, elements):

@@ -25,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import LazyLoopError
-from ..feeds import CheckedFeeds, input_table
+from ..feeds import input_table
 from ..plan import Const, IfOutput, Input, Map, Project
 from ..reference import rules
 from ..reference.machine import admitted_shapes
@@ -35,9 +35,11 @@ from .needed import may_read
 
 
 def root_order(plan, nid) -> tuple:
-    """The nodes outside loops that forcing `nid` forces through maps and projections, in
-    the order the reference's driver completes them (depth first, arguments left to right),
-    `nid` last; a node of another kind is a leaf, forced by the driver."""
+    """The nodes outside loops that forcing `nid` forces through maps, projections and the
+    conditions of if-conditionals (forced first, whichever branch is taken), in the order
+    the reference's driver completes them (depth first, arguments left to right), `nid`
+    last; a node of another kind is a leaf (an if-conditional's branches are forced when
+    it is, the one taken only)."""
     done, order = set(), []
     stack = [(nid, False)]
     while stack:
@@ -45,12 +47,13 @@ def root_order(plan, nid) -> tuple:
         if k in done:
             continue
         node = plan.nodes[k]
-        if expanded or not isinstance(node, (Map, Project)):
+        if expanded or not isinstance(node, (Map, Project, IfOutput)):
             done.add(k)
             order.append(k)
             continue
         stack.append((k, True))
-        args = node.args if isinstance(node, Map) else (node.call,)
+        args = (node.args if isinstance(node, Map) else (node.call,) if isinstance(
+            node, Project) else (node.cond,))
         stack.extend((a, False) for a in reversed(args) if a is not None and a not in done)
     return tuple(order)
 
@@ -112,16 +115,11 @@ def folded(plan) -> frozenset:
 
 def store_inputs(machine):
     """The root memo given the evaluation's inputs, each as the walk stores one (`walk`):
-    fed arrays of their input's dtype and of a shape its type admits, read-only (what
-    `check_feeds` answers: its tensor inputs are taken as they are); an input fed otherwise
-    is left to the walk, which checks and stores it when something reads it."""
+    fed arrays of their input's dtype and of a shape its type admits, read-only; an input
+    fed otherwise is left to the walk, which checks and stores it when something reads it.
+    (Feeds `check_feeds` answered are taken as they are: `EngineMachine.begin`.)"""
     plan, memo, feeds = machine.plan, machine.root.memo, machine.feeds
     table = input_table(plan)
-    if feeds.__class__ is CheckedFeeds:
-        for k, _, dtype, _ in table:
-            if dtype is not None:
-                memo[k] = {0: feeds[k]}
-        return
     relaxed = plan.profile != "tensorrt"
     for k, _, dtype, shapes in table:
         value = feeds.get(k)
@@ -153,6 +151,12 @@ def unmarked_roots(plan) -> frozenset:
 HOT_WALKS = 8  # a value's walk is compiled once it has been walked this many times
 
 
+def root_walks(plan) -> dict:
+    """{node outside loops: how often it was walked node by node, or its compiled walk},
+    kept with the plan (`force_root`)."""
+    return plan.derived.setdefault(("root walks",), {})
+
+
 def force_root(machine, nid):
     """Element 0 of `nid`, a node outside loops, and what it needs, as the reference forces
     them: by its compiled walk once the plan has walked it `HOT_WALKS` times (compiling
@@ -161,11 +165,11 @@ def force_root(machine, nid):
     done = memo.get(nid)
     if done is not None:
         return done[0]
-    plan = machine.plan
-    key = ("root walk", nid)
-    walked = plan.derived.get(key, 0)
+    walks = machine.walks  # the plan's `root_walks`
+    walked = walks.get(nid, 0)
     if walked.__class__ is int:
-        plan.derived[key] = walked + 1 if walked + 1 < HOT_WALKS else compile_walk(plan, nid)
+        plan = machine.plan
+        walks[nid] = walked + 1 if walked + 1 < HOT_WALKS else compile_walk(plan, nid)
         walk(machine, root_order(plan, nid))
     else:
         walked(memo, machine)
@@ -204,18 +208,34 @@ def walk(machine, order):
         machine.store(k, machine.root, 0, value)
 
 
+INLINE_BRANCHES = 2  # how deep if-conditionals' taken branches are walked in line
+INLINE_NODES = 24  # how many nodes of such branches one walk writes in line, at most
+
+
 class Walk:
-    """Writes the source of one value's walk (`walk_source`)."""
+    """Writes the source of one value's walk (`walk_source`): the nodes of its order, each
+    numbered (`keys`), and in an if-conditional's code the walk of the taken branch, in
+    line down to `INLINE_BRANCHES` nested if-conditionals and `INLINE_NODES` nodes in all
+    (a walk's text, and the time compiling it takes, stay in proportion to its order)."""
 
     def __init__(self, plan, order):
         self.plan, self.order = plan, order
-        self.ids = {k: c for c, k in enumerate(order)}
+        self.keys, self.ids = [], {}  # every node written, by number; node -> its number
+        self.walked = set()  # the nodes of `order` written so far: in the memo from then on
         self.lines = []
+        self.indent = 0  # the depth of the branch being written in line
+        self.inlined = 0  # how many if-conditionals' branches enclose it
+        self.budget = INLINE_NODES  # how many more nodes branches may write in line
         self.unmarked = unmarked_roots(plan)
         self.folded = folded(plan)
 
     def emit(self, depth, text):
-        self.lines.append("    " * depth + text)
+        self.lines.append("    " * (depth + self.indent) + text)
+
+    def number(self, k) -> int:
+        c = self.ids[k] = len(self.keys)
+        self.keys.append(k)
+        return c
 
     def node(self, k, c):
         """Node k (number c): its element into v, then stored."""
@@ -243,16 +263,51 @@ class Walk:
             self.emit(2, f"v = MACHINE.feeds[k{c}]")
         elif isinstance(node, Const):
             self.emit(2, f"v = N[{c}].value")
-        elif isinstance(node, IfOutput):  # the condition, then the taken branch only
-            self.emit(2, f"v = IF(N[{c}], ROOT(MACHINE, {self.key(node.cond)}), "
-                         "lambda ref: ROOT(MACHINE, ref))")
+        elif isinstance(node, IfOutput):
+            self.if_output(node, c)
         else:  # a loop output, an undefined value: the driver forces it
             self.emit(2, f"MACHINE.demand_by_driver(k{c})")
             return
         self.store(node, c)
 
+    def if_output(self, node, c):
+        """`if_element`: the condition (forced just before, `root_order`), then the taken
+        branch only (`laziness/dead`); a condition that is a plain array (defined) picks
+        the branch in line, as `condition_of` reads it (its first element), and the
+        branch's walk is written in line (`branch`); any other is left to the rule."""
+        self.emit(2, f"w = M[{self.key(node.cond)}][0]")
+        self.emit(2, "if w.__class__ is ND:")
+        then, orelse = self.cone(node.then), self.cone(node.orelse)
+        if self.inlined < INLINE_BRANCHES and len(then) + len(orelse) <= self.budget:
+            self.budget -= len(then) + len(orelse)
+            self.emit(3, "if w.reshape(-1)[0]:")
+            self.branch(node.then, then, 4)
+            self.emit(3, "else:")
+            self.branch(node.orelse, orelse, 4)
+        else:
+            self.emit(3, f"w = {self.key(node.then)} if w.reshape(-1)[0] else "
+                         f"{self.key(node.orelse)}")
+            self.emit(3, "v = M.get(w)")
+            self.emit(3, "v = ROOT(MACHINE, w) if v is None else v[0]")
+        self.emit(2, "else:")
+        self.emit(3, f"v = IF(N[{c}], w, lambda ref: ROOT(MACHINE, ref))")
+
+    def cone(self, ref) -> list:
+        """The branch `ref`'s walk (`root_order`) without what the value's own walk has
+        made by then."""
+        return [k for k in root_order(self.plan, ref) if k not in self.walked]
+
+    def branch(self, ref, cone, depth):
+        """v = element 0 of the branch `ref`, its walk `cone` written in line at `depth`."""
+        saved = self.indent
+        self.indent, self.inlined = saved + depth - 1, self.inlined + 1
+        for k in cone:
+            self.node(k, self.number(k))
+        self.indent, self.inlined = saved, self.inlined - 1
+        self.emit(depth, f"v = M[{self.key(ref)}][0]")
+
     def key(self, ref):
-        return f"k{self.ids[ref]}" if ref in self.ids else f"KEY({ref!r})"
+        return f"k{self.ids[ref]}" if ref in self.ids else repr(ref)  # a node id: a str
 
     def store(self, node, c):
         """`Machine.store` outside loops, without a trace, the usual case in line."""
@@ -270,12 +325,13 @@ class Walk:
         self.emit(3, f"MACHINE.store(k{c}, ROOT_ACT, 0, v)")
 
     def source(self) -> str:
-        for k, c in self.ids.items():
-            self.node(k, c)
+        for k in self.order:
+            self.node(k, self.number(k))
+            self.walked.add(k)
         body, self.lines = self.lines, []
         self.emit(0, "def bind(K, N, F, D, S):")
-        if self.ids:
-            self.emit(1, f"[{', '.join(f'k{c}' for c in self.ids.values())},] = K")
+        if self.keys:
+            self.emit(1, f"[{', '.join(f'k{c}' for c in range(len(self.keys)))},] = K")
         self.emit(1, "def walk(M, MACHINE):")
         self.emit(2, "ROOT_ACT = MACHINE.root")
         self.lines.extend("    " + line for line in body)
@@ -290,11 +346,12 @@ def walk_source(plan, nid) -> str:
 
 def compile_walk(plan, nid):
     """The walk of `nid` as a function walk(root memo, machine), compiled once per plan."""
-    order = root_order(plan, nid)
-    text = walk_source(plan, nid)
+    writer = Walk(plan, root_order(plan, nid))
+    text = writer.source()
+    order = writer.keys
     scope = {"P": Partial, "ND": np.ndarray, "LLE": LazyLoopError, "MAPPED": rules.map_element,
              "REFUSED": rules.kernel_refused, "IF": rules.if_element, "ROOT": force_root,
-             "KEY": lambda ref: ref, "FOLDED": constants(plan)}
+             "FOLDED": constants(plan)}
     exec(compile(text, f"<walk of {nid}>", "exec"), scope)  # noqa: S102
     nodes = [plan.nodes[k] for k in order]
     relaxed = plan.profile != "tensorrt"

@@ -41,7 +41,7 @@ from ..reference.rules import count_limit, while_holds
 from ..reference.steps import entry
 from ..types import TensorType
 from ..undefined import Partial, split
-from .batch import batch_maps
+from .batch import batch_maps, candidates
 from .branches import chain_step
 from .compiled import trip_function
 from .demand import Demand, NotStatic  # noqa: F401 -- Demand re-exported
@@ -97,14 +97,25 @@ class Schedule:
         self.blocks = {}  # recurrence -> its accumulation's block, for later runs (accumulate.py)
         self.parts = None  # what a trip works on (`trip_parts`)
         self.watch = watch_for(demand)  # laziness/fixed-point: may end the loop early
+        watch = self.watch  # whether the fuel may let a COUNT above it run (`run`)
+        self.may_settle = watch is not None and not watch.stacked
         self.pool = pool_of(demand, masked)  # where `release` keeps it
         self.trips_key = ("trips run", demand.key)  # the plan's count of this loop's trips
         every, some = demand.external
         self.outside = tuple(dict.fromkeys(every + some))  # what a run reads outside the loop
+        self.batchable = bool(candidates(demand))  # whether a run may batch (batch.py)
         self.begin(machine, act, index, outer, path)
         self.build_steps()
         self.plain_steps = dict(self.steps)
         self.phase_a, self.phase_b = demand.phases  # see Demand.phases
+        # what every run reads of the loop: its WHILE input, whether the loop makes it, and
+        # its memo (none: an invariant)
+        self.cond = demand.loop.while_
+        self.cond_memo = self.memo.get(self.cond)
+        # what `release` empties, in one pass: the memos, the collected lists, the invariants
+        # and the failures
+        self.held = (tuple(self.memo.values()) + tuple(self.lists.values())
+                     + (self.invariants, self.failures))
 
     def begin(self, machine, act, index, outer=None, path=None):
         """The state of one run: for the activation `act` at `index` (or the element `index`
@@ -316,28 +327,28 @@ class Schedule:
 
     # -- the run ------------------------------------------------------------------------------
     def run(self):
-        loop = self.d.loop
+        loop, m = self.d.loop, self.m
         count = None
         if loop.count is not None:
-            count = count_limit(loop, self.invariant(loop.count), self.m.readings["A4"],
-                                self.m.plan.profile)
-        fuel = self.m.fuel
+            count = count_limit(loop, self.invariant(loop.count), m.readings["A4"],
+                                m.plan.profile)
+        fuel = m.fuel
         watch = self.watch  # laziness/fixed-point: may end the loop early
-        fuel.before_first_trip(loop, count, may_settle=watch is not None and not watch.stacked)
+        fuel.before_first_trip(loop, count, may_settle=self.may_settle)
         start = 0
-        options = self.m.options
-        if count is not None and loop.while_ is None and options.batch:  # n known before trip 0
+        options = m.options
+        if count and loop.while_ is None and options.batch and self.batchable:
+            # n >= 1 known before trip 0 (a run of no trips has nothing to batch)
             start = batch_maps(self, count, options.max_batch_bytes)  # stream/map (batch.py)
-        cond = loop.while_
-        cond_local = cond is not None and cond in self.memo
-        cond_memo = self.memo.get(cond)
+        cond, cond_memo = self.cond, self.cond_memo
+        cond_local = cond_memo is not None
         window = self.d.window
-        max_trips = self.m.max_trips
+        max_trips = m.max_trips
         phase_a, phase_b, memos = self.trip_parts() if start != count else ((), (), ())
         collected = list(self.collected.items())
         deferred = None
         stop = count  # laziness/fixed-point may lower it
-        check_at = first_check(watch, count)
+        check_at = -1 if watch is None else first_check(watch, count)
         i = start  # n when every trip's work was batched
         ordinary = None  # the loop's ordinary trips, compiled once it is hot (compiled.py)
         hot = options.compile_after
@@ -414,15 +425,13 @@ class Schedule:
         a later run of the loop (at most KEEP per loop); a schedule not kept drops its steps
         too -- their closures refer to the schedule, a reference cycle that would keep it
         until Python's cycle collector runs (one per run of an inner loop adds up)."""
-        for memo in self.memo.values():
-            memo.clear()
-        for elements in self.lists.values():
-            elements.clear()
-        self.invariants.clear()
-        self.failures.clear()
-        for k in self.first_shape:  # a stacked stream's shapes are checked run by run
-            self.shapes[k].clear()
-        self.first_shape.clear()
+        for held in self.held:  # the memos, the collected lists, the invariants, failures
+            if held:
+                held.clear()
+        if self.first_shape:
+            for k in self.first_shape:  # a stacked stream's shapes are checked run by run
+                self.shapes[k].clear()
+            self.first_shape.clear()
         self.m = self.act = self.outer = self.given_path = self.collected = None
         if self.batched:
             self.steps.clear()

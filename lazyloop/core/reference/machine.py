@@ -107,20 +107,46 @@ class Machine:
 
     def __init__(self, plan: Plan, feeds, max_trips=DEFAULT_MAX_TRIPS, readings=None,
                  trace=None, max_seconds=None, keep_trips=True):
+        self.prepare(plan, readings)
+        self.begin(feeds, Fuel(max_trips, max_seconds), trace, keep_trips)
+
+    def prepare(self, plan: Plan, readings):
+        """What depends on the plan and the readings alone: the tables every evaluation of
+        the plan reads and none writes (`for_feeds` shares them)."""
         self.plan = plan
         self.nodes = with_trips(plan)  # read only
-        self.feeds = feeds
-        self.fuel = Fuel(max_trips, max_seconds)
-        self.max_trips = self.fuel.max_trips
         self.readings = resolve(readings)
+        self.one_shape = one_shape_streams(plan)
+        self.relaxed = plan.profile != "tensorrt"
+
+    def begin(self, feeds, fuel: Fuel, trace=None, keep_trips=True):
+        """What one evaluation holds: its feeds, fuel, trace, trip counts, paths and memo."""
+        self.feeds = feeds
+        self.fuel = fuel
+        self.max_trips = fuel.max_trips
         self.trace = trace
         # loop -> [(outer indices, n)] of every run, for `run`'s Evaluation (None: not kept,
         # so that `evaluate` holds nothing per run of an inner loop)
-        self.trips = {name: [] for name in plan.loops} if keep_trips else None
+        self.trips = {name: [] for name in self.plan.loops} if keep_trips else None
         self.paths = {}  # loop -> the path its runs took (`ran`)
         self.root = Activation(None, None, 0)
-        self.one_shape = one_shape_streams(plan)
-        self.relaxed = plan.profile != "tensorrt"
+
+    @classmethod
+    def prepared(cls, plan: Plan, readings, *args):
+        """A machine holding only what `prepare` makes (no evaluation): the template of
+        `for_feeds`, made once per plan and readings by whoever evaluates the plan often."""
+        machine = cls.__new__(cls)
+        machine.prepare(plan, readings, *args)
+        return machine
+
+    def for_feeds(self, feeds, fuel: Fuel, trace=None, keep_trips=True):
+        """A machine for one evaluation that shares this prepared one's tables (`prepare`)
+        and holds its own state (`begin`): what the constructor makes, without making the
+        tables again."""
+        machine = self.__class__.__new__(self.__class__)
+        machine.__dict__.update(self.__dict__)
+        machine.begin(feeds, fuel, trace, keep_trips)
+        return machine
 
     # -- the driver ---------------------------------------------------------------------------
     def locate(self, nid, act, i):
