@@ -25,10 +25,12 @@ from typing import Callable, Optional
 import numpy as np
 
 from ..core.kernel import Kernel, NotBatchable, elementwise
+from ..core.result_types import cast_to, elementwise_in, same_as_argument
 from .array_kernels import array_kernel
 from .split_kernels import split
 
 _ndarray = np.ndarray
+BOOL = np.dtype(bool)
 
 
 def _sigmoid():
@@ -80,16 +82,17 @@ BOOL_BINARY = {"Equal": np.equal, "Less": np.less, "Greater": np.greater,
 
 
 def with_single(single: Callable, where: str, reads_only=False, passes_input=False,
-                batched=None, ufunc=None, shape_only=False) -> Kernel:
+                batched=None, ufunc=None, shape_only=False, gives=None) -> Kernel:
     """The kernel record of a one-output node: its function as a function layer calls it (a
-    1-tuple), its one-value form `single`, its batched form, and whether it never writes its
-    arguments (`reads_only`) or may return one of them itself (`passes_input`)."""
+    1-tuple), its one-value form `single`, its batched form, whether it never writes its
+    arguments (`reads_only`) or may return one of them itself (`passes_input`), and the type
+    its value has from its arguments' (`gives`, `lazyloop.core.result_types`)."""
     def call(*args):
         return (single(*args),)
     for f in (call, single):
         f.__qualname__ = f"kernel[{where}]"
     return Kernel(call, single, batched, reads_only, passes_input, ufunc, pure=True,
-                  shape_only=shape_only)
+                  shape_only=shape_only, gives=gives)
 
 
 def same_dtype(result, first):
@@ -289,41 +292,52 @@ def direct(op_type: str, arity: int, slow: Callable, where: str,
            kernel=None, batched_form=None) -> Optional[Kernel]:
     """The direct binding of a default-domain node with `arity` inputs, or None; with its
     batched form where one gives the same values (`slow`: the reference kernel's call; the
-    ops of `array_kernels` keep `batched_form`, the reference kernel's batched form)."""
-    single = batched = None
+    ops of `array_kernels` keep `batched_form`, the reference kernel's batched form), and
+    the type its value has where its arguments' types say it (`result_types`: a cast's, an
+    elementwise op's whose fast path and reference both keep or refuse the dtype)."""
+    single = batched = gives = None
     if op_type == "Split" and arity in (1, 2):  # several outputs: a record of its own
         return split(attributes_of(kernel), getattr(kernel, "n_outputs", 0), slow, where)
     if op_type == "Cast" and arity == 1 and cast_dtype(kernel) is not None:
         dtype = cast_dtype(kernel)
         single, batched = cast(dtype, slow), elementwise(lambda x: x.astype(dtype))
+        gives = cast_to(dtype)
     elif op_type == "CastLike" and arity == 2:
         single = cast_like(slow)
     elif op_type == "Identity" and arity == 1:
         single, batched = identity(slow), elementwise(lambda x: x)
+        gives = same_as_argument
     elif arity == 1 and op_type in SAME_DTYPE_UNARY:
         fct = SAME_DTYPE_UNARY[op_type]
         single, batched = unary(fct, slow, False), elementwise(fct, same_dtype)
+        gives = same_as_argument
     elif arity == 1 and op_type in CAST_BACK_UNARY:
         fct = CAST_BACK_UNARY[op_type]
         single, batched = unary(fct, slow, True), elementwise(fct, cast_back)
+        gives = same_as_argument
     elif arity == 1 and op_type == "Sigmoid":
         single, batched = unary(_sigmoid(), slow, True), elementwise(_sigmoid(), cast_back)
+        gives = same_as_argument
     elif arity == 2 and op_type in SAME_DTYPE_BINARY:
         fct = SAME_DTYPE_BINARY[op_type]
         single, batched = binary(fct, slow, True), one_dtype(elementwise(fct, same_dtype))
+        gives = elementwise_in(lambda dtype: dtype)
     elif arity == 2 and op_type == "MatMul":
         single, batched = binary(_matmul(), slow, True), matmul_batched(_matmul())
     elif arity == 2 and op_type in BOOL_BINARY:
         fct = BOOL_BINARY[op_type]
         single, batched = binary(fct, slow, False), one_dtype(elementwise(fct))
+        gives = elementwise_in(lambda dtype: BOOL)
     elif arity == 2 and op_type == "Div":  # floats; integers as the reference truncates
         single = divide(getattr(kernel, "numpy_fct", None), slow)
         batched = one_dtype(elementwise(np.divide, same_dtype))
+        gives = elementwise_in(lambda dtype: dtype if dtype.kind == "f" else None)
     elif arity == 2 and op_type == "Pow" and not hasattr(kernel, "broadcast"):  # opset 7 on
         single = quietly(op_type, np.power, slow)  # elementwise: so is its batched form
         batched = None if single is None else elementwise(single)
     elif arity == 1 and op_type == "Sqrt":
         single, batched = quietly(op_type, np.sqrt, slow), batched_form
+        gives = same_as_argument
     elif arity == 1 and op_type == "Not":
         single, batched = unary(np.logical_not, slow, False), elementwise(np.logical_not,
                                                                             same_dtype)
@@ -333,4 +347,4 @@ def direct(op_type: str, arity: int, slow: Callable, where: str,
         return None
     return with_single(single, where, reads_only=True,
                        passes_input=op_type in ("Identity", "Cast"),
-                       batched=batched, shape_only=op_type == "Shape")
+                       batched=batched, shape_only=op_type == "Shape", gives=gives)

@@ -36,7 +36,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..plan import Recurrence
+from ..kernel import ELLIPSIS_OUT
+from ..plan import Recurrence, Undefined
+from ..result_types import contains
 from ..reference.machine import one_shape_streams
 from ..reference.rules import iterator_element
 from ..reference.steps import entry
@@ -50,6 +52,7 @@ HOT_TRIPS = 64  # by default a loop is compiled once a run of it reaches this tr
 ACROSS_RUNS = 4  # or once its runs on the plan add up to this many times HOT_TRIPS trips (256)
 INLINE_DEPTH = 8  # streams no phase schedules are written in line this many deep (then: steps),
 INLINE_LINES = 3000  # while the function is shorter than this many lines (a branch's cone)
+
 
 _MISSING = object()  # an invariant not fetched yet (`stream/invariant`: fetched when read)
 
@@ -169,18 +172,38 @@ class Emitter:
         c, node = self.ids[k], self.d.members[k]
         if k in self.reused:
             self.reuse(depth, k, c, node, level)
+        elif self.direct_ufunc(node):
+            names = self.arguments(depth, node, level)
+            self.emit(depth, f"v{level} = u{c}({', '.join(names)}, out=...)")
+            self.checked(depth, k, c, node, f"v{level}", level, low)
         else:
             entry(node).emit(self, depth, c, node, level, low)
             self.checked(depth, k, c, node, f"v{level}", level, low)
         self.store(depth, k, c, f"j{level}", f"v{level}")
 
+    def arguments(self, depth, node, level):
+        """Read the map's arguments at j<level> into a<level>_<p>; their names."""
+        names = [f"a{level}_{p}" for p in range(len(node.args))]
+        for name, ref in zip(names, node.args):
+            self.read(depth, ref, f"j{level}", name, level)
+        return names
+
+    @staticmethod
+    def direct_ufunc(node) -> bool:
+        """Whether the map's kernel is a binary numpy ufunc whose function only makes its
+        value an array (`Kernel.ufunc`, not the ufunc itself): written `u<c>(a, b,
+        out=...)`, which gives that array with no Python layer, where numpy takes `out=...`
+        (`ELLIPSIS_OUT`). A ufunc that raises hands the trip back, and the step calls the
+        function, which names the node in its error (`stream/map`)."""
+        ufunc = getattr(getattr(node, "kernel", None), "ufunc", None)
+        return (ELLIPSIS_OUT and ufunc is not None and node.fn is not ufunc
+                and len(node.args) == 2 and None not in node.args)
+
     def reuse(self, depth, k, c, node, level):
         """A map made from shapes (reuse.py): its previous element r<c> again while its
         argument has the same shape (`shape_only`) or its arguments are the same objects
         (`pure`); else its step, checked, kept with what it read (in p<c>_<n>)."""
-        names = [f"a{level}_{p}" for p in range(len(node.args))]
-        for name, ref in zip(names, node.args):
-            self.read(depth, ref, f"j{level}", name, level)
+        names = self.arguments(depth, node, level)
         kept = [f"p{c}_{p}" for p in range(len(names))]
         if node.kernel.shape_only:
             (a,), (p,) = names, kept
@@ -217,7 +240,7 @@ class Emitter:
         element j >= 1 that is the element j - 1 of its next value of the same type, already
         checked, is not checked again (`carried_checked`); `level`: the index is j<level>,
         `low` its least value."""
-        check = self.check and isinstance(node.type, TensorType)
+        check = self.check and isinstance(node.type, TensorType) and not self.sure(k, node)
         array = f"({v}.dtype is d{c} or {v}.dtype == d{c}) and {v}.shape in t{c}"
         scalar = f"{v}.__class__ is k{c} and () in t{c}"
         if isinstance(node, Recurrence) and not self.recording:
@@ -243,6 +266,24 @@ class Emitter:
                 if check:
                     self.emit(depth, f"elif not ({scalar}):")
                     self.emit(depth + 1, f"CHECK(N[{c}], {v})")
+
+    def sure(self, k, node) -> bool:
+        """Whether every element the map k's kernel gives passes `structure/shapes`: its
+        kernel says what type it gives for arguments of its arguments' types
+        (`Kernel.gives`, `lazyloop.core.result_types`), each argument is a stream whose
+        elements are checked (or sure) when made, and the map's type contains that type.
+        A stacked stream keeps its check (its elements also keep the first one's shape)."""
+        gives = getattr(getattr(node, "kernel", None), "gives", None)
+        if gives is None or k in self.one_shape or None in node.args:
+            return False
+        nodes = self.d.plan.nodes
+        if any(isinstance(nodes[a], Undefined) for a in node.args):
+            return False  # A3: what no source defines is not an element of its type
+        types = [nodes[a].type for a in node.args]
+        if not all(isinstance(t, TensorType) for t in types):
+            return False
+        given = gives(types)
+        return given is not None and contains(node.type, given)
 
     def carried_checked(self, k, node) -> bool:
         """Whether element j >= 1 of the recurrence k, the element j - 1 of its next value,
@@ -326,10 +367,10 @@ class Emitter:
         regs = self.regs
         on_demand, made = compiled_steps(self) if not self.recording else ([], "{}")
         self.lines = []
-        self.emit(0, "def bind(M, STEPS, F, N, D, K, S, INV, INVS, GET, ITERATE, INNER, CHECK, "
+        self.emit(0, "def bind(M, STEPS, F, U, N, D, K, S, INV, INVS, GET, ITERATE, INNER, CHECK, "
                      "RECORD, C):")
-        for group, names in (("M", "m"), ("STEPS", "s"), ("F", "f"), ("D", "d"), ("K", "k"),
-                             ("S", "t")):
+        for group, names in (("M", "m"), ("STEPS", "s"), ("F", "f"), ("U", "u"), ("D", "d"),
+                             ("K", "k"), ("S", "t")):
             self.emit(1, f"[{', '.join(names + str(c) for c in self.ids.values())}] = {group}")
         if regs is not None:
             self.emit(1, "unsteady = 0  # steady trips handed back by a read they could not make")
@@ -387,13 +428,15 @@ def source(schedule, batched=frozenset(), recording=False) -> str:
 
 def binding(schedule) -> tuple:
     """What the trip function is bound to that no run changes, per member: the node, its
-    memo, kernel, dtype, scalar class and admitted shapes -- listed once per schedule (a run
+    memo, kernel, ufunc (`Emitter.direct_ufunc`), dtype, scalar class and admitted shapes -- listed once per schedule (a run
     fed by batches binds the trips again)."""
     if schedule.binding is None:
         members = list(schedule.d.members.values())
         dtypes = [getattr(n.type, "dtype", None) for n in members]
         schedule.binding = (members, [schedule.memo[n.id] for n in members],
-                            [getattr(n, "fn", None) for n in members], dtypes,
+                            [getattr(n, "fn", None) for n in members],
+                            [getattr(getattr(n, "kernel", None), "ufunc", None)
+                             for n in members], dtypes,
                             [scalar_class(t) for t in dtypes],
                             [schedule.shapes.get(n.id) for n in members])
     return schedule.binding
@@ -420,11 +463,11 @@ def trip_function(schedule, trip, hot=HOT_TRIPS):
         scope = {"_M": _MISSING, "ND": np.ndarray, "GENERIC": np.generic, "UNSTEADY": NotSteady}
         exec(compile(text, f"<trips of {d.loop.name}>", "exec"), scope)  # noqa: S102
         derived[key] = scope["bind"]
-    members, memos, fns, dtypes, scalars, shapes = binding(schedule)
+    members, memos, fns, ufuncs, dtypes, scalars, shapes = binding(schedule)
     steps = [schedule.steps[n.id] if n.id in schedule.batched else schedule.plain_steps[n.id]
              for n in members]  # as built: never a compiled step (on_demand.py)
     bound, on_demand = derived[key](
-        memos, steps, fns, members, dtypes, scalars, shapes,
+        memos, steps, fns, ufuncs, members, dtypes, scalars, shapes,
         schedule.invariant, schedule.invariants, schedule.get, iterated,
         schedule.inner_element, schedule.check_element,
         None if schedule.record is None else schedule.record.append,
