@@ -80,12 +80,15 @@ def of_ufunc(ufunc: np.ufunc) -> Callable:
     return gives
 
 
-def same_as_argument(types) -> Optional[TensorType]:
-    """A one-argument kernel whose value has its argument's dtype and shape (Identity; Abs,
-    Neg, Exp, ... whose reference refuses or casts back another dtype)."""
-    if len(types) != 1 or one_dtype(types) is None:
-        return None
-    return types[0]
+def same_as_argument(kinds: str = NUMERIC) -> Callable:
+    """A one-argument kernel whose value has its argument's dtype and shape, for dtypes of
+    the kinds `kinds` (Identity, any number; Abs, Exp, Tanh, ... on floats, where numpy
+    keeps the dtype or the kernel casts back to it)."""
+    def gives(types):
+        if len(types) != 1 or types[0].dtype.kind not in kinds or one_dtype(types) is None:
+            return None
+        return types[0]
+    return gives
 
 
 def cast_to(dtype: np.dtype) -> Callable:

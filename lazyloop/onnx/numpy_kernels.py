@@ -306,18 +306,18 @@ def direct(op_type: str, arity: int, slow: Callable, where: str,
         single = cast_like(slow)
     elif op_type == "Identity" and arity == 1:
         single, batched = identity(slow), elementwise(lambda x: x)
-        gives = same_as_argument
+        gives = same_as_argument()
     elif arity == 1 and op_type in SAME_DTYPE_UNARY:
         fct = SAME_DTYPE_UNARY[op_type]
         single, batched = unary(fct, slow, False), elementwise(fct, same_dtype)
-        gives = same_as_argument
+        gives = same_as_argument("f")  # numpy's own dtype on integers: not described
     elif arity == 1 and op_type in CAST_BACK_UNARY:
         fct = CAST_BACK_UNARY[op_type]
         single, batched = unary(fct, slow, True), elementwise(fct, cast_back)
-        gives = same_as_argument
+        gives = same_as_argument("f")
     elif arity == 1 and op_type == "Sigmoid":
         single, batched = unary(_sigmoid(), slow, True), elementwise(_sigmoid(), cast_back)
-        gives = same_as_argument
+        gives = same_as_argument("f")
     elif arity == 2 and op_type in SAME_DTYPE_BINARY:
         fct = SAME_DTYPE_BINARY[op_type]
         single, batched = binary(fct, slow, True), one_dtype(elementwise(fct, same_dtype))
@@ -337,7 +337,7 @@ def direct(op_type: str, arity: int, slow: Callable, where: str,
         batched = None if single is None else elementwise(single)
     elif arity == 1 and op_type == "Sqrt":
         single, batched = quietly(op_type, np.sqrt, slow), batched_form
-        gives = same_as_argument
+        gives = same_as_argument("f")
     elif arity == 1 and op_type == "Not":
         single, batched = unary(np.logical_not, slow, False), elementwise(np.logical_not,
                                                                             same_dtype)
