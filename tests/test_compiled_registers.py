@@ -209,3 +209,28 @@ def test_registers_start_at_the_first_trip_every_register_exists(monkeypatch):
     for _, nid in plan.outputs:
         machine.demand(nid)
     assert any("if i >= 1 and unsteady" in s for s in sources)
+
+
+@pytest.mark.parametrize("trips, rows", [(0, 1), (3, 0), (1, 1), (2, 2), (7, 7)])
+def test_a_fresh_run_makes_trip_0_on_registers(trips, rows, monkeypatch):
+    # rule: stream/memo, trip/while, iterator/bounds -- a run that starts with its memos
+    # empty makes trip 0 on registers too; it ends there (the WHILE input false at trip 0),
+    # is handed back there (x has no row 0), or goes on steady: the memos agree with the
+    # memo form's at every return, the error is the reference's, the values by hand
+    net = while_loop(trips, rows)
+    x = np.arange(rows, dtype=np.int32) * 10
+    returns, error, sources = run_watched(net, {"x": x}, False, monkeypatch)
+    assert any("trip 0, once" in s for s in sources)
+    both_forms(net, {"x": x}, monkeypatch, steady_needed=False)
+    if rows < trips:
+        with pytest.raises(ll.LazyLoopError) as reference:
+            ll.evaluate(net, {"x": x}, mode="reference")
+        assert type(error) is type(reference.value) and "iterator/bounds" in str(error)
+        assert returns[0][0] == 0  # trip 0 handed back, with y_1 = 2 memoised
+        assert {int(v) for m in returns[0][1].values() for v in m.values()} >= {0, 2}
+        return
+    assert error is None
+    got = [np.asarray(v) for v in ll.evaluate(net, {"x": x}, mode="compiled").values()]
+    k = np.arange(trips)
+    np.testing.assert_array_equal(got[0].reshape(-1), 2 * k + 2 + 10 * k)
+    assert int(got[1]) == 2 * trips  # y_trips

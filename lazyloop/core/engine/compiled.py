@@ -45,7 +45,7 @@ from ..reference.steps import entry
 from ..types import TensorType
 from .on_demand import compiled_steps
 from .readonly import unmarked_streams
-from .registers import NotSteady, Registers, steady_streams
+from .registers import UNSTEADY_TRIPS, NotSteady, Registers, steady_streams
 from .reuse import shape_derived
 
 HOT_TRIPS = 64  # by default a loop is compiled once a run of it reaches this trip,
@@ -154,9 +154,9 @@ class Emitter:
                     self.emit(depth, f"if {name} is _M:")
                     depth += 1
                 self.emit(depth, f"j0 = {index}  # {k!r}")
-                self.rel["j0"] = low
-                self.compute(depth, k, 0, 1)  # steady: i + low >= 1, never element 0
-                self.regs.made(k)
+                self.rel["j0"] = low  # steady: i + low >= 1, never element 0
+                self.compute(depth, k, 0, low if self.regs.zero else 1)
+                self.regs.made(k, low)
             return
         self.emit(depth, f"j0 = {index}  # {k!r}")
         guard = f"j0 not in m{c}" if low >= 0 else f"j0 >= 0 and j0 not in m{c}"
@@ -225,7 +225,7 @@ class Emitter:
         """What `Schedule.finisher` does after the check: memoise (in its register, on a
         steady trip), record."""
         if self.regs is not None and k in self.regs:
-            self.emit(depth, f"{self.regs.name(k, self.regs.high[k])} = {v}")
+            self.emit(depth, f"{self.regs.name(k, self.rel[j])} = {v}")
             return
         self.emit(depth, f"m{c}[{j}] = {v}")
         if self.recording:
@@ -356,6 +356,21 @@ class Emitter:
             self.regs = None
             return None
 
+    def first_trip(self, collected):
+        """The lines of trip 0 on registers and its registers (registers.py, `zero`), or
+        (None, None) when trip 0 cannot leave them as steady trip 1 reads them."""
+        steady = self.regs
+        zero = Registers(self.d, self.ids, steady.offsets, zero=True)
+        if not zero.whole_on_trip_0():
+            return None, None
+        self.regs = zero
+        try:
+            return self.trip(collected), zero
+        except NotSteady:
+            return None, None
+        finally:
+            self.regs = steady
+
     def trips(self, collected):
         """The source of `bind(...)`, which returns `trips(i, until)` and the compiled steps
         of the streams made on demand (on_demand.py) -- `trips` being the loop body of
@@ -365,6 +380,7 @@ class Emitter:
         body = self.trip(collected)
         steady = self.steady_trip(collected)
         regs = self.regs
+        first, zero = self.first_trip(collected) if regs is not None else (None, None)
         on_demand, made = compiled_steps(self) if not self.recording else ([], "{}")
         self.lines = []
         self.emit(0, "def bind(M, STEPS, F, U, N, D, K, S, INV, INVS, GET, ITERATE, INNER, CHECK, "
@@ -381,15 +397,32 @@ class Emitter:
             self.emit(2, f"{name} = INVS.get({ref!r}, _M)")
         if self.reused_names:
             self.emit(2, f"{' = '.join(dict.fromkeys(self.reused_names))} = _M")
-        self.emit(2, "while i < until:")
-        if regs is not None:
-            self.lines.extend("            " + line for line in regs.entry())
-        self.lines.extend("    " + line for line in body)
-        if regs is not None:
+        memo_depth = 2
+        if zero is not None:  # a fresh run: trip 0 on registers, then steady trips
+            fresh = " or ".join(f"m{self.ids[k]}" for k in zero.high)
+            self.emit(2, f"if i == 0 < until and unsteady < {UNSTEADY_TRIPS} "
+                         f"and not ({fresh}):")
+            for line in zero.first_lines():
+                self.emit(3, line)
+            self.emit(3, "while True:  # trip 0, once")
+            self.lines.extend("        " + line for line in first)
+            self.emit(4, "break")
+            self.emit(3, "if i == 0:  # trip 0 handed back, or the loop ends before it")
+            for line in zero.written_on_trip_0():
+                self.emit(4, line)
+            self.emit(4, "return i")
             self.emit(2, "else:")
-            self.emit(3, "return i")
+            memo_depth = 3
+        pad = "    " * (memo_depth - 2)
+        self.emit(memo_depth, "while i < until:")
+        if regs is not None:
+            self.lines.extend(pad + "            " + line for line in regs.entry())
+        self.lines.extend(pad + "    " + line for line in body)
+        if regs is not None:
+            self.emit(memo_depth, "else:")
+            self.emit(memo_depth + 1, "return i")
             for line in regs.start():
-                self.emit(2, line)
+                self.emit(memo_depth, line)
             self.emit(2, "while i < until:")
             self.lines.extend("    " + line for line in steady)
             for line in regs.write_back():

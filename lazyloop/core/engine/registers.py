@@ -64,14 +64,18 @@ def steady_streams(demand, batched, recording) -> dict:
 
 
 class Registers:
-    """The registers of one loop's steady trips: names, and the lines that load, slide and
-    write them back."""
+    """The registers of one loop's steady trips -- or of its trip 0 (`zero`), which holds
+    nothing yet and makes each element at the offsets its phases make it -- names, and the
+    lines that load, slide and write them back."""
 
-    def __init__(self, demand, ids, offsets):
+    def __init__(self, demand, ids, offsets, zero=False):
         self.window = demand.window
         self.ids = ids
+        self.offsets = offsets
+        self.zero = zero
         self.high = {k: max(o) for k, o in offsets.items()}  # k -> hi
         self.fresh = set()  # members whose element i + hi this trip made so far
+        self.made_at = set()  # (member, offset) this trip made so far
         self.early = set()  # members a reader makes before their phase, when not made yet
         # the first trip that may be steady: every register's element exists (i - window >= 0)
         # and every element a steady trip makes, i + hi, exists -- past element 0 for a
@@ -87,12 +91,16 @@ class Registers:
         return f"q{self.ids[k]}_{r}" if r >= 0 else f"q{self.ids[k]}_m{-r}"
 
     def held(self, k):
-        """The offsets whose elements a steady trip finds made: -window .. hi - 1."""
-        return range(-self.window, self.high[k])
+        """The offsets whose elements a steady trip finds made: -window .. hi - 1 (none on
+        trip 0)."""
+        return range(0) if self.zero else range(-self.window, self.high[k])
 
     def reading(self, k, r):
-        """The register holding element i + r of k at this point of the trip."""
-        if r in self.held(k) or r == self.high[k] and k in self.fresh:
+        """The register holding element i + r of k at this point of the trip. On trip 0 an
+        element below 0 is read only where the index is tested first (a carried value's
+        element j - 1 where j > 0): its register, never assigned, is not read."""
+        if r in self.held(k) or r == self.high[k] and k in self.fresh or (
+                k, r) in self.made_at or self.zero and r < 0:
             return self.name(k, r)
         raise NotSteady(f"{k!r} read at i + {r}")
 
@@ -101,12 +109,22 @@ class Registers:
         says it did); None when a steady trip has it already."""
         if r in self.held(k):
             return None
-        if r != self.high[k]:  # pragma: no cover -- hi is the highest offset made
-            raise NotSteady(f"{k!r} made at i + {r}")
+        if r != self.high[k] and not self.zero:  # pragma: no cover -- hi is the highest
+            raise NotSteady(f"{k!r} made at i + {r}")  # offset made
         return self.name(k, r)
 
-    def made(self, k):
-        self.fresh.add(k)
+    def made(self, k, r):
+        self.made_at.add((k, r))
+        if r == self.high[k]:
+            self.fresh.add(k)
+
+    def whole_on_trip_0(self) -> bool:
+        """Whether trip 0 on registers leaves them as trip 1, steady, reads them: trip 1
+        may be steady (`first`), and each member is made on trip 0 at every offset trip 1
+        finds made (1 - window .. hi), none of them below 0."""
+        return self.first <= 1 and all(
+            min(o) >= 0 and set(o) >= set(range(1 - self.window, self.high[k] + 1))
+            for k, o in self.offsets.items())
 
     # -- the lines --------------------------------------------------------------------------
     def entry(self):
@@ -150,3 +168,14 @@ class Registers:
             top = self.name(k, hi)
             lines.append(f"if {top} is not _M: m{c}[i + {hi}] = {top}")
         return lines
+
+    def first_lines(self):
+        """Lines before trip 0 on registers: none holds an element yet."""
+        return [" = ".join(self.name(k, r) for k, hi in self.high.items()
+                           for r in range(-self.window, hi + 1)) + " = _M"]
+
+    def written_on_trip_0(self):
+        """Lines that leave in each memo (empty when trip 0 began) what trip 0 made before
+        it stopped, handed back or ended the loop."""
+        return [f"if {self.name(k, r)} is not _M: m{self.ids[k]}[{r}] = {self.name(k, r)}"
+                for k, o in self.offsets.items() for r in sorted(o)]
