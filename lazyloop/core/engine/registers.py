@@ -107,7 +107,7 @@ class Registers:
     def making(self, k, r):
         """The register element i + r of k is stored in when the trip makes it (`made`
         says it did); None when a steady trip has it already."""
-        if r in self.held(k):
+        if r in self.held(k) or self.zero and r < 0:  # trip 0: no element below 0
             return None
         if r != self.high[k] and not self.zero:  # pragma: no cover -- hi is the highest
             raise NotSteady(f"{k!r} made at i + {r}")  # offset made
@@ -121,9 +121,9 @@ class Registers:
     def whole_on_trip_0(self) -> bool:
         """Whether trip 0 on registers leaves them as trip 1, steady, reads them: trip 1
         may be steady (`first`), and each member is made on trip 0 at every offset trip 1
-        finds made (1 - window .. hi), none of them below 0."""
+        finds made (1 - window .. hi; an offset below 0 is no element on trip 0)."""
         return self.first <= 1 and all(
-            min(o) >= 0 and set(o) >= set(range(1 - self.window, self.high[k] + 1))
+            set(o) >= set(range(1 - self.window, self.high[k] + 1))
             for k, o in self.offsets.items())
 
     # -- the lines --------------------------------------------------------------------------
@@ -178,4 +178,4 @@ class Registers:
         """Lines that leave in each memo (empty when trip 0 began) what trip 0 made before
         it stopped, handed back or ended the loop."""
         return [f"if {self.name(k, r)} is not _M: m{self.ids[k]}[{r}] = {self.name(k, r)}"
-                for k, o in self.offsets.items() for r in sorted(o)]
+                for k, o in self.offsets.items() for r in sorted(o) if r >= 0]
