@@ -34,6 +34,8 @@ first trip.
 """
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from ..kernel import ELLIPSIS_OUT
@@ -55,6 +57,7 @@ INLINE_LINES = 3000  # while the function is shorter than this many lines (a bra
 
 
 _MISSING = object()  # an invariant not fetched yet (`stream/invariant`: fetched when read)
+USES_J0 = re.compile(r"\bj0\b")  # a line that reads the index of the element made
 
 
 class Emitter:
@@ -153,10 +156,13 @@ class Emitter:
                 if k in self.regs.early:  # a reader above may have made it
                     self.emit(depth, f"if {name} is _M:")
                     depth += 1
+                at = len(self.lines)
                 self.emit(depth, f"j0 = {index}  # {k!r}")
                 self.rel["j0"] = low  # steady: i + low >= 1, never element 0
                 self.compute(depth, k, 0, low if self.regs.zero else 1)
                 self.regs.made(k, low)
+                if not any(USES_J0.search(line) for line in self.lines[at + 1:]):
+                    self.lines[at] = "    " * depth + f"# {k!r}"  # its index is not read
             return
         self.emit(depth, f"j0 = {index}  # {k!r}")
         guard = f"j0 not in m{c}" if low >= 0 else f"j0 >= 0 and j0 not in m{c}"
