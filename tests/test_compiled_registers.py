@@ -152,12 +152,15 @@ def test_registers_write_back_at_every_return_of_a_long_run(monkeypatch):
 # (made early, once); torch's nested while loops, an inner loop of each outer trip; an If in
 # the body (jax's cond, torch's cond), its branches made on demand in memo form; Scans whose
 # map streams come from batches (torch's scan; skl2onnx's distances, whose data is an
-# invariant (onnx/scan9), are wholly batched: no trip runs on registers)
+# invariant (onnx/scan9), are wholly batched: no trip runs on registers); onnxscript's
+# for loop and torch's scan with a cond make trip 0 on registers, a carried value's element 0
+# made by its reader (else trip 0 hands itself back: "trip 1 would not find them made")
 @pytest.mark.parametrize("case", ["jax2onnx/scan_long", "jax2onnx/fori_buffer_long",
                                   "jax2onnx/while_counter", "paddle2onnx/two_carried",
                                   "torch_dynamo/while_nested", "jax2onnx/while_collatz",
                                   "jax2onnx/cond_in_scan", "torch_dynamo/scan_cond",
-                                  "torch_dynamo/scan_long", "skl2onnx/knn_regressor"])
+                                  "torch_dynamo/scan_long", "skl2onnx/knn_regressor",
+                                  "onnxscript/for_sum"])
 def test_exporter_loops_on_registers(case, monkeypatch):
     # rule: onnx/loop, stream/memo, laziness/modes -- compiled from trip 0, each model gives
     # the exporting framework's answer, and its memos agree with the memo form's at every
@@ -234,3 +237,4 @@ def test_a_fresh_run_makes_trip_0_on_registers(trips, rows, monkeypatch):
     k = np.arange(trips)
     np.testing.assert_array_equal(got[0].reshape(-1), 2 * k + 2 + 10 * k)
     assert int(got[1]) == 2 * trips  # y_trips
+

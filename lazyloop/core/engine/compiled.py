@@ -106,8 +106,8 @@ class Emitter:
             self.emit(depth, f"{target} = None")
         elif self.regs is not None and ref in self.regs:
             r, regs = self.offset(at), self.regs
-            if r == regs.high[ref] and ref not in regs.fresh:  # read before its phase makes
-                regs.early.add(ref)  # it: made here, once (it may be made already)
+            if regs.unmade(ref, r):  # read before its phase makes it: made here, once
+                regs.early.add(ref)  # (it may be made already)
                 self.emit(depth, f"if {regs.name(ref, r)} is _M:")
                 if level >= INLINE_DEPTH:
                     self.emit(depth + 1, f"raise UNSTEADY({ref!r})")
@@ -325,6 +325,10 @@ class Emitter:
         for k in d.phases[1]:  # phase B: what the outputs need, at i + certain
             offset = d.certain[k]
             self.element(3, k, f"i + {offset}" if offset else "i", offset)
+        unmade = regs.unmade_on_trip_0() if regs is not None and regs.zero else ()
+        if unmade:
+            self.emit(3, f"if {' or '.join(f'{name} is _M' for name in unmade)}:")
+            self.emit(4, "raise UNSTEADY('trip 1 would not find them made')")
         for t, src in enumerate(collected):
             self.read(3, src, "i", f"e{t}") if src in self.ids else self.emit(
                 3, f"e{t} = GET({src!r}, i)")
@@ -367,7 +371,7 @@ class Emitter:
         (None, None) when trip 0 cannot leave them as steady trip 1 reads them."""
         steady = self.regs
         zero = Registers(self.d, self.ids, steady.offsets, zero=True)
-        if not zero.whole_on_trip_0():
+        if zero.first > 1:  # trip 1 is not steady
             return None, None
         self.regs = zero
         try:

@@ -95,6 +95,13 @@ class Registers:
         trip 0)."""
         return range(0) if self.zero else range(-self.window, self.high[k])
 
+    def unmade(self, k, r) -> bool:
+        """Whether element i + r of k may not be made yet where it is read: its top one
+        before its phase makes it; on trip 0, any but one made already."""
+        if self.zero:
+            return r >= 0 and (k, r) not in self.made_at
+        return r == self.high[k] and k not in self.fresh
+
     def reading(self, k, r):
         """The register holding element i + r of k at this point of the trip. On trip 0 an
         element below 0 is read only where the index is tested first (a carried value's
@@ -118,13 +125,13 @@ class Registers:
         if r == self.high[k]:
             self.fresh.add(k)
 
-    def whole_on_trip_0(self) -> bool:
-        """Whether trip 0 on registers leaves them as trip 1, steady, reads them: trip 1
-        may be steady (`first`), and each member is made on trip 0 at every offset trip 1
-        finds made (1 - window .. hi; an offset below 0 is no element on trip 0)."""
-        return self.first <= 1 and all(
-            set(o) >= set(range(1 - self.window, self.high[k] + 1))
-            for k, o in self.offsets.items())
+    def unmade_on_trip_0(self) -> list:
+        """The registers trip 1, steady, finds made (offsets 1 - window .. hi, none below
+        0) that trip 0's phases do not make: a reader makes them, if one asks; else trip 0
+        hands itself back (`UNSTEADY`) before it collects anything, and the run goes on in
+        the memo form."""
+        return [self.name(k, r) for k, o in self.offsets.items()
+                for r in range(max(0, 1 - self.window), self.high[k] + 1) if r not in o]
 
     # -- the lines --------------------------------------------------------------------------
     def entry(self):
@@ -178,4 +185,4 @@ class Registers:
         """Lines that leave in each memo (empty when trip 0 began) what trip 0 made before
         it stopped, handed back or ended the loop."""
         return [f"if {self.name(k, r)} is not _M: m{self.ids[k]}[{r}] = {self.name(k, r)}"
-                for k, o in self.offsets.items() for r in sorted(o) if r >= 0]
+                for k, hi in self.high.items() for r in range(hi + 1)]
