@@ -17,10 +17,10 @@ import attrs
 import numpy as np
 
 from ..core.errors import EvaluationError, LazyLoopError
-from ..core.kernel import ELLIPSIS_OUT, Kernel, elementwise, kernel_of
+from ..core.kernel import Kernel, elementwise, kernel_of
 from ..core.result_types import of_ufunc
 from .batched_kernels import batched_form, with_batched
-from .numpy_kernels import direct, with_single
+from .numpy_kernels import as_arrays, direct, with_single
 from .requantise import qlinear_conv, qlinear_matmul
 
 _ndarray = np.ndarray
@@ -234,7 +234,7 @@ def _bound_binary(fct, where: str) -> Callable:
     named as the node's (`onnx/node`)."""
     asarray = np.asarray
     ufunc = isinstance(fct, np.ufunc)
-    if ufunc and fct.nout == 1 and ELLIPSIS_OUT:
+    if as_arrays(fct):
         def single(a, b):
             try:
                 return fct(a, b, out=...)

@@ -24,7 +24,7 @@ from typing import Callable, Optional
 
 import numpy as np
 
-from ..core.kernel import Kernel, NotBatchable, elementwise
+from ..core.kernel import ELLIPSIS_OUT, Kernel, NotBatchable, elementwise
 from ..core.result_types import cast_to, elementwise_in, same_as_argument
 from .array_kernels import array_kernel
 from .split_kernels import split
@@ -128,13 +128,21 @@ def matmul_batched(matmul):
     return batched
 
 
+def as_arrays(fct) -> bool:
+    """Whether `fct` is a numpy ufunc with one output called with `out=...`, where numpy
+    takes it (`ELLIPSIS_OUT`): its value an array even for 0-D arguments, with no
+    `np.asarray` after it."""
+    return ELLIPSIS_OUT and isinstance(fct, np.ufunc) and fct.nout == 1
+
+
 def unary(fct, slow, cast_back: bool):
     asarray = np.asarray
+    arrays = as_arrays(fct)
 
     def single(x):
         if type(x) is _ndarray:
             try:
-                r = fct(x)
+                r = fct(x, out=...) if arrays else fct(x)
             except Exception:  # noqa: BLE001 -- the reference kernel reports it
                 return slow(x)[0]
             if type(r) is not _ndarray:
@@ -149,11 +157,12 @@ def unary(fct, slow, cast_back: bool):
 
 def binary(fct, slow, same_dtype_out: bool):
     asarray = np.asarray
+    arrays = as_arrays(fct)
 
     def single(a, b):
         if type(a) is _ndarray and type(b) is _ndarray and a.dtype == b.dtype:
             try:
-                r = fct(a, b)
+                r = fct(a, b, out=...) if arrays else fct(a, b)
             except Exception:  # noqa: BLE001
                 return slow(a, b)[0]
             if type(r) is not _ndarray:
