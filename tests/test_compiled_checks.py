@@ -46,9 +46,10 @@ def test_contains_by_hand():
 
 
 UNARY = ["Identity", "Abs", "Neg", "Exp", "Relu", "Sigmoid", "Sqrt", "Tanh", "Floor"]
-BINARY = ["Add", "Sub", "Mul", "Div", "Max", "Min", "Less", "Equal", "Greater"]
+BINARY = ["Add", "Sub", "Mul", "Div", "Max", "Min", "Less", "Equal", "Greater", "MatMul",
+          "Gemm"]
 DTYPES = [np.float16, np.float32, np.float64, np.int32, np.int64, np.uint8, np.bool_]
-SHAPES = [(), (1,), (3,), (2, 3), (1, 3), (2, 1)]
+SHAPES = [(), (1,), (3,), (2, 3), (1, 3), (2, 1), (3, 2), (2, 2, 3)]
 
 
 def node_kernel(op, arity, **attributes):
@@ -64,14 +65,15 @@ def element(draw, dtype, shape):
     return value
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(st.data())
 def test_what_a_kernel_says_it_gives_is_what_it_gives(data):
     # rule: structure/shapes -- for arguments that agree with their types (some dimensions
     # unknown), a kernel's value agrees with the type `gives` states, whenever it gives one
     arity = data.draw(st.sampled_from([1, 2]))
     op = data.draw(st.sampled_from(UNARY if arity == 1 else BINARY))
-    kernel = node_kernel(op, arity)
+    flags = {name: data.draw(st.sampled_from([0, 1])) for name in ("transA", "transB")}
+    kernel = node_kernel(op, arity, **(flags if op == "Gemm" else {}))
     dtype = np.dtype(data.draw(st.sampled_from(DTYPES)))
     shapes = [data.draw(st.sampled_from(SHAPES)) for _ in range(arity)]
     args = [element(data.draw, dtype, s) for s in shapes]
@@ -83,6 +85,8 @@ def test_what_a_kernel_says_it_gives_is_what_it_gives(data):
             value = kernel.function(*args)
     except ll.LazyLoopError:
         return  # refused: no element to check
+    if op in ("MatMul", "Gemm"):
+        assert given_type is None or all(len(s) >= 2 for s in shapes)
     if given_type is not None:
         assert isinstance(value, (np.ndarray, np.generic)), (op, value)
         assert value.dtype == given_type.dtype and given_type.admits(np.shape(value)), (

@@ -108,3 +108,19 @@ def elementwise_in(dtype_of: Callable) -> Callable:
         out = None if dtype is None else dtype_of(dtype)
         return None if out is None else TensorType(out, broadcast([t.shape for t in types]))
     return gives
+
+
+def matrix_product(trans_a: bool = False, trans_b: bool = False) -> Callable:
+    """A matrix product of arguments of one dtype of rank 2 or more (ONNX MatMul, numpy's
+    `matmul`; Gemm with its transposes, of rank 2, a third argument added in place): their
+    dtype, the broadcast of their leading dimensions, then A's rows and B's columns."""
+    def gives(types):
+        a, b = types[:2]
+        if a.dtype != b.dtype or a.dtype.kind not in NUMERIC or a.shape is None \
+                or b.shape is None or len(a.shape) < 2 or len(b.shape) < 2:
+            return None
+        rows = a.shape[-1] if trans_a else a.shape[-2]
+        columns = b.shape[-2] if trans_b else b.shape[-1]
+        lead = broadcast([a.shape[:-2], b.shape[:-2]])
+        return TensorType(a.dtype, lead + (rows, columns))
+    return gives

@@ -25,7 +25,7 @@ from typing import Callable, Optional
 import numpy as np
 
 from ..core.kernel import ELLIPSIS_OUT, Kernel, NotBatchable, elementwise
-from ..core.result_types import cast_to, elementwise_in, same_as_argument
+from ..core.result_types import cast_to, elementwise_in, matrix_product, same_as_argument
 from .array_kernels import array_kernel
 from .split_kernels import split
 
@@ -292,6 +292,18 @@ def cast_like(slow):
     return single
 
 
+def gemm_type(attributes) -> Callable:
+    """Gemm's value from its arguments' types: A's dtype, A' rows by B' columns, where A and
+    B have rank 2 (Gemm's own product, C added in place; the reference casts to A's)."""
+    product = matrix_product(bool(attributes.get("transA")), bool(attributes.get("transB")))
+
+    def gives(types):
+        if any(t.shape is None or len(t.shape) != 2 for t in types[:2]):
+            return None
+        return product(types)
+    return gives
+
+
 def attributes_of(kernel) -> dict:
     """The node's attributes as the reference kernel resolved them (defaults filled in)."""
     return {name: getattr(kernel, name) for name in getattr(kernel, "attributes_names_", ())}
@@ -333,6 +345,7 @@ def direct(op_type: str, arity: int, slow: Callable, where: str,
         gives = elementwise_in(lambda dtype: dtype)
     elif arity == 2 and op_type == "MatMul":
         single, batched = binary(_matmul(), slow, True), matmul_batched(_matmul())
+        gives = matrix_product()
     elif arity == 2 and op_type in BOOL_BINARY:
         fct = BOOL_BINARY[op_type]
         single, batched = binary(fct, slow, False), one_dtype(elementwise(fct))
@@ -352,6 +365,8 @@ def direct(op_type: str, arity: int, slow: Callable, where: str,
                                                                             same_dtype)
     else:
         single, batched = array_kernel(op_type, arity, attributes_of(kernel), slow), batched_form
+        if op_type == "Gemm" and single is not None:  # 2-D only: its A and B have rank 2
+            gives = gemm_type(attributes_of(kernel))
     if single is None:
         return None
     return with_single(single, where, reads_only=True,

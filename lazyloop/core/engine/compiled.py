@@ -39,7 +39,7 @@ import re
 import numpy as np
 
 from ..kernel import ELLIPSIS_OUT
-from ..plan import Recurrence, Undefined
+from ..plan import Iterator, Map, Recurrence, Undefined
 from ..result_types import contains
 from ..reference.machine import one_shape_streams
 from ..reference.rules import iterator_element
@@ -274,22 +274,33 @@ class Emitter:
                     self.emit(depth + 1, f"CHECK(N[{c}], {v})")
 
     def sure(self, k, node) -> bool:
-        """Whether every element the map k's kernel gives passes `structure/shapes`: its
-        kernel says what type it gives for arguments of its arguments' types
-        (`Kernel.gives`, `lazyloop.core.result_types`), each argument is a stream whose
-        elements are checked (or sure) when made, and the map's type contains that type.
-        A stacked stream keeps its check (its elements also keep the first one's shape)."""
-        gives = getattr(getattr(node, "kernel", None), "gives", None)
-        if gives is None or k in self.one_shape or None in node.args:
-            return False
-        nodes = self.d.plan.nodes
-        if any(isinstance(nodes[a], Undefined) for a in node.args):
-            return False  # A3: what no source defines is not an element of its type
-        types = [nodes[a].type for a in node.args]
-        if not all(isinstance(t, TensorType) for t in types):
-            return False
-        given = gives(types)
+        """Whether every element of k passes `structure/shapes` because its arguments'
+        elements did (each is checked when made, or sure): the type `given` says its
+        elements have is contained in k's. A stacked stream keeps its check (its elements
+        also keep the first one's shape)."""
+        given = None if k in self.one_shape else self.given(node)
         return given is not None and contains(node.type, given)
+
+    def given(self, node):
+        """The type every element of `node` has from its arguments' types, or None: a map's
+        kernel says it (`Kernel.gives`, `lazyloop.core.result_types`); an iterator's slice
+        along its axis has its tensor's dtype and shape without that axis
+        (`iterator/forward`, `iterator/reverse`). What no source defines (A3) is not an
+        element of its type."""
+        nodes = self.d.plan.nodes
+        args = node.inputs() if isinstance(node, (Map, Iterator)) else (None,)
+        if None in args or any(isinstance(nodes[a], Undefined) for a in args):
+            return None
+        types = [nodes[a].type for a in args]
+        if not all(isinstance(t, TensorType) for t in types):
+            return None
+        if isinstance(node, Iterator):
+            (whole,) = types
+            if whole.shape is None or not 0 <= node.axis < len(whole.shape):
+                return None
+            return TensorType(whole.dtype, whole.shape[:node.axis] + whole.shape[node.axis + 1:])
+        gives = node.kernel.gives
+        return None if gives is None else gives(types)
 
     def carried_checked(self, k, node) -> bool:
         """Whether element j >= 1 of the recurrence k, the element j - 1 of its next value,
