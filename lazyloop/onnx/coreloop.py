@@ -29,6 +29,7 @@ import onnx
 from ..core.enums import LoopOutput, TripLimit
 from ..core.errors import (EvaluationError, ModelError, ShapeError, StreamShapeChanged,
                            UnsupportedError)
+from ..core.kernel import Kernel
 from ..core.types import TensorType
 from .graph import graph_outputs, graph_types, lower_initializers, lower_nodes
 from .scope import Lowering, Scope, node_tag
@@ -276,7 +277,9 @@ class CoreLoop:
                                  "(a symbolic dim for a size that varies)")
             return (v,)
 
-        return self.function(conforming, [t], want, f"declared:{what}")
+        # its value is of the declared type, or it raises (result_types: no check after it)
+        sure = Kernel(conforming, gives=lambda types: want)
+        return self.function(sure, [t], want, f"declared:{what}")
 
     def body(self, body: onnx.GraphProto, bound: List[tuple]):
         """Lower the body with input k bound to `bound[k] = (tensor, known TypeProto)`; its
