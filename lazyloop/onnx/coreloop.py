@@ -30,6 +30,7 @@ from ..core.enums import LoopOutput, TripLimit
 from ..core.errors import (EvaluationError, ModelError, ShapeError, StreamShapeChanged,
                            UnsupportedError)
 from ..core.kernel import Kernel
+from ..core.result_types import contains
 from ..core.types import TensorType
 from .graph import graph_outputs, graph_types, lower_initializers, lower_nodes
 from .scope import Lowering, Scope, node_tag
@@ -259,7 +260,7 @@ class CoreLoop:
                                  + (" (or readings={'A18': 'as-given'})" if self.rule ==
                                     "onnx/loop" and want.shape == (1,) and have.shape == ()
                                     else ""))
-            if not carried and implies(have, want):
+            if not carried and contains(want, have):
                 return t
             if not carried:
                 want = meet(have, want)
@@ -344,16 +345,6 @@ def compatible(a: TensorType, b: TensorType) -> bool:
         return True
     return len(a.shape) == len(b.shape) and all(
         x is None or y is None or x == y for x, y in zip(a.shape, b.shape))
-
-
-def implies(have: TensorType, want: TensorType) -> bool:
-    """Every value of type `have` satisfies `want`."""
-    if have.dtype != want.dtype:
-        return False
-    if want.shape is None:
-        return True
-    return have.shape is not None and len(have.shape) == len(want.shape) and all(
-        w is None or h == w for h, w in zip(have.shape, want.shape))
 
 
 def meet(a: TensorType, b: TensorType) -> TensorType:

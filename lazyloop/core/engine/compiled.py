@@ -19,9 +19,10 @@ not computed twice (`stream/memo`). A stream whose elements come from a batch
 
 A trip checks each element it makes against its stream's type cheaply: an array whose dtype
 is the stream's (the same object first) and whose shape was admitted before, or a numpy
-scalar of the dtype's own class, passes at once; anything else goes to the full check. A
-carried element after the first is the element its next value made, already checked: when
-the next value's type admits only what the recurrence's admits, it is not checked again.
+scalar of the dtype's own class, passes at once; anything else goes to the full check. An
+element sure to pass -- a carried element that its next value made, of a type no wider; an
+element whose arguments' types decide a type its stream's contains -- is not checked again
+(element_checks.py).
 Once a run is steady, the function leaves the memo form for trips on registers
 (registers.py): each scheduled stream's elements live in local variables, and the memos are
 written back at every return, so the caller finds what the memo form leaves.
@@ -39,14 +40,10 @@ import re
 import numpy as np
 
 from ..kernel import ELLIPSIS_OUT
-from ..plan import Iterator, Map, Recurrence, Undefined
-from ..result_types import contains
-from ..reference.machine import one_shape_streams
 from ..reference.rules import iterator_element
 from ..reference.steps import entry
-from ..types import TensorType
+from .element_checks import ElementChecks
 from .on_demand import compiled_steps
-from .readonly import unmarked_streams
 from .registers import UNSTEADY_TRIPS, NotSteady, Registers, steady_streams
 from .reuse import shape_derived
 
@@ -67,9 +64,7 @@ class Emitter:
         d = schedule.d
         self.d, self.batched, self.recording = d, batched, recording
         self.ids = {k: c for c, k in enumerate(d.members)}
-        self.unmarked = unmarked_streams(d)
-        self.check = schedule.check
-        self.one_shape = one_shape_streams(d.plan)
+        self.checks = ElementChecks(d, schedule.check, recording)
         self.scheduled = set(d.phases[0]) | set(d.phases[1])
         self.reused = shape_derived(d)  # maps made from shapes (reuse.py)
         self.reused_names = []  # their previous elements and arguments: locals of `trips`
@@ -181,10 +176,10 @@ class Emitter:
         elif self.direct_ufunc(node):
             names = self.arguments(depth, node, level)
             self.emit(depth, f"v{level} = u{c}({', '.join(names)}, out=...)")
-            self.checked(depth, k, c, node, f"v{level}", level, low)
+            self.checks.emit(self, depth, k, c, node, f"v{level}", level, low)
         else:
             entry(node).emit(self, depth, c, node, level, low)
-            self.checked(depth, k, c, node, f"v{level}", level, low)
+            self.checks.emit(self, depth, k, c, node, f"v{level}", level, low)
         self.store(depth, k, c, f"j{level}", f"v{level}")
 
     def arguments(self, depth, node, level):
@@ -223,7 +218,7 @@ class Emitter:
         self.emit(depth + 1, f"v{level} = r{c}")
         self.emit(depth, "else:")
         self.emit(depth + 1, f"v{level} = f{c}({', '.join(names)})")
-        self.checked(depth + 1, k, c, node, f"v{level}")
+        self.checks.emit(self, depth + 1, k, c, node, f"v{level}")
         for line in keep + [f"r{c} = v{level}"]:
             self.emit(depth + 1, line)
 
@@ -236,84 +231,6 @@ class Emitter:
         self.emit(depth, f"m{c}[{j}] = {v}")
         if self.recording:
             self.emit(depth, f"RECORD(({k!r}, {j}))")
-
-    def checked(self, depth, k, c, node, v, level=None, low=0):
-        """Check and mark read-only: an array of the dtype d<c> and of a shape its stream's
-        type was found to admit (the set t<c>, which the check adds to), or a numpy scalar
-        of the class k<c> (a builtin dtype's own scalar class, so of dtype d<c> and shape
-        ()) with () admitted, passes `structure/shapes` at once; anything else goes to
-        CHECK, which decides (the test here only spares it the common case). A carried
-        element j >= 1 that is the element j - 1 of its next value of the same type, already
-        checked, is not checked again (`carried_checked`); `level`: the index is j<level>,
-        `low` its least value."""
-        check = self.check and isinstance(node.type, TensorType) and not self.sure(k, node)
-        array = f"({v}.dtype is d{c} or {v}.dtype == d{c}) and {v}.shape in t{c}"
-        scalar = f"{v}.__class__ is k{c} and () in t{c}"
-        if isinstance(node, Recurrence) and not self.recording:
-            passes = f"(({v}.__class__ is ND and {array}) or {scalar})"
-            if check and level is not None and self.carried_checked(k, node):
-                if low < 1:  # only the initial value is checked
-                    self.emit(depth, f"if j{level} == 0 and not {passes}:")
-                    self.emit(depth + 1, f"CHECK(N[{c}], {v})")
-            elif check:  # a carried element is another stream's or an invariant: not marked
-                self.emit(depth, f"if not {passes}:")
-                self.emit(depth + 1, f"CHECK(N[{c}], {v})")
-        else:
-            mark = k not in self.unmarked
-            if check or mark:
-                self.emit(depth, f"if {v}.__class__ is ND:")
-                if check:
-                    self.emit(depth + 1, f"if not ({array}):")
-                    self.emit(depth + 2, f"CHECK(N[{c}], {v})")
-                if mark:
-                    self.emit(depth + 1, f"{v}.setflags(write=False)")
-                elif not check:
-                    self.emit(depth + 1, "pass")
-                if check:
-                    self.emit(depth, f"elif not ({scalar}):")
-                    self.emit(depth + 1, f"CHECK(N[{c}], {v})")
-
-    def sure(self, k, node) -> bool:
-        """Whether every element of k passes `structure/shapes` because its arguments'
-        elements did (each is checked when made, or sure): the type `given` says its
-        elements have is contained in k's. A stacked stream keeps its check (its elements
-        also keep the first one's shape)."""
-        given = None if k in self.one_shape else self.given(node)
-        return given is not None and contains(node.type, given)
-
-    def given(self, node):
-        """The type every element of `node` has from its arguments' types, or None: a map's
-        kernel says it (`Kernel.gives`, `lazyloop.core.result_types`); an iterator's slice
-        along its axis has its tensor's dtype and shape without that axis
-        (`iterator/forward`, `iterator/reverse`). What no source defines (A3) is not an
-        element of its type."""
-        nodes = self.d.plan.nodes
-        args = node.inputs() if isinstance(node, (Map, Iterator)) else (None,)
-        if None in args or any(isinstance(nodes[a], Undefined) for a in args):
-            return None
-        types = [nodes[a].type for a in args]
-        if not all(isinstance(t, TensorType) for t in types):
-            return None
-        if isinstance(node, Iterator):
-            (whole,) = types
-            if whole.shape is None or not 0 <= node.axis < len(whole.shape):
-                return None
-            return TensorType(whole.dtype, whole.shape[:node.axis] + whole.shape[node.axis + 1:])
-        gives = node.kernel.gives
-        return None if gives is None else gives(types)
-
-    def carried_checked(self, k, node) -> bool:
-        """Whether element j >= 1 of the recurrence k, the element j - 1 of its next value,
-        passes `structure/shapes` because that element did: the next value is a stream of
-        this loop (each of whose elements was checked when it was made, or its batch was)
-        whose type admits only what the recurrence's admits (the same dtype, and each known
-        dimension the same), and neither is stacked (a stacked stream also keeps its first
-        element's shape, which the other's check did not compare)."""
-        nxt, ty = self.d.members.get(node.next), node.type
-        if nxt is None or not isinstance(nxt.type, TensorType) or nxt.type.dtype != ty.dtype:
-            return False
-        narrower = ty.shape is None or nxt.type.shape is not None and ty.admits(nxt.type.shape)
-        return narrower and k not in self.one_shape and node.next not in self.one_shape
 
     # -- the function -----------------------------------------------------------------------
     def trip(self, collected):
@@ -482,8 +399,8 @@ def source(schedule, batched=frozenset(), recording=False) -> str:
 
 def binding(schedule) -> tuple:
     """What the trip function is bound to that no run changes, per member: the node, its
-    memo, kernel, ufunc (`Emitter.direct_ufunc`), dtype, scalar class and admitted shapes -- listed once per schedule (a run
-    fed by batches binds the trips again)."""
+    memo, kernel, ufunc (`Emitter.direct_ufunc`), dtype, scalar class and admitted shapes --
+    listed once per schedule (a run fed by batches binds the trips again)."""
     if schedule.binding is None:
         members = list(schedule.d.members.values())
         dtypes = [getattr(n.type, "dtype", None) for n in members]
