@@ -249,7 +249,13 @@ class Emitter:
             else:
                 self.read(3, cond, "i", "w")
                 self.emit(3, "if not w:")
-            self.emit(4, f"{stop}  # the WHILE input is false: the caller stops the loop")
+            ended = stop
+            if regs is not None and not regs.zero and all(
+                    off <= 0 for e in (d.edges, d.cond_edges) for r in e.values() for _, off in r):
+                for line in regs.write_back(regs.read_after_the_loop(d)):
+                    self.emit(4, line)  # what is read once the loop ended, written back
+                ended = "return i"
+            self.emit(4, f"{ended}  # the WHILE input is false: the caller stops the loop")
         for k in d.phases[1]:  # phase B: what the outputs need, at i + certain
             offset = d.certain[k]
             self.element(3, k, f"i + {offset}" if offset else "i", offset)

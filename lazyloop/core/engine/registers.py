@@ -164,12 +164,35 @@ class Registers:
             lines.append(f"{self.name(k, hi)} = _M")
         return lines
 
-    def write_back(self):
-        """Lines that leave in each memo what the memo-form trips would have: the elements
-        i - window .. i + hi - 1, and i + hi when this trip made it."""
+    def read_after_the_loop(self, demand) -> list:
+        """The members whose memos a reader may ask once the WHILE input ended the loop on
+        a steady trip (`trip/while`), in order: the caller finds phase A's elements and the
+        WHILE input's made, and forces the LAST_VALUE outputs' sources at that trip; an
+        element the registers do not hold is made by its step, which reads its inputs (an
+        edge's offset is 0 or below). Every other member's memo is left empty: nothing reads
+        it before the run is released (`stream/memo`: nothing is made twice)."""
+        phase_a = set(demand.phases[0])
+        roots = [(k, 0) for k in phase_a] + [(demand.loop.while_, 0)] + [
+            (k, q) for k, qs in demand.output_roots()[1].items() for q in qs]
+        needed, seen = {}, set()
+        while roots:
+            k, q = roots.pop()
+            if (k, q) in seen or k not in demand.members or q < -self.window - 1:
+                continue  # below the window: held by no form of the trips, nor what it reads
+            seen.add((k, q))
+            needed[k] = True
+            if k in self.high and (q in self.held(k) or q == 0 and k in phase_a):
+                continue
+            roots += [(r, q + off) for r, off in demand.edges[k] + demand.cond_edges[k]]
+        return [k for k in self.high if k in needed]
+
+    def write_back(self, members=None):
+        """Lines that leave in each memo (of `members`, by default all) what the memo-form
+        trips would have: the elements i - window .. i + hi - 1, and i + hi when this trip
+        made it."""
         lines = []
-        for k, hi in self.high.items():
-            c = self.ids[k]
+        for k in self.high if members is None else members:
+            hi, c = self.high[k], self.ids[k]
             lines.append(f"m{c}.clear()")
             lines += [f"m{c}[i + {r}] = {self.name(k, r)}" for r in self.held(k)]
             top = self.name(k, hi)
