@@ -156,10 +156,14 @@ def concat(attributes, slow):
 
 
 def where(attributes, slow):
-    """Where: `np.where(condition, x, y)` for x and y of one numeric dtype."""
+    """Where: `np.where(condition, x, y)` for x and y of one numeric dtype; of a boolean
+    0-D condition between 0-D x and y, x or y itself (the value np.where copies; stream
+    elements are read-only, so the kernel's record says it passes an input on)."""
     def single(condition, x, y):
         if (type(condition) is _ndarray and type(x) is _ndarray and type(y) is _ndarray
                 and x.dtype == y.dtype and x.dtype.kind in "biuf"):
+            if not (condition.ndim or x.ndim or y.ndim) and condition.dtype.kind == "b":
+                return x if condition.item() else y
             try:
                 r = np.where(condition, x, y)
             except Exception:  # noqa: BLE001

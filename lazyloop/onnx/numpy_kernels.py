@@ -27,6 +27,7 @@ import numpy as np
 from ..core.kernel import ELLIPSIS_OUT, Kernel, NotBatchable, elementwise
 from ..core.result_types import cast_to, elementwise_in, matrix_product, same_as_argument
 from .array_kernels import array_kernel
+from .scalar_kernels import ZERO_D, truncating_division
 from .split_kernels import split
 
 _ndarray = np.ndarray
@@ -138,9 +139,14 @@ def as_arrays(fct) -> bool:
 def unary(fct, slow, cast_back: bool):
     asarray = np.asarray
     arrays = as_arrays(fct)
+    on_0d = ZERO_D.get(fct)  # the scalar form on a 0-D array (scalar_kernels), or None
 
     def single(x):
         if type(x) is _ndarray:
+            if on_0d is not None and not x.ndim:
+                r = on_0d(x)
+                if r is not None:
+                    return r
             try:
                 r = fct(x, out=...) if arrays else fct(x)
             except Exception:  # noqa: BLE001 -- the reference kernel reports it
@@ -155,12 +161,17 @@ def unary(fct, slow, cast_back: bool):
     return single
 
 
-def binary(fct, slow, same_dtype_out: bool):
+def binary(fct, slow, same_dtype_out: bool, on_0d=None):
     asarray = np.asarray
     arrays = as_arrays(fct)
+    on_0d = on_0d or ZERO_D.get(fct)  # the scalar form on 0-D arrays (scalar_kernels)
 
     def single(a, b):
         if type(a) is _ndarray and type(b) is _ndarray and a.dtype == b.dtype:
+            if on_0d is not None and not (a.ndim or b.ndim):
+                r = on_0d(a, b)
+                if r is not None:
+                    return r
             try:
                 r = fct(a, b, out=...) if arrays else fct(a, b)
             except Exception:  # noqa: BLE001
@@ -230,7 +241,8 @@ def divide(truncating, slow):
     """Div: `np.divide` for floats; for integers the reference kernel's own function (which
     truncates toward zero), called without the reference's layers of checks."""
     floats = binary(np.divide, slow, True)
-    integers = floats if truncating is None else binary(truncating, slow, True)
+    integers = floats if truncating is None else binary(truncating, slow, True,
+                                                         truncating_division)
 
     def single(a, b):
         if type(a) is _ndarray and a.dtype.kind in "iu":
@@ -370,5 +382,5 @@ def direct(op_type: str, arity: int, slow: Callable, where: str,
     if single is None:
         return None
     return with_single(single, where, reads_only=True,
-                       passes_input=op_type in ("Identity", "Cast"),
+                       passes_input=op_type in ("Identity", "Cast", "Where"),
                        batched=batched, shape_only=op_type == "Shape", gives=gives)
