@@ -14,7 +14,7 @@ from lazyloop.core.plan import compile_network
 from lazyloop.core.undefined import split
 from lazyloop.strategies import networks
 from lazyloop.core.engine import Options
-from lazyloop.core.engine.batch import FEWEST_BATCHED
+from lazyloop.core.engine.batch import FEWEST_BATCHED, FEWEST_WHOLE
 from nets import (SUM, batched_runs, concat, const, kernel_over_rows, last, on_engine,
                   onnx_on_engine)
 
@@ -76,7 +76,9 @@ rng = np.random.default_rng(0)
     (0, True, ll.LoopOutput.REVERSE, 1), (2, True, ll.LoopOutput.CONCATENATE, 0)])
 def test_batched_maps_equal_the_reference(axis, reverse, kind, pad):
     # rule: stream/map, iterator/forward, iterator/reverse, output/concat, output/reverse
-    x = rng.standard_normal((5, 4, 3)).astype(np.float32)
+    shape = [5, 4, 3]
+    shape[axis] = FEWEST_WHOLE + 1  # a run long enough to batch
+    x = rng.standard_normal(shape).astype(np.float32)
     net = map_loop(x.shape, axis, reverse, kind=kind, pad=pad)
     reference, machine = agree(net, {"x": x})
     assert batched_runs(machine), "the loop was not batched"
@@ -123,7 +125,7 @@ def test_a_short_run_batches_only_all_of_its_work(trips):
 
 def test_invariants_of_higher_rank_broadcast_as_one_by_one():
     # rule: stream/map -- scalar elements against a [3] invariant give [3] elements
-    x = rng.standard_normal(6).astype(np.float32)
+    x = rng.standard_normal(FEWEST_WHOLE).astype(np.float32)
     net = map_loop(x.shape, invariant=np.array([1.0, -2.0, 0.5], np.float32))
     reference, machine = agree(net, {"x": x})
     assert batched_runs(machine)
@@ -168,8 +170,8 @@ def test_a_batched_form_wrong_past_element_zero_is_not_used():
         out[-1] += 1
         return out
     triple_half = Kernel(lambda v: (v * np.float32(1.5),), batched=wrong_at_the_end)
-    net = kernel_over_rows(triple_half, 4, 2, "Half")
-    xs = np.arange(8, dtype=np.float32).reshape(4, 2)
+    net = kernel_over_rows(triple_half, FEWEST_WHOLE, 2, "Half")
+    xs = np.arange(2 * FEWEST_WHOLE, dtype=np.float32).reshape(FEWEST_WHOLE, 2)
     reference, machine = agree(net, {"x": xs})
     (got,), installs = reference.outputs.values(), batched_runs(machine)
     np.testing.assert_array_equal(got, xs * 1.5)
@@ -234,13 +236,16 @@ UNARY = [ll.UnaryOperation.ABS, ll.UnaryOperation.NEG, ll.UnaryOperation.EXP,
 
 @st.composite
 def map_programs(draw):
-    """A COUNT loop (0-5 trips, or `FEWEST_BATCHED` and a few more) over 1-2 iterators of float32 inputs, a chain of 1-5 elementwise/unary
+    """A COUNT loop (0-5 trips, or `FEWEST_WHOLE` or `FEWEST_BATCHED` and a few more) over
+    1-2 iterators of float32 inputs, a chain of 1-5 elementwise/unary
     layers mixing them with invariants, some streams stacked, one read as LAST_VALUE of a
     recurrence (so that some loops batch wholly and some only in part)."""
     elem = draw(hnp.array_shapes(min_dims=0, max_dims=2, min_side=1, max_side=4))
     axis = draw(st.integers(0, len(elem)))
-    # short runs (batched only where the batches take all their work) and long ones
-    extent = draw(st.sampled_from([1, 2, 3, 4, FEWEST_BATCHED + 4, FEWEST_BATCHED + 7]))
+    # short runs (trip by trip), longer ones (batched only where the batches take all their
+    # work) and long ones (batched also in part)
+    extent = draw(st.sampled_from([1, 2, 3, 4, FEWEST_WHOLE + 1, FEWEST_WHOLE + 3,
+                                   FEWEST_BATCHED + 4]))
     shape = elem[:axis] + (extent,) + elem[axis:]
     # 0 to one past the extent (iterator/bounds); a long loop's count stays long
     trips = extent + draw(st.integers(-min(extent, 4), 1))
@@ -331,9 +336,9 @@ def test_an_lstm_like_scan_batches_its_input_products_exactly():
 
 
 def test_a_batch_over_the_memory_bound_is_not_made():
-    # rule: stream/map -- with the bound at 64 bytes, 5 elements of 4 x 3 float32 (48 bytes
-    # each) are computed one by one; the iterator (a view, no memory) still batches
-    x = rng.standard_normal((5, 4, 3)).astype(np.float32)
+    # rule: stream/map -- with the bound at 64 bytes, 12 or more elements of 4 x 3 float32
+    # (48 bytes each) are computed one by one; the iterator (a view, no memory) still batches
+    x = rng.standard_normal((FEWEST_WHOLE, 4, 3)).astype(np.float32)
     plan = compile_network(map_loop(x.shape))
     machine = EngineMachine(plan, check_feeds(plan, {"x": x}), log=[],
                             options=Options(max_batch_bytes=64))

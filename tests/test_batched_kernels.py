@@ -64,6 +64,11 @@ CASES = {
              (3, 4), F, (), lambda x: np.sqrt(np.abs(x))),
     "ReduceMean": ([helper.make_node("ReduceMean", ["e", "a"], ["y"], keepdims=0)], (3,), F,
                    (ints("a", [-1]),), None),
+    "ReduceSumSquare": ([helper.make_node("ReduceSumSquare", ["e", "a"], ["y"], keepdims=0)],
+                        (4,), F, (ints("a", [0]),),  # numpy's own sum, element by element
+                        lambda x: np.stack([np.add.reduce(np.square(e), axis=0) for e in x])),
+    "ReduceMin": ([helper.make_node("ReduceMin", ["e", "a"], ["y"], keepdims=0)], (), F,
+                  (ints("a", [1, 0]),), lambda x: x.min(axis=(1, 2))),
     "Clip": ([helper.make_node("Clip", ["e", "lo", "hi"], ["y"])], (3, 4), F,
              (helper.make_tensor("lo", F, [], [-1.0]), helper.make_tensor("hi", F, [], [0.5])),
              lambda x: np.clip(x, np.float32(-1), np.float32(0.5))),
@@ -107,3 +112,39 @@ def test_a_kernel_refusing_the_stack_leaves_that_stream_alone():
     with pytest.raises(ll.LazyLoopError) as fast:
         lo.evaluate(model, {"x": X})
     assert type(fast.value) is type(ref.value) and fast.value.rule == ref.value.rule
+
+
+def cdist_scan(rows: int):
+    """skl2onnx's squared distances as it writes them: a Scan carrying X [5, 3] unchanged
+    (Identity) over the rows t of T [rows, 3]: d = ReduceSumSquare(X - t, axes [1]),
+    stacked."""
+    body = helper.make_graph(
+        [helper.make_node("Identity", ["x_in"], ["x_out"]),
+         helper.make_node("Sub", ["x_in", "t"], ["diff"]),
+         helper.make_node("ReduceSumSquare", ["diff", "axes"], ["sq"], keepdims=0),
+         helper.make_node("Identity", ["sq"], ["d"])], "body",
+        [helper.make_tensor_value_info("x_in", F, [5, 3]),
+         helper.make_tensor_value_info("t", F, [3])],
+        [helper.make_tensor_value_info("x_out", F, [5, 3]),
+         helper.make_tensor_value_info("d", F, [5])], [ints("axes", [1])])
+    graph = helper.make_graph(
+        [helper.make_node("Scan", ["X", "T"], ["x_last", "D"], body=body, num_scan_inputs=1)],
+        "g", [helper.make_tensor_value_info("X", F, [5, 3]),
+              helper.make_tensor_value_info("T", F, [rows, 3])],
+        [helper.make_tensor_value_info("D", F, [rows, 5])])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+
+
+def test_squared_distances_batch_as_numpy_computes_them_row_by_row():
+    # rule: stream/map, onnx/scan9 -- the Sub, the reduction over the element's axis 1 (the
+    # stack's axis 2, by the reduction numpy makes) and the Identity are each one call over
+    # the 24 rows; each row is numpy's sum of squares for that row alone, bit for bit
+    rng = np.random.default_rng(3)
+    x = rng.uniform(-2, 2, (5, 3)).astype(np.float32)
+    t = rng.uniform(-2, 2, (24, 3)).astype(np.float32)
+    got, machine = onnx_on_engine(cdist_scan(24), {"X": x, "T": t})
+    want = np.stack([np.add.reduce(np.square(x - row), axis=1) for row in t])
+    assert got["D"].dtype == np.float32 and got["D"].shape == (24, 5)
+    assert got["D"].tobytes() == want.tobytes()
+    batched = batched_streams(machine)
+    assert {"Scan(x_last)/diff", "Scan(x_last)/sq", "Scan(x_last)/d"} <= batched, batched

@@ -139,16 +139,16 @@ class TheReference:
 
 
 def lying_batches():
-    """y_t = 2 x_t over 5 rows, by a kernel whose batched form is wrong in its middle row
-    (the engine checks only the first and last): the fast mode's answer is not the
-    reference's."""
+    """y_t = 2 x_t over 13 rows (a run the engine batches wholly, `FEWEST_WHOLE` or more),
+    by a kernel whose batched form is wrong in its middle row (the engine checks only the
+    first and last): the fast mode's answer is not the reference's."""
     def wrong_in_the_middle(args, flags):
         out = np.array(args[0] * np.float32(2))
         out[len(out) // 2] += 1
         return out
     double = Kernel(lambda v: (v * np.float32(2),), batched=wrong_in_the_middle)
-    return (kernel_over_rows(double, 5, 1, "Double"),
-            {"x": np.arange(5, dtype=np.float32).reshape(5, 1)})
+    return (kernel_over_rows(double, 13, 1, "Double"),
+            {"x": np.arange(13, dtype=np.float32).reshape(13, 1)})
 
 
 def test_modes_that_disagree_are_lazyloops_own_failure():

@@ -13,6 +13,7 @@ import lazyloop as ll
 from lazyloop.core.engine import EngineMachine
 from lazyloop.core.evaluate import check_feeds
 from lazyloop.core.plan import compile_network
+from lazyloop.core.engine.batch import FEWEST_WHOLE
 from nets import LESS, SUM, concat, const, counter, last, on_engine
 
 PROD = ll.ElementWiseOperation.PROD
@@ -115,10 +116,56 @@ def test_padding_read_by_a_later_loop(trips2, carry):
     assert ("loop1" in machine.masked_loops) == (trips2 > 0)
     if trips2:
         assert any(machine.plan.nodes[r[0]].scope == "loop1" for r in machine.record)
-        # batched (COUNT, no WHILE): the iterator's batch and the maps' carry masks -- where
-        # the batches take all of this short run's work (without the carried sum, which runs
-        # trip by trip: then nothing is batched, batch.FEWEST_BATCHED)
-        assert bool(any(masked_batches(machine))) == (not carry)
+        # runs shorter than batch.FEWEST_WHOLE go trip by trip (masked batches: below)
+        assert not any(run.batched for run in machine.log)
+
+
+def plain_beside_padding(rows):
+    """Loop 0 stacks 2 rows of x padded to `rows` (p) and 2 items of v padded to 3 (q); loop
+    1 runs `rows` trips over the rows of p and of w (wholly defined): a = w_t * 2,
+    b = p_t + a, c = a + q, all stacked."""
+    net = ll.Network()
+    x = net.add_input("x", ll.float32, (3, 3))
+    v = net.add_input("v", ll.float32, (3,))
+    w = net.add_input("w", ll.float32, (rows, 3))
+    first = net.add_loop()
+    first.add_trip_limit(const(net, 2, np.int32), ll.TripLimit.COUNT)
+    p = concat(net, first, first.add_iterator(x).get_output(0), rows)
+    q = concat(net, first, first.add_iterator(v).get_output(0), 3)
+    second = net.add_loop()
+    second.add_trip_limit(const(net, rows, np.int32), ll.TripLimit.COUNT)
+    row = second.add_iterator(p).get_output(0)
+    a = net.add_elementwise(second.add_iterator(w).get_output(0), const(net, np.full(3, 2, np.float32)),
+                            PROD).get_output(0)
+    b = net.add_elementwise(row, a, SUM).get_output(0)
+    c = net.add_elementwise(a, q, SUM).get_output(0)
+    for name, t in (("a", a), ("b", b), ("c", c)):
+        out = concat(net, second, t, rows)
+        out.name = name
+        net.mark_output(out)
+    return net
+
+
+def test_plain_and_masked_batches_side_by_side():
+    # rule: stream/map, iterator/forward, output/concat -- in one run a stream of wholly
+    # defined elements batches as a plain array (a = w * 2, defined everywhere) and those
+    # that read padding batch with their masks (b = p + a: rows 2.. undefined; c = a + q:
+    # item 2 undefined in every row), all by hand
+    rows = 20
+    w = np.arange(rows * 3, dtype=np.float32).reshape(rows, 3)
+    values, defined, machine = fast_and_reference(plain_beside_padding(rows),
+                                                  {"x": X, "v": V, "w": w})
+    p, pm = padded_rows(X, 2, rows)
+    q, qm = padded_rows(V, 2, 3)
+    np.testing.assert_array_equal(values["a"], w * 2)
+    assert defined["a"].all()
+    assert np.array_equal(values["b"], p + w * 2, equal_nan=True)
+    np.testing.assert_array_equal(defined["b"], pm)
+    assert np.array_equal(values["c"], w * 2 + q, equal_nan=True)
+    np.testing.assert_array_equal(defined["c"], np.broadcast_to(qm, (rows, 3)))
+    runs = [run for run in machine.log if run.loop == "loop1" and run.batched]
+    assert runs and all(run.masked_batches for run in runs)
+    assert all(run.batched - run.masked_batches for run in runs)  # a plain batch beside them
 
 
 def test_an_inner_loop_meets_padding_of_its_outer_element():
@@ -286,16 +333,20 @@ BINARY = [SUM, ll.ElementWiseOperation.SUB, PROD, ll.ElementWiseOperation.MAX]
 
 @st.composite
 def padded_programs(draw):
-    """A loop stacks t0 rows of x padded to L >= t0 (p); a second (t1 trips, at most one past
-    L: iterator/bounds; a COUNT or a WHILE limit) iterates over p, mixes its rows with invariants (p's row 0; v's
-    first items padded to the width by a third loop) through a chain of elementwise and
-    unary layers and reduces, and stacks some streams (padded again) or sums one in a
-    recurrence read as LAST_VALUE."""
+    """A loop stacks t0 rows of x padded to L >= t0 (p); a second (t1 trips, a short run at
+    most one past L: iterator/bounds, or a run of `FEWEST_WHOLE` or more, long enough to
+    batch; a COUNT or a WHILE limit) iterates over p, mixes its rows with invariants (p's
+    row 0; v's first items padded to the width by a third loop) through a chain of
+    elementwise and unary layers and reduces, and stacks some streams (padded again) or
+    sums one in a recurrence read as LAST_VALUE."""
     width = draw(st.integers(1, 3))
-    extent = draw(st.integers(1, 4))
-    t0 = draw(st.integers(0, extent))
+    short = draw(st.booleans())  # or a second loop long enough to batch (FEWEST_WHOLE)
+    extent = draw(st.integers(1, 4)) if short else FEWEST_WHOLE + 1
+    t0 = draw(st.integers(0 if short else FEWEST_WHOLE - 1, extent))
     length = t0 + draw(st.integers(1, 2))  # some padding, read when t1 > t0
-    t1 = length - draw(st.integers(-1, length))  # simplest: all of p, padding included
+    # simplest: all of p, padding included
+    t1 = length - draw(st.integers(-1, length) if short else
+                       st.integers(0, length - FEWEST_WHOLE))
     net = ll.Network()
     x = net.add_input("x", ll.float32, (extent, width))
     feeds = {"x": draw(hnp.arrays(np.float32, (extent, width),

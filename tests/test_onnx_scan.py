@@ -291,7 +291,7 @@ g (float[3,2] data, float[N,2] points) => (float[3,2] s, float[N,3] d, float[3,2
 
 
 @pytest.mark.parametrize("give_back,out", [("s_out = Identity (s_in)", "s_out"), ("", "s_in")])
-@pytest.mark.parametrize("points", [4, 0])
+@pytest.mark.parametrize("points", [12, 0])
 def test_scan9_state_carried_unchanged_is_an_invariant(give_back, out, points):
     # rule: onnx/scan9, stream/invariant -- a state whose body output is its own body input
     # (itself, or through one Identity) is the same value on every trip: the body reads its
@@ -302,7 +302,7 @@ def test_scan9_state_carried_unchanged_is_an_invariant(give_back, out, points):
     from nets import batched_runs, onnx_on_engine
     model = distances(give_back, out)
     data = np.array([[0, 1], [2, -1], [0.5, 0.25]], F32)
-    pts = np.array([[1, 1], [0, 0], [-2, 3], [0.5, 0.5]], F32)[:points]
+    pts = np.array([[1, 1], [0, 0], [-2, 3], [0.5, 0.5]] * 3, F32)[:points]  # 12: batched
     feeds = {"data": data, "points": pts}
     lowered = lo.lower(model)
     if points:

@@ -117,8 +117,9 @@ def elementwise(fct, finish=None):
 
 def aligned(args, flags):
     """Stacked arguments (flags) with singleton axes after the batch axis, up to the rank of
-    the highest-ranked element: they then broadcast as their elements do one by one."""
+    the highest-ranked element: they then broadcast as their elements do one by one. An
+    argument already of that rank is passed as it is."""
     ranks = [a.ndim - 1 if f else a.ndim for a, f in zip(args, flags)]
     top = max(ranks)
-    return [a.reshape((a.shape[0],) + (1,) * (top - r) + a.shape[1:]) if f else a
+    return [a.reshape((a.shape[0],) + (1,) * (top - r) + a.shape[1:]) if f and r < top else a
             for a, f, r in zip(args, flags, ranks)]

@@ -15,7 +15,8 @@ the batch when they differ. For the ops below the batched form is the reference 
   element's result is its values in the same order in another shape, so the stack of
   results is the stack reshaped to (batch,) + element 0's result shape;
 * Transpose: the permutation, each axis one further, with the batch axis kept first;
-* reductions whose axes are an input: the same reduction over the axes one further.
+* reductions whose axes are an input: the same reduction over the axes one further (the
+  numpy reduction the kernel is bound to, where it has one, `reduce_kernels`).
 
 A kernel that raises on the stack, or whose axes cannot be shifted (no axes: every axis,
 which would include the batch axis), has no batched form there (`NotBatchable`): the
@@ -28,6 +29,8 @@ from typing import Callable, Optional
 import numpy as np
 
 from ..core.kernel import Kernel, NotBatchable, elementwise
+from .array_kernels import array_kernel
+from .numpy_kernels import attributes_of
 
 ELEMENTWISE = frozenset((
     "Cast", "Erf", "Sqrt", "Log", "Reciprocal", "Softplus", "HardSigmoid", "HardSwish",
@@ -69,8 +72,9 @@ def transpose(perm):
     return batched
 
 
-def reduction(slow):
-    """The reduction over the axes input, each axis one further."""
+def reduction(single):
+    """The reduction over the axes input, each axis one further (`single`: the kernel's
+    one-value call)."""
     def batched(args, flags):
         only_first_stacked(flags)
         stack, axes = args[0], args[1]
@@ -78,7 +82,7 @@ def reduction(slow):
             raise NotBatchable("a reduction over every axis would reduce the batch axis")
         rank = stack.ndim - 1
         shifted = np.asarray([int(a) % rank + 1 for a in np.ravel(axes)], np.int64)
-        return slow(stack, shifted, *args[2:])[0]
+        return single(stack, shifted, *args[2:])
     return batched
 
 
@@ -92,8 +96,16 @@ def batched_form(op_type: str, arity: int, kernel, slow) -> Optional[Callable]:
     elif op_type == "Transpose" and arity == 1:
         form = transpose(tuple(getattr(kernel, "perm", None) or ()))
     elif op_type in REDUCTIONS and arity == 2:
-        form = reduction(slow)
+        form = reduction(one_value(op_type, arity, kernel, slow))
     return None if form is None else refusing(form)
+
+
+def one_value(op_type: str, arity: int, kernel, slow) -> Callable:
+    """The one-value call of a reduction: its direct numpy binding where it has one (the
+    numpy reduction the reference kernel makes, `reduce_kernels`), else the reference
+    kernel's value."""
+    fast = array_kernel(op_type, arity, attributes_of(kernel), slow)
+    return first(slow) if fast is None else fast
 
 
 def refusing(form):

@@ -24,9 +24,11 @@ evaluator's. So a stream is batched only when
   (a batched form is the kernel's promise for every element; these two catch a form that
   breaks it at the edges, or sums in another order where memory alignment differs).
 
-A run of fewer than `FEWEST_BATCHED` trips is batched only where its batches can take all
-of its work (every stream a trip forces is a candidate, none a recurrence): batching part
-of a short run leaves its trips to run anyway, and the batches are extra work.
+Batching pays only where the trips it saves cost more than the batches (the measured
+bounds below): a run of `FEWEST_WHOLE` trips or more whose batches may take all of its work
+(every stream a trip forces is a candidate, a recurrence only where the run is long enough
+to accumulate or shift one), or any run of `FEWEST_BATCHED` trips or more, whose batches may
+take part of it (its trips then run, reading the batched elements).
 
 Anything else -- a kernel raising -- abandons batching for that run of the loop, and the
 per-element schedule runs as before, reporting what the reference reports. The batched
@@ -38,7 +40,8 @@ batches its values as above and its mask by the rule its elements follow
 (`undefined.mapped`, `stream/map`: a position-wise kernel's masks aligned as its values
 are, any other kernel's result wholly undefined), and element 0's mask must equal the
 element rule's too. Each element read from such a batch is a `Partial` where its row of the
-mask is not all True (`undefined.join`), as the reference's element is.
+mask is not all True (`undefined.join`), as the reference's element is. A map none of whose
+arguments is undefined anywhere makes a plain array and no mask (`plain_batch`).
 """
 from __future__ import annotations
 
@@ -54,10 +57,18 @@ from .accumulate import FEWEST_TRIPS, NotAccumulable, accumulate, accumulated_pa
 # A batch larger than this many bytes per stream is not made: memory stays bounded.
 MAX_BATCH_BYTES = 1 << 27
 
-#: a run of fewer trips is batched only where the batches take all of its work: batching
-#: part of a short run is extra work beside trips that run anyway (the same bound as
-#: accumulate.py's, below which no recurrence accumulates, so no such run is whole with one)
-FEWEST_BATCHED = FEWEST_TRIPS
+#: a run of fewer trips is batched only where the batches take all of its work: batches
+#: made beside trips that run anyway save those trips little (measured, CPU time per call:
+#: a Scan whose two maps batch beside a carried sum, 64 trips 198 us batched against 191 us
+#: trip by trip, 96 trips 258 against 269, 256 trips 566 against 656; an LSTM-like Scan
+#: whose input products batch, 64 trips 1855 against 1800, 96 trips 2657 against 2660)
+FEWEST_BATCHED = 96
+#: a run whose batches take all of its work is batched from this many trips: making the
+#: batches (three kernel calls a map, for its batch and the checks of its first and last
+#: elements) costs more than fewer trips (measured, CPU time per call of skl2onnx's
+#: squared-distance Scan, three maps: 1 trip 61 us batched against 27 us trip by trip, 8
+#: trips 67 against 52, 12 trips 67 against 66, 16 trips 68 against 77)
+FEWEST_WHOLE = 12
 
 
 def candidates(demand):
@@ -113,27 +124,38 @@ def shifted(demand, chosen) -> list:
             and demand.certain[rid] is not None and node.next in chosen]
 
 
-def per_trip(demand) -> list:
-    """The streams every trip forces whatever happens (the `certain` demand)."""
-    return [k for k in demand.members if demand.certain[k] is not None]
+def per_trip(demand) -> tuple:
+    """The streams every trip forces whatever happens (the `certain` demand; derived once)."""
+    key = ("forced every trip", demand.key)
+    derived = demand.plan.derived
+    found = derived.get(key)
+    if found is None:
+        found = derived[key] = tuple(k for k in demand.members
+                                     if demand.certain[k] is not None)
+    return found
 
 
-def wholly_batchable(demand, collected) -> bool:
-    """Whether a short run's batches may hold all of its work: every stream forced each
-    trip and every collected one is a candidate, none of them a recurrence (derived once)."""
-    key = ("wholly batchable", demand.key, tuple(collected))
+def wholly_batchable(demand, collected, n) -> bool:
+    """Whether the batches of a run of n trips may hold all of its work: every stream forced
+    each trip and every collected one is a candidate, and none of them a recurrence unless
+    the run is long enough for one to accumulate or shift (`FEWEST_TRIPS`; derived once)."""
+    long = n >= FEWEST_TRIPS
+    key = ("wholly batchable", demand.key, tuple(collected), long)
     derived = demand.plan.derived
     if key not in derived:
         streams, forced = set(candidates(demand)), per_trip(demand)
         derived[key] = (all(k in streams for k in forced) and set(collected) <= streams
-                        and not any(isinstance(demand.members[k], Recurrence) for k in forced))
+                        and (long or not any(isinstance(demand.members[k], Recurrence)
+                                             for k in forced)))
     return derived[key]
 
 
 def worth_batching(schedule, n) -> bool:
     """`stream/map` on the fast path: batch a run of n trips where it pays -- a run of
-    `FEWEST_BATCHED` trips or more, or a shorter one whose batches take all its work."""
-    return n >= FEWEST_BATCHED or wholly_batchable(schedule.d, schedule.collected)
+    `FEWEST_BATCHED` trips or more, or one of `FEWEST_WHOLE` or more whose batches may take
+    all of its work."""
+    return n >= FEWEST_BATCHED or (n >= FEWEST_WHOLE
+                                   and wholly_batchable(schedule.d, schedule.collected, n))
 
 
 def batch_maps(schedule, n, max_bytes=MAX_BATCH_BYTES) -> int:
@@ -142,23 +164,43 @@ def batch_maps(schedule, n, max_bytes=MAX_BATCH_BYTES) -> int:
     every trip (what each trip forces, and what CONCATENATE/REVERSE collect, which then take
     the batch itself), else 0; nothing changes where batching does not apply."""
     d = schedule.d
-    streams = candidates(d)
-    if not streams or n > schedule.m.max_trips or not worth_batching(schedule, n):
+    steps = recipe(d)
+    if not steps or n > schedule.m.max_trips or not worth_batching(schedule, n):
         return 0
     try:
-        batches = make_batches(schedule, streams, n, max_bytes)
+        batches = make_batches(schedule, steps, n, max_bytes)
     except Exception:  # noqa: BLE001 -- any failure: the per-element path reports it
         return 0
     if not batches:
         return 0
     install(schedule, batches)
-    if not all(k in batches and extent(batches[k]) == n + d.certain[k] for k in per_trip(d)):
+    certain = d.certain
+    if not all(k in batches and extent(batches[k]) == n + certain[k] for k in per_trip(d)):
         return 0
-    if not all(src in batches for src in schedule.collected):
+    collected = schedule.collected
+    if not all(src in batches for src in collected):
         return 0
-    for src in schedule.collected:
-        schedule.collected[src] = head(batches[src], n)
+    for src in collected:
+        collected[src] = head(batches[src], n)
     return n
+
+
+def recipe(demand) -> tuple:
+    """What `make_batches` reads of each candidate, in order (derived once per plan): its
+    id, its node, its `certain` offset, the loop's streams among its arguments (a map's),
+    and whether its elements are tensors (checked by `structure/shapes`)."""
+    key = ("batch recipe", demand.key)
+    derived = demand.plan.derived
+    found = derived.get(key)
+    if found is None:
+        members = demand.members
+        found = derived[key] = tuple(
+            (nid, node, demand.certain[nid],
+             frozenset(a for a in node.args if a in members) if isinstance(node, Map)
+             else frozenset(),
+             isinstance(node.type, TensorType))
+            for nid, node in ((k, members[k]) for k in candidates(demand)))
+    return found
 
 
 # A batch is an array of stacked elements, or, where some are undefined somewhere, a
@@ -175,36 +217,57 @@ def head(batch, length):
     return batch[:length]
 
 
-def make_batches(schedule, streams, n, max_bytes=MAX_BATCH_BYTES):
-    d, batches = schedule.d, {}
-    for nid in streams:
-        length = n + d.certain[nid]
-        node = d.members[nid]
+def make_batches(schedule, steps, n, max_bytes=MAX_BATCH_BYTES) -> dict:
+    """The batches of one run of n trips, stream by stream in the order of `recipe`: each
+    iterator's elements, each map's whose streams are batched, each recurrence's that
+    shifts or accumulates a batch; a stream whose batch cannot be made is left out (it and
+    what reads it run element by element)."""
+    batches, check = {}, schedule.check
+    for nid, node, offset, inside, typed in steps:
+        length = n + offset
         if length <= 0 or nid in batches:  # a next-value map: made with its recurrence
             continue
-        if isinstance(node, Recurrence) and node.next in batches:
-            made = shift(schedule, node, batches[node.next], n)
-        elif isinstance(node, Recurrence):
-            made = accumulation(schedule, node, batches, n, max_bytes)
-        elif isinstance(node, Iterator):
+        if isinstance(node, Recurrence):
+            made = (shift(schedule, node, batches[node.next], n) if node.next in batches
+                    else accumulation(schedule, node, batches, n, max_bytes))
+            for k, batch in made.items():
+                keep(schedule, batches, k, batch,
+                     check and isinstance(schedule.d.members[k].type, TensorType))
+            continue
+        if isinstance(node, Iterator):
             # iterator/forward, iterator/reverse (A2 "guide"): the first `length` elements
-            made = {nid: iterator_elements(node, schedule.invariant(node.source), length)}
-        else:
-            if not all(a in batches or a not in d.members for a in node.args):
-                continue
+            batch = iterated(node, schedule.invariant(node.source), length)
+        elif batches.keys() >= inside:
             try:
-                made = {nid: map_batch(schedule, node, batches, length, max_bytes)}
+                batch = map_batch(schedule, node, batches, length, max_bytes)
             except NotBatchable:  # this stream (and what reads it) runs element by element
                 continue
-        for k, batch in made.items():
-            if batch is None:
-                continue
-            values = split(batch)[0]
-            values.setflags(write=False)
-            if schedule.check and isinstance(d.members[k].type, TensorType):
-                schedule.check_element(d.members[k], values[0, ...])  # one is all of theirs
-            batches[k] = batch
+        else:
+            continue
+        if batch is not None:
+            keep(schedule, batches, nid, batch, check and typed)
     return batches
+
+
+def keep(schedule, batches, nid, batch, check):
+    """A batch made: read-only from now on (`stream/memo`), its element 0 checked where
+    `check` says (a tensor stream in a profile that checks, `structure/shapes`: one
+    element's shape is all of theirs)."""
+    values = split(batch)[0]
+    values.setflags(write=False)
+    if check:
+        schedule.check_element(schedule.d.members[nid], values[0, ...])
+    batches[nid] = batch
+
+
+def iterated(node, whole, length):
+    """An iterator's first `length` elements stacked (`iterator/forward`, `iterator/reverse`,
+    A2 "guide"): a wholly defined tensor iterated along its first axis is sliced as it is
+    (no axis to move); any other as `iterator_elements` makes them."""
+    if (node.axis == 0 and type(whole) is np.ndarray and whole.ndim
+            and length <= whole.shape[0]):
+        return whole[::-1][:length] if node.reverse else whole[:length]
+    return iterator_elements(node, whole, length)
 
 
 def accumulation(schedule, node, batches, n, max_bytes=MAX_BATCH_BYTES) -> dict:
@@ -251,39 +314,73 @@ def shift(schedule, node, next_batch, n) -> dict:
 
 
 def map_batch(schedule, node, batches, length, max_bytes=MAX_BATCH_BYTES):
-    """`stream/map` over stacked elements, checked against the element rule on elements 0;
-    the masks of undefined arguments make the batch's mask by the rule elements follow
-    (`undefined.mapped`, a position-wise kernel's masks aligned as its values are)."""
-    args, flags, firsts, masks = [], [], [], []
+    """`stream/map` over stacked elements: the batched kernel on the first `length`
+    elements of the batched arguments and the invariants as they are; None where an
+    invariant is not an array. A batch of wholly defined arguments is a plain array and
+    pays no mask work (`plain_batch`); masks are made only where some argument is undefined
+    somewhere (`masked_batch`)."""
+    args, flags, masked = [], [], False
     for a in node.args:
-        if a in batches:
-            value, mask = split(head(batches[a], length))
-            first = value[0, ...] if mask is None else join(value[0, ...], mask[0, ...])
-            flags.append(True)
-        else:
-            first = schedule.invariant(a)
-            value, mask = split(first)
-            if not isinstance(value, np.ndarray):
-                return None
-            mask = None if mask is None else full_mask(value, mask)
-            flags.append(False)
+        stacked = a in batches
+        value = head(batches[a], length) if stacked else schedule.invariant(a)
+        if not stacked and not isinstance(split(value)[0], np.ndarray):
+            return None
+        masked = masked or type(value) is Partial
         args.append(value)
-        firsts.append(first)
+        flags.append(stacked)
+    if masked:
+        return masked_batch(node, args, tuple(flags), length, max_bytes)
+    return plain_batch(node, args, tuple(flags), length, max_bytes)
+
+
+def plain_batch(node, args, flags, length, max_bytes=MAX_BATCH_BYTES):
+    """`stream/map` on wholly defined arguments: the batched kernel's value, whose element 0
+    and last element must equal the kernel's own on the arguments' elements 0 and last, in
+    dtype, shape and bytes (`kernel_agrees`); the size is bounded before the batch is made."""
+    one = np.asarray(node.fn(*[v[0, ...] if f else v for v, f in zip(args, flags)]))
+    if length * one.nbytes > max_bytes:
+        raise NotBatchable(f"{node.id}: {length} elements of {one.nbytes} bytes")
+    result = np.asarray(node.kernel.batched(args, flags))
+    if not kernel_agrees(node, args, flags, result, one, length):
+        raise NotBatchable(f"{node.id}: the batched form differs from the kernel")
+    return result
+
+
+def kernel_agrees(node, args, flags, result, one, length) -> bool:
+    """The batched result holds `length` elements of the dtype and shape of `one` (the
+    kernel's element 0), its element 0 is `one` byte for byte, and its last is the kernel's
+    own (`same_last`)."""
+    return (result.shape[:1] == (length,) and result.dtype == one.dtype
+            and result.shape[1:] == one.shape and result[0, ...].tobytes() == one.tobytes()
+            and same_last(node, args, flags, result))
+
+
+def masked_batch(node, args, flags, length, max_bytes=MAX_BATCH_BYTES):
+    """`stream/map` where some argument is undefined somewhere: the values batch as
+    `plain_batch` makes them, checked against the element rule on elements 0 (`map_element`
+    on `Partial` elements); the masks of undefined arguments make the batch's mask by the
+    rule elements follow (`undefined.mapped`, a position-wise kernel's masks aligned as its
+    values are), and its row 0 must be element 0's mask."""
+    values, masks, firsts = [], [], []
+    for arg, stacked in zip(args, flags):
+        value, mask = split(arg)
+        if stacked:
+            firsts.append(value[0, ...] if mask is None else join(value[0, ...], mask[0, ...]))
+        else:
+            firsts.append(arg)
+            mask = None if mask is None else full_mask(value, mask)
+        values.append(value)
         masks.append(mask)
     one, one_mask = split(map_element(node, firsts))
     one = np.asarray(one)
     if length * one.nbytes > max_bytes:  # decided before the batch is made
         raise NotBatchable(f"{node.id}: {length} elements of {one.nbytes} bytes")
-    result = np.asarray(node.kernel.batched(args, tuple(flags)))
-    if (result.shape[:1] != (length,) or result.dtype != one.dtype
-            or result.shape[1:] != one.shape or result[0, ...].tobytes() != one.tobytes()
-            or not same_last(node, args, flags, result)):
+    result = np.asarray(node.kernel.batched(values, flags))
+    if not kernel_agrees(node, values, flags, result, one, length):
         raise NotBatchable(f"{node.id}: the batched form differs from the kernel")
-    batch = result
-    if any(m is not None for m in masks):
-        stand_ins = aligned([v if m is None else m for v, m in zip(args, masks)], flags)
-        batch = mapped(result, [s for s, m in zip(stand_ins, masks) if m is not None],
-                       node.positionwise, False)
+    stand_ins = aligned([v if m is None else m for v, m in zip(values, masks)], flags)
+    batch = mapped(result, [s for s, m in zip(stand_ins, masks) if m is not None],
+                   node.positionwise, False)
     mask = split(batch)[1]
     if not np.array_equal(full_mask(one, one_mask),
                           full_mask(one, None if mask is None else mask[0, ...])):

@@ -333,7 +333,7 @@ class Schedule:
         cond_memo = self.memo.get(cond)
         window = self.d.window
         max_trips = self.m.max_trips
-        phase_a, phase_b, memos = self.trip_parts()
+        phase_a, phase_b, memos = self.trip_parts() if start != count else ((), (), ())
         collected = list(self.collected.items())
         deferred = None
         stop = count  # laziness/fixed-point may lower it
@@ -343,7 +343,7 @@ class Schedule:
         hot = options.compile_after
         ask_at = 0  # the next trip at which `trip_function` may answer otherwise than None
         while True:
-            if deferred is None and not self.masked and hot is not None:
+            if deferred is None and not self.masked and hot is not None and i != stop:
                 if ordinary is None and i >= ask_at:
                     ordinary = trip_function(self, i, hot)
                     ask_at = max(i + 1, hot)  # within a run, None until trip `hot`
