@@ -101,3 +101,16 @@ def counting(monkeypatch, owner, name):
         return real(*args, **kwargs)
     monkeypatch.setattr(owner, name, counted)
     return calls
+
+
+def refused_as_the_reference(model, feeds, mode):
+    """Evaluate the ONNX `model` in `mode`: it must raise the reference's kind of
+    LazyLoopError citing the same rule; returns (the reference's error, the mode's)."""
+    import pytest
+    import lazyloop.onnx as lo
+    with pytest.raises(ll.LazyLoopError) as ref:
+        lo.run(model, feeds, mode="reference")
+    with pytest.raises(ll.LazyLoopError) as got:
+        lo.evaluate(model, feeds, mode=mode)
+    assert type(got.value) is type(ref.value) and got.value.rule == ref.value.rule
+    return ref.value, got.value

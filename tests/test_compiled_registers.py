@@ -1,6 +1,8 @@
 """Steady compiled trips on registers (lazyloop/core/engine/registers.py): at every return of
 the trip function -- the trips done, the WHILE input false, a trip handed back half made
-because a kernel raised -- the memos hold what the memo-form trips leave in them (rules:
+because a kernel raised -- the memos hold what the memo-form trips leave in them (once the
+WHILE input ended the loop, those a reader may still ask for; the others are left empty)
+(rules:
 stream/memo, iterator/bounds, trip/while, laziness/modes). The memo form is what a recorded
 run compiles (a recording keeps it), so the same program is run both ways and the memos are
 compared at each return, and against values worked out by hand."""
@@ -83,12 +85,16 @@ def both_forms(net, feeds, monkeypatch, readings=None, steady_needed=True):
     assert bool(steady) == bool(plain)
     assert not plain or steady[-1][0] == plain[-1][0]
     at = dict(plain)
+    whiles = {loop.while_ for loop in plan_of(net, readings).loops.values()}
     for i, a in dict(steady).items():
         if i not in at:
             continue
         b = at[i]
         assert a.keys() == b.keys()
+        ended = any(w in b and i in b[w] and not b[w][i] for w in whiles)
         for k in a:
+            if ended and not a[k]:  # the WHILE input ended the loop: a memo nobody reads
+                continue  # after it is left empty (registers.read_after_the_loop)
             assert a[k].keys() == b[k].keys(), k
             for j in a[k]:
                 for x, y in zip(split(a[k][j]), split(b[k][j])):  # value, mask
@@ -152,12 +158,15 @@ def test_registers_write_back_at_every_return_of_a_long_run(monkeypatch):
 # (made early, once); torch's nested while loops, an inner loop of each outer trip; an If in
 # the body (jax's cond, torch's cond), its branches made on demand in memo form; Scans whose
 # map streams come from batches (torch's scan; skl2onnx's distances, whose data is an
-# invariant (onnx/scan9), are wholly batched: no trip runs on registers)
+# invariant (onnx/scan9), are wholly batched: no trip runs on registers); onnxscript's
+# for loop and torch's scan with a cond make trip 0 on registers, a carried value's element 0
+# made by its reader (else trip 0 hands itself back: "trip 1 would not find them made")
 @pytest.mark.parametrize("case", ["jax2onnx/scan_long", "jax2onnx/fori_buffer_long",
                                   "jax2onnx/while_counter", "paddle2onnx/two_carried",
                                   "torch_dynamo/while_nested", "jax2onnx/while_collatz",
                                   "jax2onnx/cond_in_scan", "torch_dynamo/scan_cond",
-                                  "torch_dynamo/scan_long", "skl2onnx/knn_regressor"])
+                                  "torch_dynamo/scan_long", "skl2onnx/knn_regressor",
+                                  "onnxscript/for_sum"])
 def test_exporter_loops_on_registers(case, monkeypatch):
     # rule: onnx/loop, stream/memo, laziness/modes -- compiled from trip 0, each model gives
     # the exporting framework's answer, and its memos agree with the memo form's at every
@@ -209,3 +218,29 @@ def test_registers_start_at_the_first_trip_every_register_exists(monkeypatch):
     for _, nid in plan.outputs:
         machine.demand(nid)
     assert any("if i >= 1 and unsteady" in s for s in sources)
+
+
+@pytest.mark.parametrize("trips, rows", [(0, 1), (3, 0), (1, 1), (2, 2), (7, 7)])
+def test_a_fresh_run_makes_trip_0_on_registers(trips, rows, monkeypatch):
+    # rule: stream/memo, trip/while, iterator/bounds -- a run that starts with its memos
+    # empty makes trip 0 on registers too; it ends there (the WHILE input false at trip 0),
+    # is handed back there (x has no row 0), or goes on steady: the memos agree with the
+    # memo form's at every return, the error is the reference's, the values by hand
+    net = while_loop(trips, rows)
+    x = np.arange(rows, dtype=np.int32) * 10
+    returns, error, sources = run_watched(net, {"x": x}, False, monkeypatch)
+    assert any("trip 0, once" in s for s in sources)
+    both_forms(net, {"x": x}, monkeypatch, steady_needed=False)
+    if rows < trips:
+        with pytest.raises(ll.LazyLoopError) as reference:
+            ll.evaluate(net, {"x": x}, mode="reference")
+        assert type(error) is type(reference.value) and "iterator/bounds" in str(error)
+        assert returns[0][0] == 0  # trip 0 handed back, with y_1 = 2 memoised
+        assert {int(v) for m in returns[0][1].values() for v in m.values()} >= {0, 2}
+        return
+    assert error is None
+    got = [np.asarray(v) for v in ll.evaluate(net, {"x": x}, mode="compiled").values()]
+    k = np.arange(trips)
+    np.testing.assert_array_equal(got[0].reshape(-1), 2 * k + 2 + 10 * k)
+    assert int(got[1]) == 2 * trips  # y_trips
+

@@ -14,10 +14,17 @@ is lowered or the plan compiled; the plan's `Map` node carries it. The reference
 * `passes_input` -- the function may return one of its arguments itself, not a copy (what
   it returns is then marked as its argument would be);
 * `ufunc` -- the function is this binary numpy ufunc applied to its arguments, nothing
-  more (the engine then may run a recurrence through it as the ufunc's accumulation);
+  more: the ufunc itself, or a function that makes its value an array where the ufunc gives
+  a numpy scalar (what `ufunc(a, b, out=...)` gives, `ELLIPSIS_OUT`). The engine then may
+  run a recurrence through it as the ufunc's accumulation, and its compiled trips call the
+  ufunc without the function's layer;
 * `pure` -- the function's value depends on its arguments' values alone (not a random
   op): called again on the same arguments it gives the same value;
-* `shape_only` -- the function reads only its one argument's shape (ONNX `Shape`).
+* `shape_only` -- the function reads only its one argument's shape (ONNX `Shape`);
+* `gives(types)` -- the `TensorType` every value it gives agrees with, for arguments that
+  agree with `types` (its one value, for a function that returns a 1-tuple), or None where
+  it cannot say (`lazyloop.core.result_types`): the engine's compiled trips then leave out
+  a `structure/shapes` check that cannot fail.
 
 `single` is the one-value form of a function that returns a tuple (a kernel of an op with
 several outputs, used by a layer that has one): calling it skips building the tuple.
@@ -28,6 +35,20 @@ from typing import Callable, Optional
 
 import attrs
 import numpy as np
+
+from .result_types import of_ufunc
+
+
+def ellipsis_out() -> bool:
+    """Whether this numpy's ufuncs take `out=...` (numpy 2.3 on), giving their value as an
+    array even where the arguments are 0-D (where they give a numpy scalar otherwise)."""
+    try:
+        return type(np.add(np.zeros(()), np.zeros(()), out=...)) is np.ndarray
+    except TypeError:
+        return False
+
+
+ELLIPSIS_OUT = ellipsis_out()
 
 
 class NotBatchable(Exception):
@@ -44,6 +65,7 @@ class Kernel:
     ufunc: Optional[np.ufunc] = attrs.field(default=None, eq=False)
     pure: bool = False
     shape_only: bool = False
+    gives: Optional[Callable] = attrs.field(default=None, eq=False)
 
     def __call__(self, *args):
         return self.function(*args)
@@ -78,7 +100,8 @@ def kernel_of(fn) -> Kernel:
         return fn
     if isinstance(fn, np.ufunc):
         return Kernel(fn, batched=elementwise(fn) if fn.nout == 1 else None, reads_only=True,
-                      ufunc=fn if fn.nin == 2 and fn.nout == 1 else None, pure=True)
+                      ufunc=fn if fn.nin == 2 and fn.nout == 1 else None, pure=True,
+                      gives=of_ufunc(fn) if fn.nout == 1 else None)
     return Kernel(fn)
 
 

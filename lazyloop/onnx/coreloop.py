@@ -29,6 +29,8 @@ import onnx
 from ..core.enums import LoopOutput, TripLimit
 from ..core.errors import (EvaluationError, ModelError, ShapeError, StreamShapeChanged,
                            UnsupportedError)
+from ..core.kernel import Kernel
+from ..core.result_types import contains
 from ..core.types import TensorType
 from .graph import graph_outputs, graph_types, lower_initializers, lower_nodes
 from .scope import Lowering, Scope, node_tag
@@ -258,7 +260,7 @@ class CoreLoop:
                                  + (" (or readings={'A18': 'as-given'})" if self.rule ==
                                     "onnx/loop" and want.shape == (1,) and have.shape == ()
                                     else ""))
-            if not carried and implies(have, want):
+            if not carried and contains(want, have):
                 return t
             if not carried:
                 want = meet(have, want)
@@ -276,7 +278,9 @@ class CoreLoop:
                                  "(a symbolic dim for a size that varies)")
             return (v,)
 
-        return self.function(conforming, [t], want, f"declared:{what}")
+        # its value is of the declared type, or it raises (result_types: no check after it)
+        sure = Kernel(conforming, gives=lambda types: want)
+        return self.function(sure, [t], want, f"declared:{what}")
 
     def body(self, body: onnx.GraphProto, bound: List[tuple]):
         """Lower the body with input k bound to `bound[k] = (tensor, known TypeProto)`; its
@@ -341,16 +345,6 @@ def compatible(a: TensorType, b: TensorType) -> bool:
         return True
     return len(a.shape) == len(b.shape) and all(
         x is None or y is None or x == y for x, y in zip(a.shape, b.shape))
-
-
-def implies(have: TensorType, want: TensorType) -> bool:
-    """Every value of type `have` satisfies `want`."""
-    if have.dtype != want.dtype:
-        return False
-    if want.shape is None:
-        return True
-    return have.shape is not None and len(have.shape) == len(want.shape) and all(
-        w is None or h == w for h, w in zip(have.shape, want.shape))
 
 
 def meet(a: TensorType, b: TensorType) -> TensorType:

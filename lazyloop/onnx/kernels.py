@@ -18,8 +18,9 @@ import numpy as np
 
 from ..core.errors import EvaluationError, LazyLoopError
 from ..core.kernel import Kernel, elementwise, kernel_of
+from ..core.result_types import of_ufunc
 from .batched_kernels import batched_form, with_batched
-from .numpy_kernels import direct, with_single
+from .numpy_kernels import as_arrays, direct, with_single
 from .requantise import qlinear_conv, qlinear_matmul
 
 _ndarray = np.ndarray
@@ -228,19 +229,30 @@ def _failed(where, exc):
 
 
 def _bound_binary(fct, where: str) -> Callable:
+    """The binary numpy kernel as one layer: `fct(a, b)`, its value an array (a numpy
+    scalar made a 0-D one; by the ufunc itself where it takes `out=...`), numpy's error
+    named as the node's (`onnx/node`)."""
     asarray = np.asarray
+    ufunc = isinstance(fct, np.ufunc)
+    if as_arrays(fct):
+        def single(a, b):
+            try:
+                return fct(a, b, out=...)
+            except Exception as exc:  # noqa: BLE001 -- reported as a typed error naming the node
+                raise _failed(where, exc) from exc
+    else:
+        def single(a, b):
+            try:
+                r = fct(a, b)
+            except Exception as exc:  # noqa: BLE001
+                raise _failed(where, exc) from exc
+            return r if type(r) is _ndarray else asarray(r)
 
-    def single(a, b):
-        try:
-            r = fct(a, b)
-        except Exception as exc:  # noqa: BLE001 -- reported as a typed error naming the node
-            raise _failed(where, exc) from exc
-        return r if type(r) is _ndarray else asarray(r)
-
-    ufunc = isinstance(fct, np.ufunc)  # per element it is fct(a, b), so batched it is too
+    # per element it is fct(a, b), so batched it is too
     return with_single(single, where, reads_only=ufunc,
                        batched=elementwise(fct) if ufunc else None,
-                       ufunc=fct if ufunc and fct.nin == 2 and fct.nout == 1 else None)
+                       ufunc=fct if ufunc and fct.nin == 2 and fct.nout == 1 else None,
+                       gives=of_ufunc(fct) if ufunc else None)
 
 
 def _bound_call(run, attributes: dict, where: str) -> Callable:

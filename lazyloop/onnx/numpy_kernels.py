@@ -24,12 +24,14 @@ from typing import Callable, Optional
 
 import numpy as np
 
-from ..core.kernel import Kernel, NotBatchable, elementwise
+from ..core.kernel import ELLIPSIS_OUT, Kernel, NotBatchable, elementwise
+from ..core.result_types import cast_to, elementwise_in, matrix_product, same_as_argument
 from .array_kernels import array_kernel
 from .scalar_kernels import ZERO_D, truncating_division
 from .split_kernels import split
 
 _ndarray = np.ndarray
+BOOL = np.dtype(bool)
 
 
 def _sigmoid():
@@ -81,16 +83,17 @@ BOOL_BINARY = {"Equal": np.equal, "Less": np.less, "Greater": np.greater,
 
 
 def with_single(single: Callable, where: str, reads_only=False, passes_input=False,
-                batched=None, ufunc=None, shape_only=False) -> Kernel:
+                batched=None, ufunc=None, shape_only=False, gives=None) -> Kernel:
     """The kernel record of a one-output node: its function as a function layer calls it (a
-    1-tuple), its one-value form `single`, its batched form, and whether it never writes its
-    arguments (`reads_only`) or may return one of them itself (`passes_input`)."""
+    1-tuple), its one-value form `single`, its batched form, whether it never writes its
+    arguments (`reads_only`) or may return one of them itself (`passes_input`), and the type
+    its value has from its arguments' (`gives`, `lazyloop.core.result_types`)."""
     def call(*args):
         return (single(*args),)
     for f in (call, single):
         f.__qualname__ = f"kernel[{where}]"
     return Kernel(call, single, batched, reads_only, passes_input, ufunc, pure=True,
-                  shape_only=shape_only)
+                  shape_only=shape_only, gives=gives)
 
 
 def same_dtype(result, first):
@@ -126,8 +129,16 @@ def matmul_batched(matmul):
     return batched
 
 
+def as_arrays(fct) -> bool:
+    """Whether `fct` is a numpy ufunc with one output called with `out=...`, where numpy
+    takes it (`ELLIPSIS_OUT`): its value an array even for 0-D arguments, with no
+    `np.asarray` after it."""
+    return ELLIPSIS_OUT and isinstance(fct, np.ufunc) and fct.nout == 1
+
+
 def unary(fct, slow, cast_back: bool):
     asarray = np.asarray
+    arrays = as_arrays(fct)
     on_0d = ZERO_D.get(fct)  # the scalar form on a 0-D array (scalar_kernels), or None
 
     def single(x):
@@ -137,7 +148,7 @@ def unary(fct, slow, cast_back: bool):
                 if r is not None:
                     return r
             try:
-                r = fct(x)
+                r = fct(x, out=...) if arrays else fct(x)
             except Exception:  # noqa: BLE001 -- the reference kernel reports it
                 return slow(x)[0]
             if type(r) is not _ndarray:
@@ -152,6 +163,7 @@ def unary(fct, slow, cast_back: bool):
 
 def binary(fct, slow, same_dtype_out: bool, on_0d=None):
     asarray = np.asarray
+    arrays = as_arrays(fct)
     on_0d = on_0d or ZERO_D.get(fct)  # the scalar form on 0-D arrays (scalar_kernels)
 
     def single(a, b):
@@ -161,7 +173,7 @@ def binary(fct, slow, same_dtype_out: bool, on_0d=None):
                 if r is not None:
                     return r
             try:
-                r = fct(a, b)
+                r = fct(a, b, out=...) if arrays else fct(a, b)
             except Exception:  # noqa: BLE001
                 return slow(a, b)[0]
             if type(r) is not _ndarray:
@@ -292,6 +304,18 @@ def cast_like(slow):
     return single
 
 
+def gemm_type(attributes) -> Callable:
+    """Gemm's value from its arguments' types: A's dtype, A' rows by B' columns, where A and
+    B have rank 2 (Gemm's own product, C added in place; the reference casts to A's)."""
+    product = matrix_product(bool(attributes.get("transA")), bool(attributes.get("transB")))
+
+    def gives(types):
+        if any(t.shape is None or len(t.shape) != 2 for t in types[:2]):
+            return None
+        return product(types)
+    return gives
+
+
 def attributes_of(kernel) -> dict:
     """The node's attributes as the reference kernel resolved them (defaults filled in)."""
     return {name: getattr(kernel, name) for name in getattr(kernel, "attributes_names_", ())}
@@ -301,48 +325,62 @@ def direct(op_type: str, arity: int, slow: Callable, where: str,
            kernel=None, batched_form=None) -> Optional[Kernel]:
     """The direct binding of a default-domain node with `arity` inputs, or None; with its
     batched form where one gives the same values (`slow`: the reference kernel's call; the
-    ops of `array_kernels` keep `batched_form`, the reference kernel's batched form)."""
-    single = batched = None
+    ops of `array_kernels` keep `batched_form`, the reference kernel's batched form), and
+    the type its value has where its arguments' types say it (`result_types`: a cast's, an
+    elementwise op's whose fast path and reference both keep or refuse the dtype)."""
+    single = batched = gives = None
     if op_type == "Split" and arity in (1, 2):  # several outputs: a record of its own
         return split(attributes_of(kernel), getattr(kernel, "n_outputs", 0), slow, where)
     if op_type == "Cast" and arity == 1 and cast_dtype(kernel) is not None:
         dtype = cast_dtype(kernel)
         single, batched = cast(dtype, slow), elementwise(lambda x: x.astype(dtype))
+        gives = cast_to(dtype)
     elif op_type == "CastLike" and arity == 2:
         single = cast_like(slow)
     elif op_type == "Identity" and arity == 1:
         single, batched = identity(slow), elementwise(lambda x: x)
+        gives = same_as_argument()
     elif arity == 1 and op_type in SAME_DTYPE_UNARY:
         fct = SAME_DTYPE_UNARY[op_type]
         single, batched = unary(fct, slow, False), elementwise(fct, same_dtype)
+        gives = same_as_argument("f")  # numpy's own dtype on integers: not described
     elif arity == 1 and op_type in CAST_BACK_UNARY:
         fct = CAST_BACK_UNARY[op_type]
         single, batched = unary(fct, slow, True), elementwise(fct, cast_back)
+        gives = same_as_argument("f")
     elif arity == 1 and op_type == "Sigmoid":
         single, batched = unary(_sigmoid(), slow, True), elementwise(_sigmoid(), cast_back)
+        gives = same_as_argument("f")
     elif arity == 2 and op_type in SAME_DTYPE_BINARY:
         fct = SAME_DTYPE_BINARY[op_type]
         single, batched = binary(fct, slow, True), one_dtype(elementwise(fct, same_dtype))
+        gives = elementwise_in(lambda dtype: dtype)
     elif arity == 2 and op_type == "MatMul":
         single, batched = binary(_matmul(), slow, True), matmul_batched(_matmul())
+        gives = matrix_product()
     elif arity == 2 and op_type in BOOL_BINARY:
         fct = BOOL_BINARY[op_type]
         single, batched = binary(fct, slow, False), one_dtype(elementwise(fct))
+        gives = elementwise_in(lambda dtype: BOOL)
     elif arity == 2 and op_type == "Div":  # floats; integers as the reference truncates
         single = divide(getattr(kernel, "numpy_fct", None), slow)
         batched = one_dtype(elementwise(np.divide, same_dtype))
+        gives = elementwise_in(lambda dtype: dtype if dtype.kind == "f" else None)
     elif arity == 2 and op_type == "Pow" and not hasattr(kernel, "broadcast"):  # opset 7 on
         single = quietly(op_type, np.power, slow)  # elementwise: so is its batched form
         batched = None if single is None else elementwise(single)
     elif arity == 1 and op_type == "Sqrt":
         single, batched = quietly(op_type, np.sqrt, slow), batched_form
+        gives = same_as_argument("f")
     elif arity == 1 and op_type == "Not":
         single, batched = unary(np.logical_not, slow, False), elementwise(np.logical_not,
                                                                             same_dtype)
     else:
         single, batched = array_kernel(op_type, arity, attributes_of(kernel), slow), batched_form
+        if op_type == "Gemm" and single is not None:  # 2-D only: its A and B have rank 2
+            gives = gemm_type(attributes_of(kernel))
     if single is None:
         return None
     return with_single(single, where, reads_only=True,
                        passes_input=op_type in ("Identity", "Cast", "Where"),
-                       batched=batched, shape_only=op_type == "Shape")
+                       batched=batched, shape_only=op_type == "Shape", gives=gives)

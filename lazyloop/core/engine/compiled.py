@@ -19,9 +19,10 @@ not computed twice (`stream/memo`). A stream whose elements come from a batch
 
 A trip checks each element it makes against its stream's type cheaply: an array whose dtype
 is the stream's (the same object first) and whose shape was admitted before, or a numpy
-scalar of the dtype's own class, passes at once; anything else goes to the full check. A
-carried element after the first is the element its next value made, already checked: when
-the next value's type admits only what the recurrence's admits, it is not checked again.
+scalar of the dtype's own class, passes at once; anything else goes to the full check. An
+element sure to pass -- a carried element that its next value made, of a type no wider; an
+element whose arguments' types decide a type its stream's contains -- is not checked again
+(element_checks.py).
 Once a run is steady, the function leaves the memo form for trips on registers
 (registers.py): each scheduled stream's elements live in local variables, and the memos are
 written back at every return, so the caller finds what the memo form leaves.
@@ -34,16 +35,16 @@ first trip.
 """
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
-from ..plan import Recurrence
-from ..reference.machine import one_shape_streams
+from ..kernel import ELLIPSIS_OUT
 from ..reference.rules import iterator_element
 from ..reference.steps import entry
-from ..types import TensorType
+from .element_checks import ElementChecks
 from .on_demand import compiled_steps
-from .readonly import unmarked_streams
-from .registers import NotSteady, Registers, steady_streams
+from .registers import UNSTEADY_TRIPS, NotSteady, Registers, steady_streams
 from .reuse import shape_derived
 
 HOT_TRIPS = 64  # by default a loop is compiled once a run of it reaches this trip,
@@ -51,7 +52,9 @@ ACROSS_RUNS = 4  # or once its runs on the plan add up to this many times HOT_TR
 INLINE_DEPTH = 8  # streams no phase schedules are written in line this many deep (then: steps),
 INLINE_LINES = 3000  # while the function is shorter than this many lines (a branch's cone)
 
+
 _MISSING = object()  # an invariant not fetched yet (`stream/invariant`: fetched when read)
+USES_J0 = re.compile(r"\bj0\b")  # a line that reads the index of the element made
 
 
 class Emitter:
@@ -61,9 +64,7 @@ class Emitter:
         d = schedule.d
         self.d, self.batched, self.recording = d, batched, recording
         self.ids = {k: c for c, k in enumerate(d.members)}
-        self.unmarked = unmarked_streams(d)
-        self.check = schedule.check
-        self.one_shape = one_shape_streams(d.plan)
+        self.checks = ElementChecks(d, schedule.check, recording)
         self.scheduled = set(d.phases[0]) | set(d.phases[1])
         self.reused = shape_derived(d)  # maps made from shapes (reuse.py)
         self.reused_names = []  # their previous elements and arguments: locals of `trips`
@@ -100,8 +101,8 @@ class Emitter:
             self.emit(depth, f"{target} = None")
         elif self.regs is not None and ref in self.regs:
             r, regs = self.offset(at), self.regs
-            if r == regs.high[ref] and ref not in regs.fresh:  # read before its phase makes
-                regs.early.add(ref)  # it: made here, once (it may be made already)
+            if regs.unmade(ref, r):  # read before its phase makes it: made here, once
+                regs.early.add(ref)  # (it may be made already)
                 self.emit(depth, f"if {regs.name(ref, r)} is _M:")
                 if level >= INLINE_DEPTH:
                     self.emit(depth + 1, f"raise UNSTEADY({ref!r})")
@@ -150,10 +151,13 @@ class Emitter:
                 if k in self.regs.early:  # a reader above may have made it
                     self.emit(depth, f"if {name} is _M:")
                     depth += 1
+                at = len(self.lines)
                 self.emit(depth, f"j0 = {index}  # {k!r}")
-                self.rel["j0"] = low
-                self.compute(depth, k, 0, 1)  # steady: i + low >= 1, never element 0
-                self.regs.made(k)
+                self.rel["j0"] = low  # steady: i + low >= 1, never element 0
+                self.compute(depth, k, 0, low if self.regs.zero else 1)
+                self.regs.made(k, low)
+                if not any(USES_J0.search(line) for line in self.lines[at + 1:]):
+                    self.lines[at] = "    " * depth + f"# {k!r}"  # its index is not read
             return
         self.emit(depth, f"j0 = {index}  # {k!r}")
         guard = f"j0 not in m{c}" if low >= 0 else f"j0 >= 0 and j0 not in m{c}"
@@ -169,18 +173,38 @@ class Emitter:
         c, node = self.ids[k], self.d.members[k]
         if k in self.reused:
             self.reuse(depth, k, c, node, level)
+        elif self.direct_ufunc(node):
+            names = self.arguments(depth, node, level)
+            self.emit(depth, f"v{level} = u{c}({', '.join(names)}, out=...)")
+            self.checks.emit(self, depth, k, c, node, f"v{level}", level, low)
         else:
             entry(node).emit(self, depth, c, node, level, low)
-            self.checked(depth, k, c, node, f"v{level}", level, low)
+            self.checks.emit(self, depth, k, c, node, f"v{level}", level, low)
         self.store(depth, k, c, f"j{level}", f"v{level}")
+
+    def arguments(self, depth, node, level):
+        """Read the map's arguments at j<level> into a<level>_<p>; their names."""
+        names = [f"a{level}_{p}" for p in range(len(node.args))]
+        for name, ref in zip(names, node.args):
+            self.read(depth, ref, f"j{level}", name, level)
+        return names
+
+    @staticmethod
+    def direct_ufunc(node) -> bool:
+        """Whether the map's kernel is a binary numpy ufunc whose function only makes its
+        value an array (`Kernel.ufunc`, not the ufunc itself): written `u<c>(a, b,
+        out=...)`, which gives that array with no Python layer, where numpy takes `out=...`
+        (`ELLIPSIS_OUT`). A ufunc that raises hands the trip back, and the step calls the
+        function, which names the node in its error (`stream/map`)."""
+        ufunc = getattr(getattr(node, "kernel", None), "ufunc", None)
+        return (ELLIPSIS_OUT and ufunc is not None and node.fn is not ufunc
+                and len(node.args) == 2 and None not in node.args)
 
     def reuse(self, depth, k, c, node, level):
         """A map made from shapes (reuse.py): its previous element r<c> again while its
         argument has the same shape (`shape_only`) or its arguments are the same objects
         (`pure`); else its step, checked, kept with what it read (in p<c>_<n>)."""
-        names = [f"a{level}_{p}" for p in range(len(node.args))]
-        for name, ref in zip(names, node.args):
-            self.read(depth, ref, f"j{level}", name, level)
+        names = self.arguments(depth, node, level)
         kept = [f"p{c}_{p}" for p in range(len(names))]
         if node.kernel.shape_only:
             (a,), (p,) = names, kept
@@ -194,7 +218,7 @@ class Emitter:
         self.emit(depth + 1, f"v{level} = r{c}")
         self.emit(depth, "else:")
         self.emit(depth + 1, f"v{level} = f{c}({', '.join(names)})")
-        self.checked(depth + 1, k, c, node, f"v{level}")
+        self.checks.emit(self, depth + 1, k, c, node, f"v{level}")
         for line in keep + [f"r{c} = v{level}"]:
             self.emit(depth + 1, line)
 
@@ -202,60 +226,11 @@ class Emitter:
         """What `Schedule.finisher` does after the check: memoise (in its register, on a
         steady trip), record."""
         if self.regs is not None and k in self.regs:
-            self.emit(depth, f"{self.regs.name(k, self.regs.high[k])} = {v}")
+            self.emit(depth, f"{self.regs.name(k, self.rel[j])} = {v}")
             return
         self.emit(depth, f"m{c}[{j}] = {v}")
         if self.recording:
             self.emit(depth, f"RECORD(({k!r}, {j}))")
-
-    def checked(self, depth, k, c, node, v, level=None, low=0):
-        """Check and mark read-only: an array of the dtype d<c> and of a shape its stream's
-        type was found to admit (the set t<c>, which the check adds to), or a numpy scalar
-        of the class k<c> (a builtin dtype's own scalar class, so of dtype d<c> and shape
-        ()) with () admitted, passes `structure/shapes` at once; anything else goes to
-        CHECK, which decides (the test here only spares it the common case). A carried
-        element j >= 1 that is the element j - 1 of its next value of the same type, already
-        checked, is not checked again (`carried_checked`); `level`: the index is j<level>,
-        `low` its least value."""
-        check = self.check and isinstance(node.type, TensorType)
-        array = f"({v}.dtype is d{c} or {v}.dtype == d{c}) and {v}.shape in t{c}"
-        scalar = f"{v}.__class__ is k{c} and () in t{c}"
-        if isinstance(node, Recurrence) and not self.recording:
-            passes = f"(({v}.__class__ is ND and {array}) or {scalar})"
-            if check and level is not None and self.carried_checked(k, node):
-                if low < 1:  # only the initial value is checked
-                    self.emit(depth, f"if j{level} == 0 and not {passes}:")
-                    self.emit(depth + 1, f"CHECK(N[{c}], {v})")
-            elif check:  # a carried element is another stream's or an invariant: not marked
-                self.emit(depth, f"if not {passes}:")
-                self.emit(depth + 1, f"CHECK(N[{c}], {v})")
-        else:
-            mark = k not in self.unmarked
-            if check or mark:
-                self.emit(depth, f"if {v}.__class__ is ND:")
-                if check:
-                    self.emit(depth + 1, f"if not ({array}):")
-                    self.emit(depth + 2, f"CHECK(N[{c}], {v})")
-                if mark:
-                    self.emit(depth + 1, f"{v}.setflags(write=False)")
-                elif not check:
-                    self.emit(depth + 1, "pass")
-                if check:
-                    self.emit(depth, f"elif not ({scalar}):")
-                    self.emit(depth + 1, f"CHECK(N[{c}], {v})")
-
-    def carried_checked(self, k, node) -> bool:
-        """Whether element j >= 1 of the recurrence k, the element j - 1 of its next value,
-        passes `structure/shapes` because that element did: the next value is a stream of
-        this loop (each of whose elements was checked when it was made, or its batch was)
-        whose type admits only what the recurrence's admits (the same dtype, and each known
-        dimension the same), and neither is stacked (a stacked stream also keeps its first
-        element's shape, which the other's check did not compare)."""
-        nxt, ty = self.d.members.get(node.next), node.type
-        if nxt is None or not isinstance(nxt.type, TensorType) or nxt.type.dtype != ty.dtype:
-            return False
-        narrower = ty.shape is None or nxt.type.shape is not None and ty.admits(nxt.type.shape)
-        return narrower and k not in self.one_shape and node.next not in self.one_shape
 
     # -- the function -----------------------------------------------------------------------
     def trip(self, collected):
@@ -274,10 +249,20 @@ class Emitter:
             else:
                 self.read(3, cond, "i", "w")
                 self.emit(3, "if not w:")
-            self.emit(4, f"{stop}  # the WHILE input is false: the caller stops the loop")
+            ended = stop
+            if regs is not None and not regs.zero and all(
+                    off <= 0 for e in (d.edges, d.cond_edges) for r in e.values() for _, off in r):
+                for line in regs.write_back(regs.read_after_the_loop(d)):
+                    self.emit(4, line)  # what is read once the loop ended, written back
+                ended = "return i"
+            self.emit(4, f"{ended}  # the WHILE input is false: the caller stops the loop")
         for k in d.phases[1]:  # phase B: what the outputs need, at i + certain
             offset = d.certain[k]
             self.element(3, k, f"i + {offset}" if offset else "i", offset)
+        unmade = regs.unmade_on_trip_0() if regs is not None and regs.zero else ()
+        if unmade:
+            self.emit(3, f"if {' or '.join(f'{name} is _M' for name in unmade)}:")
+            self.emit(4, "raise UNSTEADY('trip 1 would not find them made')")
         for t, src in enumerate(collected):
             self.read(3, src, "i", f"e{t}") if src in self.ids else self.emit(
                 3, f"e{t} = GET({src!r}, i)")
@@ -315,6 +300,21 @@ class Emitter:
             self.regs = None
             return None
 
+    def first_trip(self, collected):
+        """The lines of trip 0 on registers and its registers (registers.py, `zero`), or
+        (None, None) when trip 0 cannot leave them as steady trip 1 reads them."""
+        steady = self.regs
+        zero = Registers(self.d, self.ids, steady.offsets, zero=True)
+        if zero.first > 1:  # trip 1 is not steady
+            return None, None
+        self.regs = zero
+        try:
+            return self.trip(collected), zero
+        except NotSteady:
+            return None, None
+        finally:
+            self.regs = steady
+
     def trips(self, collected):
         """The source of `bind(...)`, which returns `trips(i, until)` and the compiled steps
         of the streams made on demand (on_demand.py) -- `trips` being the loop body of
@@ -324,12 +324,13 @@ class Emitter:
         body = self.trip(collected)
         steady = self.steady_trip(collected)
         regs = self.regs
+        first, zero = self.first_trip(collected) if regs is not None else (None, None)
         on_demand, made = compiled_steps(self) if not self.recording else ([], "{}")
         self.lines = []
-        self.emit(0, "def bind(M, STEPS, F, N, D, K, S, INV, INVS, GET, ITERATE, INNER, CHECK, "
+        self.emit(0, "def bind(M, STEPS, F, U, N, D, K, S, INV, INVS, GET, ITERATE, INNER, CHECK, "
                      "RECORD, C):")
-        for group, names in (("M", "m"), ("STEPS", "s"), ("F", "f"), ("D", "d"), ("K", "k"),
-                             ("S", "t")):
+        for group, names in (("M", "m"), ("STEPS", "s"), ("F", "f"), ("U", "u"), ("D", "d"),
+                             ("K", "k"), ("S", "t")):
             self.emit(1, f"[{', '.join(names + str(c) for c in self.ids.values())}] = {group}")
         if regs is not None:
             self.emit(1, "unsteady = 0  # steady trips handed back by a read they could not make")
@@ -340,15 +341,32 @@ class Emitter:
             self.emit(2, f"{name} = INVS.get({ref!r}, _M)")
         if self.reused_names:
             self.emit(2, f"{' = '.join(dict.fromkeys(self.reused_names))} = _M")
-        self.emit(2, "while i < until:")
-        if regs is not None:
-            self.lines.extend("            " + line for line in regs.entry())
-        self.lines.extend("    " + line for line in body)
-        if regs is not None:
+        memo_depth = 2
+        if zero is not None:  # a fresh run: trip 0 on registers, then steady trips
+            fresh = " or ".join(f"m{self.ids[k]}" for k in zero.high)
+            self.emit(2, f"if i == 0 < until and unsteady < {UNSTEADY_TRIPS} "
+                         f"and not ({fresh}):")
+            for line in zero.first_lines():
+                self.emit(3, line)
+            self.emit(3, "while True:  # trip 0, once")
+            self.lines.extend("        " + line for line in first)
+            self.emit(4, "break")
+            self.emit(3, "if i == 0:  # trip 0 handed back, or the loop ends before it")
+            for line in zero.written_on_trip_0():
+                self.emit(4, line)
+            self.emit(4, "return i")
             self.emit(2, "else:")
-            self.emit(3, "return i")
+            memo_depth = 3
+        pad = "    " * (memo_depth - 2)
+        self.emit(memo_depth, "while i < until:")
+        if regs is not None:
+            self.lines.extend(pad + "            " + line for line in regs.entry())
+        self.lines.extend(pad + "    " + line for line in body)
+        if regs is not None:
+            self.emit(memo_depth, "else:")
+            self.emit(memo_depth + 1, "return i")
             for line in regs.start():
-                self.emit(2, line)
+                self.emit(memo_depth, line)
             self.emit(2, "while i < until:")
             self.lines.extend("    " + line for line in steady)
             for line in regs.write_back():
@@ -387,13 +405,15 @@ def source(schedule, batched=frozenset(), recording=False) -> str:
 
 def binding(schedule) -> tuple:
     """What the trip function is bound to that no run changes, per member: the node, its
-    memo, kernel, dtype, scalar class and admitted shapes -- listed once per schedule (a run
-    fed by batches binds the trips again)."""
+    memo, kernel, ufunc (`Emitter.direct_ufunc`), dtype, scalar class and admitted shapes --
+    listed once per schedule (a run fed by batches binds the trips again)."""
     if schedule.binding is None:
         members = list(schedule.d.members.values())
         dtypes = [getattr(n.type, "dtype", None) for n in members]
         schedule.binding = (members, [schedule.memo[n.id] for n in members],
-                            [getattr(n, "fn", None) for n in members], dtypes,
+                            [getattr(n, "fn", None) for n in members],
+                            [getattr(getattr(n, "kernel", None), "ufunc", None)
+                             for n in members], dtypes,
                             [scalar_class(t) for t in dtypes],
                             [schedule.shapes.get(n.id) for n in members])
     return schedule.binding
@@ -420,11 +440,11 @@ def trip_function(schedule, trip, hot=HOT_TRIPS):
         scope = {"_M": _MISSING, "ND": np.ndarray, "GENERIC": np.generic, "UNSTEADY": NotSteady}
         exec(compile(text, f"<trips of {d.loop.name}>", "exec"), scope)  # noqa: S102
         derived[key] = scope["bind"]
-    members, memos, fns, dtypes, scalars, shapes = binding(schedule)
+    members, memos, fns, ufuncs, dtypes, scalars, shapes = binding(schedule)
     steps = [schedule.steps[n.id] if n.id in schedule.batched else schedule.plain_steps[n.id]
              for n in members]  # as built: never a compiled step (on_demand.py)
     bound, on_demand = derived[key](
-        memos, steps, fns, members, dtypes, scalars, shapes,
+        memos, steps, fns, ufuncs, members, dtypes, scalars, shapes,
         schedule.invariant, schedule.invariants, schedule.get, iterated,
         schedule.inner_element, schedule.check_element,
         None if schedule.record is None else schedule.record.append,

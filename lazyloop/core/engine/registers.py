@@ -64,14 +64,18 @@ def steady_streams(demand, batched, recording) -> dict:
 
 
 class Registers:
-    """The registers of one loop's steady trips: names, and the lines that load, slide and
-    write them back."""
+    """The registers of one loop's steady trips -- or of its trip 0 (`zero`), which holds
+    nothing yet and makes each element at the offsets its phases make it -- names, and the
+    lines that load, slide and write them back."""
 
-    def __init__(self, demand, ids, offsets):
+    def __init__(self, demand, ids, offsets, zero=False):
         self.window = demand.window
         self.ids = ids
+        self.offsets = offsets
+        self.zero = zero
         self.high = {k: max(o) for k, o in offsets.items()}  # k -> hi
         self.fresh = set()  # members whose element i + hi this trip made so far
+        self.made_at = set()  # (member, offset) this trip made so far
         self.early = set()  # members a reader makes before their phase, when not made yet
         # the first trip that may be steady: every register's element exists (i - window >= 0)
         # and every element a steady trip makes, i + hi, exists -- past element 0 for a
@@ -87,26 +91,47 @@ class Registers:
         return f"q{self.ids[k]}_{r}" if r >= 0 else f"q{self.ids[k]}_m{-r}"
 
     def held(self, k):
-        """The offsets whose elements a steady trip finds made: -window .. hi - 1."""
-        return range(-self.window, self.high[k])
+        """The offsets whose elements a steady trip finds made: -window .. hi - 1 (none on
+        trip 0)."""
+        return range(0) if self.zero else range(-self.window, self.high[k])
+
+    def unmade(self, k, r) -> bool:
+        """Whether element i + r of k may not be made yet where it is read: its top one
+        before its phase makes it; on trip 0, any but one made already."""
+        if self.zero:
+            return r >= 0 and (k, r) not in self.made_at
+        return r == self.high[k] and k not in self.fresh
 
     def reading(self, k, r):
-        """The register holding element i + r of k at this point of the trip."""
-        if r in self.held(k) or r == self.high[k] and k in self.fresh:
+        """The register holding element i + r of k at this point of the trip. On trip 0 an
+        element below 0 is read only where the index is tested first (a carried value's
+        element j - 1 where j > 0): its register, never assigned, is not read."""
+        if r in self.held(k) or r == self.high[k] and k in self.fresh or (
+                k, r) in self.made_at or self.zero and r < 0:
             return self.name(k, r)
         raise NotSteady(f"{k!r} read at i + {r}")
 
     def making(self, k, r):
         """The register element i + r of k is stored in when the trip makes it (`made`
         says it did); None when a steady trip has it already."""
-        if r in self.held(k):
+        if r in self.held(k) or self.zero and r < 0:  # trip 0: no element below 0
             return None
-        if r != self.high[k]:  # pragma: no cover -- hi is the highest offset made
-            raise NotSteady(f"{k!r} made at i + {r}")
+        if r != self.high[k] and not self.zero:  # pragma: no cover -- hi is the highest
+            raise NotSteady(f"{k!r} made at i + {r}")  # offset made
         return self.name(k, r)
 
-    def made(self, k):
-        self.fresh.add(k)
+    def made(self, k, r):
+        self.made_at.add((k, r))
+        if r == self.high[k]:
+            self.fresh.add(k)
+
+    def unmade_on_trip_0(self) -> list:
+        """The registers trip 1, steady, finds made (offsets 1 - window .. hi, none below
+        0) that trip 0's phases do not make: a reader makes them, if one asks; else trip 0
+        hands itself back (`UNSTEADY`) before it collects anything, and the run goes on in
+        the memo form."""
+        return [self.name(k, r) for k, o in self.offsets.items()
+                for r in range(max(0, 1 - self.window), self.high[k] + 1) if r not in o]
 
     # -- the lines --------------------------------------------------------------------------
     def entry(self):
@@ -139,14 +164,48 @@ class Registers:
             lines.append(f"{self.name(k, hi)} = _M")
         return lines
 
-    def write_back(self):
-        """Lines that leave in each memo what the memo-form trips would have: the elements
-        i - window .. i + hi - 1, and i + hi when this trip made it."""
+    def read_after_the_loop(self, demand) -> list:
+        """The members whose memos a reader may ask once the WHILE input ended the loop on
+        a steady trip (`trip/while`), in order: the caller finds phase A's elements and the
+        WHILE input's made, and forces the LAST_VALUE outputs' sources at that trip; an
+        element the registers do not hold is made by its step, which reads its inputs (an
+        edge's offset is 0 or below). Every other member's memo is left empty: nothing reads
+        it before the run is released (`stream/memo`: nothing is made twice)."""
+        phase_a = set(demand.phases[0])
+        roots = [(k, 0) for k in phase_a] + [(demand.loop.while_, 0)] + [
+            (k, q) for k, qs in demand.output_roots()[1].items() for q in qs]
+        needed, seen = {}, set()
+        while roots:
+            k, q = roots.pop()
+            if (k, q) in seen or k not in demand.members or q < -self.window - 1:
+                continue  # below the window: held by no form of the trips, nor what it reads
+            seen.add((k, q))
+            needed[k] = True
+            if k in self.high and (q in self.held(k) or q == 0 and k in phase_a):
+                continue
+            roots += [(r, q + off) for r, off in demand.edges[k] + demand.cond_edges[k]]
+        return [k for k in self.high if k in needed]
+
+    def write_back(self, members=None):
+        """Lines that leave in each memo (of `members`, by default all) what the memo-form
+        trips would have: the elements i - window .. i + hi - 1, and i + hi when this trip
+        made it."""
         lines = []
-        for k, hi in self.high.items():
-            c = self.ids[k]
+        for k in self.high if members is None else members:
+            hi, c = self.high[k], self.ids[k]
             lines.append(f"m{c}.clear()")
             lines += [f"m{c}[i + {r}] = {self.name(k, r)}" for r in self.held(k)]
             top = self.name(k, hi)
             lines.append(f"if {top} is not _M: m{c}[i + {hi}] = {top}")
         return lines
+
+    def first_lines(self):
+        """Lines before trip 0 on registers: none holds an element yet."""
+        return [" = ".join(self.name(k, r) for k, hi in self.high.items()
+                           for r in range(-self.window, hi + 1)) + " = _M"]
+
+    def written_on_trip_0(self):
+        """Lines that leave in each memo (empty when trip 0 began) what trip 0 made before
+        it stopped, handed back or ended the loop."""
+        return [f"if {self.name(k, r)} is not _M: m{self.ids[k]}[{r}] = {self.name(k, r)}"
+                for k, hi in self.high.items() for r in range(hi + 1)]

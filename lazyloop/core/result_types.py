@@ -1,0 +1,126 @@
+"""What type a kernel's value has, known from its arguments' types alone (`Kernel.gives`).
+
+`structure/shapes` checks every element a kernel gives against its stream's type. For some
+kernels the check cannot fail: given arguments that agree with their streams' types (each
+element is checked when it is made, or is known to agree by this same reasoning), the
+kernel's value has a dtype and shape those types decide -- an elementwise numpy function's
+value has the dtype numpy resolves for its arguments' one dtype and their broadcast shape,
+Identity's is its argument, a Cast's is its argument's shape in the dtype it casts to. A
+kernel record states this as `gives(types)`: the `TensorType` its every value agrees with,
+for arguments of these types, or None where it cannot say. The engine's compiled trips then
+leave out the check of an element whose stream's type `contains` what its kernel gives
+(compiled.py); everywhere else the check is made as before.
+
+Each rule here answers only for dtypes of the kinds "biufc" (booleans and numbers): a
+kernel's fast path is numpy's own for them, and other dtypes take paths these rules do not
+describe.
+"""
+from __future__ import annotations
+
+from typing import Callable, Optional, Sequence
+
+import numpy as np
+
+from .types import Shape, TensorType
+
+NUMERIC = "biufc"  # the dtype kinds every rule here answers for
+
+
+def broadcast(shapes: Sequence[Shape]) -> Shape:
+    """The shape numpy's broadcasting gives arrays of these shapes, as far as the shapes
+    say: None when a rank is unknown; a dimension None where it depends on a size not known
+    (a dimension that is 1 or unknown beside a known size k is k: else numpy raises)."""
+    if any(s is None for s in shapes):
+        return None
+    rank = max((len(s) for s in shapes), default=0)
+    dims = []
+    for column in zip(*[(1,) * (rank - len(s)) + tuple(s) for s in shapes]):
+        sizes = {d for d in column if d is not None and d != 1}
+        if len(sizes) == 1:
+            dims.append(sizes.pop())
+        elif sizes or None in column:  # sizes that cannot broadcast, or not known
+            dims.append(None)
+        else:
+            dims.append(1)
+    return tuple(dims)
+
+
+def contains(outer: TensorType, inner: TensorType) -> bool:
+    """Whether every value of type `inner` agrees with `outer` (`structure/shapes`): the
+    same dtype, and each dimension `outer` knows known in `inner` and equal."""
+    if outer.dtype != inner.dtype:
+        return False
+    if outer.shape is None:
+        return True
+    return inner.shape is not None and len(inner.shape) == len(outer.shape) and all(
+        o is None or o == i for o, i in zip(outer.shape, inner.shape))
+
+
+def one_dtype(types) -> Optional[np.dtype]:
+    """The arguments' one dtype, of a kind the rules answer for; else None."""
+    dtypes = {t.dtype for t in types}
+    if len(dtypes) != 1:
+        return None
+    (dtype,) = dtypes
+    return dtype if dtype.kind in NUMERIC else None
+
+
+def of_ufunc(ufunc: np.ufunc) -> Callable:
+    """A numpy ufunc with one output applied to arguments of one dtype: the dtype numpy
+    resolves for them (`ufunc.resolve_dtypes`), their broadcast shape."""
+    def gives(types):
+        dtype = one_dtype(types)
+        if dtype is None or len(types) != ufunc.nin or ufunc.nout != 1:
+            return None
+        try:
+            out = ufunc.resolve_dtypes((dtype,) * ufunc.nin + (None,))[-1]
+        except Exception:  # noqa: BLE001 -- no loop for this dtype: numpy raises, say nothing
+            return None
+        return TensorType(out, broadcast([t.shape for t in types]))
+    return gives
+
+
+def same_as_argument(kinds: str = NUMERIC) -> Callable:
+    """A one-argument kernel whose value has its argument's dtype and shape, for dtypes of
+    the kinds `kinds` (Identity, any number; Abs, Exp, Tanh, ... on floats, where numpy
+    keeps the dtype or the kernel casts back to it)."""
+    def gives(types):
+        if len(types) != 1 or types[0].dtype.kind not in kinds or one_dtype(types) is None:
+            return None
+        return types[0]
+    return gives
+
+
+def cast_to(dtype: np.dtype) -> Callable:
+    """A Cast to `dtype` of a number or boolean: that dtype, the argument's shape."""
+    def gives(types):
+        if len(types) != 1 or types[0].dtype.kind not in "biuf":
+            return None
+        return TensorType(dtype, types[0].shape)
+    return gives
+
+
+def elementwise_in(dtype_of: Callable) -> Callable:
+    """A kernel applied elementwise to arguments of one dtype (a comparison, Max, Min):
+    `dtype_of(their dtype)` (None: not known), their broadcast shape."""
+    def gives(types):
+        dtype = one_dtype(types)
+        out = None if dtype is None else dtype_of(dtype)
+        return None if out is None else TensorType(out, broadcast([t.shape for t in types]))
+    return gives
+
+
+def matrix_product(trans_a: bool = False, trans_b: bool = False) -> Callable:
+    """A matrix product of arguments of one dtype of rank 2 or more (ONNX MatMul, numpy's
+    `matmul`; Gemm with its transposes, of rank 2, a third argument added in place): their
+    dtype, the broadcast of their leading dimensions, then A's rows and B's columns."""
+    def gives(types):
+        a, b = types[:2]
+        if a.dtype != b.dtype or a.dtype.kind not in NUMERIC or a.shape is None \
+                or b.shape is None or len(a.shape) < 2 or len(b.shape) < 2:
+            return None
+        rows = a.shape[-1] if trans_a else a.shape[-2]
+        columns = b.shape[-2] if trans_b else b.shape[-1]
+        lead = broadcast([a.shape[:-2], b.shape[:-2]])
+        return TensorType(a.dtype, lead + (rows, columns))
+    return gives

@@ -1,0 +1,202 @@
+"""Which elements the compiled trips check (rule structure/shapes), and the binary ufunc
+kernels they call without a layer (rules stream/map, onnx/node).
+
+`Kernel.gives` (lazyloop/core/result_types.py) says what type a kernel's value has from
+its arguments' types; the compiled trips leave out the check of a map whose type contains
+it. The claims are tested here against the kernels themselves (a claim that a value did not
+keep would fail), and the checks that can fail are shown still to refuse, as the reference
+refuses. Expected values by hand or by numpy."""
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import lazyloop as ll
+from lazyloop.core.kernel import ELLIPSIS_OUT
+from lazyloop.core.result_types import broadcast, contains
+from lazyloop.core.types import TensorType
+from nets import ENGINE_MODES, refused_as_the_reference
+
+onnx = pytest.importorskip("onnx")
+from onnx import TensorProto, helper  # noqa: E402
+
+import lazyloop.onnx as lo  # noqa: E402
+from lazyloop.core.engine import compiled  # noqa: E402
+from lazyloop.onnx.kernels import bind  # noqa: E402
+
+
+def test_broadcast_bounds_by_hand():
+    # rule: structure/shapes -- what numpy's broadcasting gives, as far as shapes know it
+    assert broadcast([(), ()]) == ()
+    assert broadcast([(None, 3), (1,)]) == (None, 3)
+    assert broadcast([(None,), (4,)]) == (4,)  # None is 1 or 4, else numpy raises
+    assert broadcast([(2,), (3,)]) == (None,)  # numpy raises: no size is promised
+    assert broadcast([(2, 1), (5,)]) == (2, 5)
+    assert broadcast([None, (2,)]) is None
+
+
+def test_contains_by_hand():
+    # rule: structure/shapes -- a type contains another when each of its values agrees
+    f32 = np.dtype(np.float32)
+    assert contains(TensorType(f32, (None, 3)), TensorType(f32, (2, 3)))
+    assert not contains(TensorType(f32, (2, 3)), TensorType(f32, (None, 3)))
+    assert not contains(TensorType(f32, (2,)), TensorType(np.float64, (2,)))
+    assert contains(TensorType(f32, None), TensorType(f32, None))
+    assert not contains(TensorType(f32, (2,)), TensorType(f32, None))
+
+
+UNARY = ["Identity", "Abs", "Neg", "Exp", "Relu", "Sigmoid", "Sqrt", "Tanh", "Floor"]
+BINARY = ["Add", "Sub", "Mul", "Div", "Max", "Min", "Less", "Equal", "Greater", "MatMul",
+          "Gemm"]
+DTYPES = [np.float16, np.float32, np.float64, np.int32, np.int64, np.uint8, np.bool_]
+SHAPES = [(), (1,), (3,), (2, 3), (1, 3), (2, 1), (3, 2), (2, 2, 3)]
+
+
+def node_kernel(op, arity, **attributes):
+    node = helper.make_node(op, ["a", "b"][:arity], ["y"], **attributes)
+    return bind(node, {"": 17}, op).first_value(arity)
+
+
+def element(draw, dtype, shape):
+    values = np.arange(1, 1 + int(np.prod(shape)), dtype=np.int64).reshape(shape) % 5 - 2
+    value = values.astype(dtype)
+    if shape == () and draw(st.booleans()):
+        return value[()]  # a numpy scalar, as a Loop's iteration number is
+    return value
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.data())
+def test_what_a_kernel_says_it_gives_is_what_it_gives(data):
+    # rule: structure/shapes -- for arguments that agree with their types (some dimensions
+    # unknown), a kernel's value agrees with the type `gives` states, whenever it gives one
+    arity = data.draw(st.sampled_from([1, 2]))
+    op = data.draw(st.sampled_from(UNARY if arity == 1 else BINARY))
+    flags = {name: data.draw(st.sampled_from([0, 1])) for name in ("transA", "transB")}
+    kernel = node_kernel(op, arity, **(flags if op == "Gemm" else {}))
+    dtype = np.dtype(data.draw(st.sampled_from(DTYPES)))
+    shapes = [data.draw(st.sampled_from(SHAPES)) for _ in range(arity)]
+    args = [element(data.draw, dtype, s) for s in shapes]
+    types = [TensorType(dtype, tuple(None if data.draw(st.booleans()) else d for d in s))
+             for s in shapes]
+    given_type = kernel.gives(types)
+    try:
+        with np.errstate(all="ignore"):
+            value = kernel.function(*args)
+    except ll.LazyLoopError:
+        return  # refused: no element to check
+    if op in ("MatMul", "Gemm"):
+        assert given_type is None or all(len(s) >= 2 for s in shapes)
+    if given_type is not None:
+        assert isinstance(value, (np.ndarray, np.generic)), (op, value)
+        assert value.dtype == given_type.dtype and given_type.admits(np.shape(value)), (
+            op, dtype, shapes, value.dtype, np.shape(value), given_type)
+
+
+@pytest.mark.parametrize("to, dtype", [(TensorProto.INT32, np.int32),
+                                       (TensorProto.DOUBLE, np.float64),
+                                       (TensorProto.BOOL, np.bool_)])
+def test_a_cast_gives_its_dtype_in_its_arguments_shape(to, dtype):
+    # rule: structure/shapes -- Cast(x) has the dtype cast to and x's shape
+    kernel = node_kernel("Cast", 1, to=to)
+    ty = kernel.gives([TensorType(np.float32, (None, 2))])
+    assert ty == TensorType(dtype, (None, 2))
+    value = kernel.function(np.array([[1.5, -2.0]], np.float32))
+    assert value.dtype == dtype and value.shape == (1, 2)
+    assert kernel.gives([TensorType(object, (2,))]) is None  # strings: not described
+
+
+def add_loop(declared, trips=3, op="Add"):
+    """ONNX: y = op(y, x) `trips` times from y0; y's body output declared `declared` (a
+    shape list) while x and y0 are float32[?]."""
+    f, i64, b = TensorProto.FLOAT, TensorProto.INT64, TensorProto.BOOL
+    body = helper.make_graph(
+        [helper.make_node("Identity", ["c"], ["c_out"]),
+         helper.make_node(op, ["y", "x"], ["y_out"])], "body",
+        [helper.make_tensor_value_info("i", i64, []), helper.make_tensor_value_info("c", b, []),
+         helper.make_tensor_value_info("y", f, [None])],
+        [helper.make_tensor_value_info("c_out", b, []),
+         helper.make_tensor_value_info("y_out", f, declared)])
+    graph = helper.make_graph(
+        [helper.make_node("Loop", ["M", "", "y0"], ["y"], body=body)], "g",
+        [helper.make_tensor_value_info("x", f, [None]),
+         helper.make_tensor_value_info("y0", f, [None])],
+        [helper.make_tensor_value_info("y", f, [None])],
+        [helper.make_tensor("M", i64, [], [trips])])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def trip_source(model, feeds):
+    """The generated trips of the model's loop, as text."""
+    texts = []
+    original = compiled.source
+
+    def keep(*args, **kwargs):
+        texts.append(original(*args, **kwargs))
+        return texts[-1]
+    compiled.source = keep
+    try:
+        lo.evaluate(lo.lower(model), feeds, mode="compiled")
+    finally:
+        compiled.source = original
+    return "\n".join(texts)
+
+
+def test_a_sure_map_is_not_checked_and_another_is():
+    # rule: structure/shapes -- Add of float32[?] values is float32[?]: its trips leave the
+    # check out; declared float32[2], the same Add may break it: checked
+    feeds = {"x": np.ones(2, np.float32), "y0": np.zeros(2, np.float32)}
+    sure = trip_source(add_loop([None]), feeds)
+    kept = trip_source(add_loop([2]), feeds)
+    y_out = [line for line in kept.splitlines() if "CHECK(" in line]
+    assert len(y_out) > len([line for line in sure.splitlines() if "CHECK(" in line])
+
+
+@pytest.mark.parametrize("mode", ENGINE_MODES)
+def test_an_element_its_type_refuses_is_still_refused(mode):
+    # rule: structure/shapes -- y_out is declared float32[2]; x of 3 values makes it [3]:
+    # refused with the reference's error in every mode; x of 2 values: 3 * x
+    model = add_loop([2])
+    bad = {"x": np.ones(3, np.float32), "y0": np.zeros(3, np.float32)}
+    ref, _ = refused_as_the_reference(model, bad, mode)
+    assert ref.rule == "structure/shapes"
+    ok = {"x": np.array([1.5, -2.0], np.float32), "y0": np.zeros(2, np.float32)}
+    np.testing.assert_array_equal(lo.evaluate(model, ok, mode=mode)["y"],
+                                  np.array([4.5, -6.0], np.float32))
+
+
+@pytest.mark.parametrize("mode", ENGINE_MODES)
+def test_a_ufunc_that_raises_is_named_as_the_node(mode):
+    # rule: onnx/node, stream/map -- Sub of float32[3] and float32[2] cannot broadcast:
+    # numpy raises in the compiled trips, the trip is handed back, and the error is the
+    # reference's, naming the node
+    model = add_loop([None], op="Sub")
+    bad = {"x": np.ones(2, np.float32), "y0": np.zeros(3, np.float32)}
+    ref, got = refused_as_the_reference(model, bad, mode)
+    assert ref.rule == "onnx/node" and "Sub" in str(got)
+
+
+@pytest.mark.parametrize("mode", ENGINE_MODES)
+def test_scalar_sums_are_arrays_of_their_dtype(mode):
+    # rule: onnx/node -- y = y + x on 0-D float32 values, 5 trips: 5 * 1.25 = 6.25, a 0-D
+    # float32 array (the ufunc's scalar made an array, with `out=...` where numpy has it)
+    model = add_loop([None], trips=5)
+    model.graph.input[0].type.tensor_type.shape.ClearField("dim")
+    model.graph.input[1].type.tensor_type.shape.ClearField("dim")
+    body = model.graph.node[0].attribute[0].g
+    for vi in list(body.input[2:]) + list(body.output[1:]):
+        vi.type.tensor_type.shape.ClearField("dim")
+    model.graph.output[0].type.tensor_type.shape.ClearField("dim")
+    y = lo.evaluate(model, {"x": np.array(1.25, np.float32), "y0": np.array(0, np.float32)},
+                    mode=mode)["y"]
+    assert type(y) is np.ndarray and y.dtype == np.float32 and y.shape == () and y == 6.25
+
+
+def test_ellipsis_out_is_what_numpy_takes():
+    # rule: onnx/node -- where numpy takes out=..., a 0-D sum is an array
+    a = np.array(1.0, np.float32)
+    if ELLIPSIS_OUT:
+        assert type(np.add(a, a, out=...)) is np.ndarray
+    else:
+        with pytest.raises(TypeError):
+            np.add(a, a, out=...)
