@@ -27,7 +27,6 @@ import numpy as np
 from ..core.kernel import ELLIPSIS_OUT, Kernel, NotBatchable, elementwise
 from ..core.result_types import cast_to, elementwise_in, matrix_product, same_as_argument
 from .array_kernels import array_kernel
-from .scalar_kernels import ZERO_D, truncating_division
 from .split_kernels import split
 
 _ndarray = np.ndarray
@@ -139,14 +138,9 @@ def as_arrays(fct) -> bool:
 def unary(fct, slow, cast_back: bool):
     asarray = np.asarray
     arrays = as_arrays(fct)
-    on_0d = ZERO_D.get(fct)  # the scalar form on a 0-D array (scalar_kernels), or None
 
     def single(x):
         if type(x) is _ndarray:
-            if on_0d is not None and not x.ndim:
-                r = on_0d(x)
-                if r is not None:
-                    return r
             try:
                 r = fct(x, out=...) if arrays else fct(x)
             except Exception:  # noqa: BLE001 -- the reference kernel reports it
@@ -161,17 +155,12 @@ def unary(fct, slow, cast_back: bool):
     return single
 
 
-def binary(fct, slow, same_dtype_out: bool, on_0d=None):
+def binary(fct, slow, same_dtype_out: bool):
     asarray = np.asarray
     arrays = as_arrays(fct)
-    on_0d = on_0d or ZERO_D.get(fct)  # the scalar form on 0-D arrays (scalar_kernels)
 
     def single(a, b):
         if type(a) is _ndarray and type(b) is _ndarray and a.dtype == b.dtype:
-            if on_0d is not None and not (a.ndim or b.ndim):
-                r = on_0d(a, b)
-                if r is not None:
-                    return r
             try:
                 r = fct(a, b, out=...) if arrays else fct(a, b)
             except Exception:  # noqa: BLE001
@@ -239,13 +228,18 @@ def quietly(op_type: str, fct, slow):
 
 def divide(truncating, slow):
     """Div: `np.divide` for floats; for integers the reference kernel's own function (which
-    truncates toward zero), called without the reference's layers of checks."""
+    truncates toward zero), called without the reference's layers of checks -- and for a
+    0-D pair a >= 0, b > 0, where truncation and the floor agree, Python's `//` of the
+    values they hold (the reference's function makes four numpy calls for it)."""
     floats = binary(np.divide, slow, True)
-    integers = floats if truncating is None else binary(truncating, slow, True,
-                                                         truncating_division)
+    integers = floats if truncating is None else binary(truncating, slow, True)
 
     def single(a, b):
         if type(a) is _ndarray and a.dtype.kind in "iu":
+            if type(b) is _ndarray and b.dtype == a.dtype and not (a.ndim or b.ndim):
+                x, y = a.item(), b.item()
+                if x >= 0 and y > 0:
+                    return np.array(x // y, a.dtype)
             return integers(a, b)
         return floats(a, b)
     return single

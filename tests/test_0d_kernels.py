@@ -1,8 +1,8 @@
-"""Elementwise kernels on 0-D arrays take the scalar forms of `lazyloop/onnx/scalar_kernels.py`
-and still give exactly what ONNX's reference kernel gives (rule: onnx/node): the same dtype,
-shape and bits, and the same kind of warning, on every pair of edge values of every dtype
-the ops accept; cases the scalar forms leave (an integer result out of range, a quotient of a
-negative integer) are the reference's too."""
+"""Elementwise kernels on 0-D arrays -- the counters, flags and scalar states of exported
+loops, which lazyloop binds with shortcuts (ufuncs called with `out=...`, integer Div of
+non-negative values by Python's `//`, Where passing x or y on) -- give exactly what ONNX's
+reference kernel gives (rule: onnx/node): the same dtype, shape and bits, and the same kind
+of warning, on every pair of edge values of every dtype the ops accept."""
 import itertools
 import warnings
 
@@ -130,7 +130,7 @@ def test_where_passes_an_input_on_in_its_record():
     assert kernel.passes_input  # what it returns is then marked as its input is
 
 
-def test_under_an_error_state_that_raises_the_scalar_forms_raise_as_the_reference():
+def test_under_an_error_state_that_raises_0d_kernels_raise_as_the_reference():
     div = lazyloop_single("Div", 2)
     one, zero = np.array(1.0, np.float32), np.array(0.0, np.float32)
     with np.errstate(all="raise"):
