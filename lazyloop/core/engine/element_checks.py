@@ -97,8 +97,8 @@ class ElementChecks:
         whose type admits only what the recurrence's admits (the same dtype, and each known
         dimension the same), and neither is stacked (a stacked stream also keeps its first
         element's shape, which the other's check did not compare)."""
-        nxt, ty = self.d.members.get(node.next), node.type
-        if nxt is None or not isinstance(nxt.type, TensorType) or nxt.type.dtype != ty.dtype:
+        nxt = self.d.members.get(node.next)
+        if nxt is None or not isinstance(nxt.type, TensorType):
             return False
-        narrower = ty.shape is None or nxt.type.shape is not None and ty.admits(nxt.type.shape)
-        return narrower and k not in self.one_shape and node.next not in self.one_shape
+        return (contains(node.type, nxt.type) and k not in self.one_shape
+                and node.next not in self.one_shape)
