@@ -25,7 +25,7 @@ import numpy as np
 
 from ..enums import LoopOutput
 from ..errors import LazyLoopError
-from ..feeds import CheckedFeeds, input_table
+from ..feeds import input_table
 from ..fuel import DEFAULT_MAX_TRIPS, Fuel
 from ..plan import LoopOut, Recurrence
 from ..reference.machine import Machine, admitted_shapes
@@ -78,13 +78,8 @@ class EngineMachine(Machine):
         Machine.begin(self, feeds, fuel, None, keep_trips)
         self.scheduled_loops = {}  # loop -> the demand its last run on a schedule followed
         self.masked_loops = set()  # loops whose schedule met an undefined value (masked_steps.py)
-        memo = self.root.memo
-        memo.update(self.constants)
-        if feeds.__class__ is CheckedFeeds:  # its tensor inputs are taken as they are
-            for k in self.tensor_inputs:
-                memo[k] = {0: feeds[k]}
-        else:
-            store_inputs(self)
+        self.root.memo.update(self.constants)
+        store_inputs(self)
 
     def demand(self, nid, act=None, i=0):
         """As the reference's, but a value outside loops is forced by a walk of its static

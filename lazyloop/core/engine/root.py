@@ -25,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import LazyLoopError
-from ..feeds import input_table
+from ..feeds import CheckedFeeds, input_table
 from ..plan import Const, IfOutput, Input, Map, Project
 from ..reference import rules
 from ..reference.machine import admitted_shapes
@@ -115,13 +115,18 @@ def folded(plan) -> frozenset:
 
 def store_inputs(machine):
     """The root memo given the evaluation's inputs, each as the walk stores one (`walk`):
-    fed arrays of their input's dtype and of a shape its type admits, read-only; an input
-    fed otherwise is left to the walk, which checks and stores it when something reads it.
-    (Feeds `check_feeds` answered are taken as they are: `EngineMachine.begin`.)"""
-    plan, memo, feeds = machine.plan, machine.root.memo, machine.feeds
-    table = input_table(plan)
+    feeds `check_feeds` answered (`CheckedFeeds`) are taken as they are, the tensor inputs
+    the machine listed once per plan (`tensor_inputs`); of other feeds, arrays of their
+    input's dtype and of a shape its type admits, read-only; an input fed otherwise is left
+    to the walk, which checks and stores it when something reads it."""
+    memo, feeds = machine.root.memo, machine.feeds
+    if feeds.__class__ is CheckedFeeds:
+        for k in machine.tensor_inputs:
+            memo[k] = {0: feeds[k]}
+        return
+    plan = machine.plan
     relaxed = plan.profile != "tensorrt"
-    for k, _, dtype, shapes in table:
+    for k, _, dtype, shapes in input_table(plan):
         value = feeds.get(k)
         if value.__class__ is np.ndarray and (not relaxed or dtype is not None and
                                               value.dtype == dtype and value.shape in shapes):
