@@ -49,7 +49,8 @@ def _sigmoid():
         e, is `max(e, x > 0)`: where x > 0, e <= 1 and the maximum is 1; elsewhere e >= 0 and
         it is e (a NaN stays NaN). A maximum has no branch to mispredict, where a `where`
         choosing by the signs of fresh values costs several times more. The same values in
-        the same dtype, where the reference computes both exponentials everywhere. The
+        the same dtype, where the reference computes both exponentials everywhere (a NaN
+        is a NaN, its sign bit that of exp(-|NaN|), which may not be the reference's). The
         constants -1, 0 and 1 are 0-D arrays of x's own dtype (`constants`): the dtype numpy
         gives a Python number beside x, without converting one on every call."""
         known = constants.get(x.dtype)
