@@ -74,6 +74,23 @@ def _sigmoid():
 FEW_VALUES = 256
 
 
+def sigmoid(slow):
+    """Sigmoid's one-value form: `_sigmoid`'s one exponential on an array of a float dtype,
+    whose value already has x's dtype, called without `unary`'s layer of checks; anything
+    else, and numpy raising (under an error state that raises on underflow), the
+    reference kernel."""
+    one_exp = _sigmoid()
+
+    def single(x):
+        if type(x) is _ndarray and x.dtype.kind == "f":
+            try:
+                return one_exp(x)
+            except Exception:  # noqa: BLE001 -- the reference kernel reports it
+                pass
+        return slow(x)[0]
+    return single
+
+
 def _matmul():
     from onnx.reference.ops.op_matmul import numpy_matmul
     return numpy_matmul
@@ -355,7 +372,7 @@ def direct(op_type: str, arity: int, slow: Callable, where: str,
         single, batched = unary(fct, slow, True), elementwise(fct, cast_back)
         gives = same_as_argument("f")
     elif arity == 1 and op_type == "Sigmoid":
-        single, batched = unary(_sigmoid(), slow, True), elementwise(_sigmoid(), cast_back)
+        single, batched = sigmoid(slow), elementwise(_sigmoid(), cast_back)
         gives = same_as_argument("f")
     elif arity == 2 and op_type in SAME_DTYPE_BINARY:
         fct = SAME_DTYPE_BINARY[op_type]
