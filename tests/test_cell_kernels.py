@@ -122,3 +122,56 @@ def test_sigmoid_of_cell_shapes_is_the_reference(dtype, shape):
     assert got.dtype == want.dtype and got.shape == want.shape
     assert (np.isnan(got) == np.isnan(want)).all()
     assert got[~np.isnan(got)].tobytes() == want[~np.isnan(want)].tobytes()
+
+
+def i64(*values):
+    return np.array(values, np.int64)
+
+
+SLICES_IN_TURN = [  # one node called with these in turn: its kept index must follow them
+    (i64(4), i64(8), i64(0)), (i64(4), i64(8), i64(0)), (i64(0), i64(4), i64(0)),
+    (i64(4), i64(8), i64(-1)), (i64(-3), i64(-100), i64(0), i64(-1)),
+    (i64(0), i64(2), i64(0), i64(0)),  # a zero step: the reference refuses
+    (i64(1), i64(3), i64(5)),  # an axis out of range: the reference refuses
+    (i64(4), i64(8), i64(0))]
+
+
+@pytest.mark.parametrize("shape", [(16,), (2, 16), (0, 16)])
+def test_slice_keeps_its_index_only_while_its_lists_are_the_same(shape):
+    # rule: onnx/node -- the node's kept index is rebuilt when starts, ends, axes, steps or
+    # x's rank change: each call is the reference's value (a view) or its refusal
+    fn4, slow4 = bound_pair("Slice", 4)
+    fn5, slow5 = bound_pair("Slice", 5)
+    x = edge_values(np.float32, shape)
+    for lists in SLICES_IN_TURN:
+        fn, slow = (fn4, slow4) if len(lists) == 3 else (fn5, slow5)
+        answers(fn, slow, (x,) + lists)
+        answers(fn, slow, (x[None],) + lists)  # another rank: another index
+
+
+SPLITS_IN_TURN = [((1, 16), None), ((1, 16), None), ((1, 12), None), ((2, 16), None),
+                  ((1, 10), None), ((1, 16), i64(4, 4, 8, 0)), ((1, 16), i64(2, 2, 2, 10)),
+                  ((1, 16), i64(2, 2, 2, 2)),  # sizes that do not sum to 16: refused
+                  ((16,), None)]  # no axis 1: refused
+
+
+def test_split_keeps_its_indexes_only_while_shape_and_sizes_are_the_same():
+    # rule: onnx/node -- Split into 4 along axis 1, its kept indexes rebuilt when the length
+    # along the axis, the rank or the sizes change; each call gives the reference's parts
+    for sized in (False, True):
+        fn, slow = bound_pair("Split", 2 if sized else 1, opset=18, outputs=4, axis=1,
+                              **({} if sized else {"num_outputs": 4}))
+        for shape, sizes in SPLITS_IN_TURN:
+            if (sizes is None) == sized:
+                continue
+            args = (edge_values(np.float32, shape),) + (() if sizes is None else (sizes,))
+            try:
+                want = slow(*args)
+            except Exception:  # noqa: BLE001 -- refused: the binding refuses too
+                with pytest.raises(Exception):  # noqa: B017
+                    fn(*args)
+                continue
+            got = fn(*args)
+            assert len(got) == len(want)
+            for g, w in zip(got, want):
+                assert g.shape == w.shape and g.tobytes() == w.tobytes()

@@ -434,15 +434,26 @@ def slices_of(shape, starts, ends, axes, steps) -> tuple:
 
 def slice_(attributes, slow):
     """Slice (opset 10 on: starts, ends, axes and steps are inputs): `x[slices_of(...)]` for
-    1-D integer starts, ends, axes and steps; a view of `x`, as the reference's."""
+    1-D integer starts, ends, axes and steps; a view of `x`, as the reference's. The index
+    depends on x's rank and the four lists alone: the node keeps the last one it built with
+    what it was built from, and builds another only when they change (they are a node's
+    constants in every exported model)."""
+    last = [((), None)]  # [(x's rank and the lists, the index they give)]
+
     def single(x, starts, ends, axes=None, steps=None):
-        if (type(x) is _ndarray and _index_vector(starts) and _index_vector(ends)
-                and (axes is None or _index_vector(axes))
+        if (type(x) is _ndarray and type(starts) is _ndarray and type(ends) is _ndarray
+                and starts.ndim == 1 and ends.ndim == 1 and starts.dtype.kind == "i"
+                and ends.dtype.kind == "i" and (axes is None or _index_vector(axes))
                 and (steps is None or _index_vector(steps))):
             try:
-                return x[slices_of(x.shape, starts.tolist(), ends.tolist(),
-                                   None if axes is None else axes.tolist(),
-                                   None if steps is None else steps.tolist())]
+                lists = (x.ndim, starts.tolist(), ends.tolist(),
+                         None if axes is None else axes.tolist(),
+                         None if steps is None else steps.tolist())
+                built, index = last[0]
+                if built != lists:
+                    index = slices_of(x.shape, *lists[1:])
+                    last[0] = (lists, index)
+                return x[index]
             except Exception:  # noqa: BLE001 -- a zero step, an axis out of range
                 pass
         args = (x, starts, ends) + (() if axes is None and steps is None else
