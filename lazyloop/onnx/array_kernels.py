@@ -21,6 +21,7 @@ import math
 
 import numpy as np
 
+from .gather_kernels import gather_elements, gather_nd
 from .reduce_kernels import extreme, reduce_mean, reduce_prod, reduce_sum, reduce_sum_square
 from .scatter_kernels import scatter_nd
 
@@ -302,15 +303,28 @@ def flatten(attributes, slow):
 
 
 def shape(attributes, slow):
-    """Shape with no start or end: `np.array(x.shape, dtype=int64)`."""
-    if attributes.get("start", 0) not in (0, None) or attributes.get("end") is not None:
-        return None
+    """Shape: `np.array(x.shape, dtype=int64)`; with a start or an end (Shape 15), the
+    dimensions from start to end, the interval the reference kernel's own `_interval`
+    makes of them for x's rank, found once per rank."""
+    start, end = attributes.get("start", 0), attributes.get("end")
+    if start in (0, None) and end is None:
+        def single(x):
+            if type(x) is _ndarray:
+                return np.array(x.shape, dtype=np.int64)
+            return slow(x)[0]
+        return single
+    from onnx.reference.ops.op_shape import Shape_15
+    intervals = {}
 
-    def single(x):
+    def part(x):
         if type(x) is _ndarray:
-            return np.array(x.shape, dtype=np.int64)
+            rank = x.ndim
+            if rank not in intervals:
+                intervals[rank] = Shape_15._interval(rank, start=start, end=end)
+            ab = intervals[rank]
+            return np.array(x.shape if ab is None else x.shape[ab[0]:ab[1]], dtype=np.int64)
         return slow(x)[0]
-    return single
+    return part
 
 
 def einsum(attributes, slow, arity):
@@ -474,7 +488,8 @@ ARRAY_OPS = {("Reshape", 2): reshape, ("Unsqueeze", 2): unsqueeze, ("Squeeze", 2
              ("ReduceMin", 2): extreme(np.minimum), ("Gemm", 2): gemm, ("Gemm", 3): gemm,
              ("ScatterND", 3): scatter_nd, ("Shape", 1): shape, ("Transpose", 1): transpose,
              ("Flatten", 1): flatten, ("ConstantOfShape", 1): constant_of_shape,
-             ("NonZero", 1): nonzero,
+             ("NonZero", 1): nonzero, ("GatherElements", 2): gather_elements,
+             ("GatherND", 2): gather_nd,
              ("Slice", 3): slice_, ("Slice", 4): slice_, ("Slice", 5): slice_}
 
 

@@ -27,6 +27,7 @@ import numpy as np
 from ..core.kernel import ELLIPSIS_OUT, Kernel, NotBatchable, elementwise
 from ..core.result_types import cast_to, elementwise_in, matrix_product, same_as_argument
 from .array_kernels import array_kernel
+from .sort_kernels import top_k
 from .split_kernels import split
 
 _ndarray = np.ndarray
@@ -354,6 +355,8 @@ def direct(op_type: str, arity: int, slow: Callable, where: str,
     single = batched = gives = None
     if op_type == "Split" and arity in (1, 2):  # several outputs: a record of its own
         return split(attributes_of(kernel), getattr(kernel, "n_outputs", 0), slow, where)
+    if op_type == "TopK" and arity == 2:  # values and indices: a record of its own too
+        return top_k(attributes_of(kernel), slow, where)
     if op_type == "Cast" and arity == 1 and cast_dtype(kernel) is not None:
         dtype = cast_dtype(kernel)
         single, batched = cast(dtype, slow), elementwise(lambda x: x.astype(dtype))
