@@ -137,3 +137,16 @@ def test_the_ordinary_cases_take_the_direct_path():
     values, indices = top_k({"axis": 1, "largest": 0}, refusing_slow, "w").function(
         data, i64(2))
     assert indices.tolist() == [[0, 2]] and values.tolist() == [[5.0, 6.0]]
+
+
+@pytest.mark.parametrize("dtype", NUMBERS + (np.bool_,))
+@pytest.mark.parametrize("shape", [(24,), (3, 8), (2, 3, 4), (0,), (2, 0), (1,)])
+def test_nonzero_is_the_reference(shape, dtype):
+    # rule: onnx/node -- the index arrays as the rows of one int64 array: NaN counts as
+    # non-zero, -0.0 as zero; all zeros and empty inputs give no columns
+    x = edge_values(np.float64, shape)
+    x = x > 0 if dtype is np.bool_ else x.astype(dtype) if np.dtype(dtype).kind == "f" \
+        else np.nan_to_num(x).astype(dtype)
+    fn, slow = bound_pair("NonZero", 1)
+    agrees_with_the_reference(fn, slow, (x,))
+    agrees_with_the_reference(fn, slow, (np.zeros_like(x),))

@@ -258,10 +258,13 @@ def constant_of_shape(attributes, slow):
 
 def nonzero(attributes, slow):
     """NonZero: `np.vstack(np.nonzero(x))` (np.nonzero calls `x.nonzero`) in int64, for x of
-    rank 1 and more (the reference counts a 0-D x's elements its own way)."""
+    rank 1 and more (the reference counts a 0-D x's elements its own way). For such an x,
+    `x.nonzero()` is one 1-D index array per axis, all of one length: vstack makes them the
+    rows of one 2-D array, which is the array `np.array` makes of them (without vstack's
+    layers: (24,) 2.4 -> 0.8 us)."""
     def single(x):
         if type(x) is _ndarray and x.ndim >= 1:
-            r = np.vstack(x.nonzero())
+            r = np.array(x.nonzero())
             return r if r.dtype == np.int64 else r.astype(np.int64)
         return slow(x)[0]
     return single
