@@ -150,3 +150,38 @@ def test_nonzero_is_the_reference(shape, dtype):
     fn, slow = bound_pair("NonZero", 1)
     agrees_with_the_reference(fn, slow, (x,))
     agrees_with_the_reference(fn, slow, (np.zeros_like(x),))
+
+
+SCATTER_ELEMENTS = [  # axis, data shape, indices, attributes
+    (1, (5, 3), np.array([[0], [2], [1], [-1], [-3]]), {}),
+    (0, (3, 4), np.array([[2, 0, 1, -1]]), {}), (1, (2, 3, 4), np.zeros((2, 1, 4), int), {}),
+    (2, (2, 3, 4), np.ones((1, 2, 1), np.int32), {}),  # fewer positions than the data has
+    (1, (5, 3), np.array([[0, 0], [1, 2], [2, 2], [0, 1], [1, 1]]), {}),  # repeated: in order
+    (1, (5, 3), np.array([[3], [0], [0], [0], [0]]), {}),  # past the end: refused
+    (-1, (5, 3), np.zeros((5, 1), int), {}),  # a negative axis: the reference's own reading
+    (1, (5, 3), np.zeros((5, 1), int), {"reduction": "add"}),
+    (1, (5, 0), np.zeros((5, 0), int), {}), (0, (0, 3), np.zeros((0, 3), int), {})]
+
+
+@pytest.mark.parametrize("dtype", NUMBERS)
+@pytest.mark.parametrize("case", range(len(SCATTER_ELEMENTS)))
+def test_scatter_elements_is_the_reference(case, dtype):
+    # rule: onnx/node -- one assignment at the positions' own coordinates, the indices
+    # along the axis, is the reference's assignments one by one where no two share a target
+    axis, shape, indices, attributes = SCATTER_ELEMENTS[case]
+    fn, slow = bound_pair("ScatterElements", 3, opset=18, axis=axis, **attributes)
+    data = edge_values(dtype, shape)
+    updates = edge_values(dtype, indices.shape, seed=2)
+    answers(fn, slow, (data, indices, updates))
+    answers(fn, slow, (data, indices, updates.astype(np.float64)))  # another dtype
+
+
+def test_scatter_elements_of_one_column_by_hand():
+    # rule: onnx/node -- rows 0 and 1 of [[0, 0, 0], [0, 0, 0]] get 5 at column 2 and 7 at
+    # column -3 (the first), with a reference that must not be called
+    from kernel_checks import refusing_slow
+    from lazyloop.onnx.scatter_kernels import scatter_elements
+    data = np.zeros((2, 3), np.float32)
+    got = scatter_elements({"axis": 1}, refusing_slow)(data, np.array([[2], [-3]]),
+                                                       np.array([[5], [7]], np.float32))
+    assert got.tolist() == [[0, 0, 5], [7, 0, 0]] and data.tolist() == [[0, 0, 0], [0, 0, 0]]

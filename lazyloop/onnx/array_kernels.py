@@ -23,7 +23,7 @@ import numpy as np
 
 from .gather_kernels import gather_elements, gather_nd
 from .reduce_kernels import extreme, reduce_mean, reduce_prod, reduce_sum, reduce_sum_square
-from .scatter_kernels import scatter_nd
+from .scatter_kernels import scatter_elements, scatter_nd
 
 _ndarray = np.ndarray
 _index_types = (np.ndarray, np.integer)
@@ -492,7 +492,7 @@ ARRAY_OPS = {("Reshape", 2): reshape, ("Unsqueeze", 2): unsqueeze, ("Squeeze", 2
              ("ScatterND", 3): scatter_nd, ("Shape", 1): shape, ("Transpose", 1): transpose,
              ("Flatten", 1): flatten, ("ConstantOfShape", 1): constant_of_shape,
              ("NonZero", 1): nonzero, ("GatherElements", 2): gather_elements,
-             ("GatherND", 2): gather_nd,
+             ("GatherND", 2): gather_nd, ("ScatterElements", 3): scatter_elements,
              ("Slice", 3): slice_, ("Slice", 4): slice_, ("Slice", 5): slice_}
 
 
