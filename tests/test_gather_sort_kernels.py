@@ -179,11 +179,12 @@ def test_scatter_elements_of_one_column_by_hand():
 
 @pytest.mark.parametrize("dtype", NUMBERS)
 @pytest.mark.parametrize("index", [np.int64(0), np.int64(2), np.int64(-1), np.int64(-3),
-                                   np.int64(3), np.int64(-4), np.int32(1), np.int8(-2)])
+                                   np.int64(3), np.int64(-4), np.int32(1), np.int8(-2),
+                                   np.array(2), np.array(-1, np.int32), np.array(3)])
 def test_gather_of_a_numpy_integer_is_the_reference(index, dtype):
-    # rule: onnx/node -- a Loop's iteration number picks row i of x (a view), counted from
-    # the end where negative; past either end refused; a 1-D x gives a 0-D array; a 0-D x
-    # has no row to pick
+    # rule: onnx/node -- a Loop's iteration number, or a 0-D index, picks row i of x (a
+    # view), counted from the end where negative; past either end refused; a 1-D x gives a
+    # 0-D array; a 0-D x has no row to pick
     fn, slow = bound_pair("Gather", 2)
     for shape in ((3, 4), (3,), (3, 0, 2), ()):
         agrees_with_the_reference(fn, slow, (edge_values(dtype, shape), index))

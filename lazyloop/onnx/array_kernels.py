@@ -127,9 +127,10 @@ def squeeze(attributes, slow):
 def gather(attributes, slow):
     """Gather: `np.take(x, indices, axis)` (which calls `x.take`), the indices an array or a
     numpy integer (a Loop's iteration number is one); a scalar result made a 0-D array, as
-    the bound reference kernel makes it. A numpy integer along axis 0 picks what `x[i]`
-    picks -- row i, counted from the end where negative, out of range refused -- as a view
-    of x rather than take's copy (stream elements are read-only, as Slice's views are)."""
+    the bound reference kernel makes it. One index (a numpy integer or a 0-D array) along
+    axis 0 picks what `x[i]` picks -- row i, counted from the end where negative, out of
+    range refused -- as a view of x rather than take's copy (stream elements are read-only,
+    as Slice's views are)."""
     axis = attributes.get("axis", 0)
     integer = np.integer
 
@@ -137,8 +138,10 @@ def gather(attributes, slow):
         if (type(x) is _ndarray and isinstance(indices, _index_types)
                 and indices.dtype.kind == "i"):
             try:
-                r = x[indices] if axis == 0 and isinstance(indices, integer) else \
-                    x.take(indices, axis=axis)
+                if axis == 0 and not indices.ndim:  # one row: x[i], a view
+                    r = x[indices if isinstance(indices, integer) else indices.item()]
+                else:
+                    r = x.take(indices, axis=axis)
             except Exception:  # noqa: BLE001
                 return slow(x, indices)[0]
             return r if type(r) is _ndarray else np.array(r)
