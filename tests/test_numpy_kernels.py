@@ -415,7 +415,8 @@ def test_sigmoid_with_one_exponential_is_the_reference_bit_for_bit(dtype):
     assert got.tobytes() == want.tobytes()
     nan = np.array([np.nan], dtype)
     assert np.isnan(bound("Sigmoid", 1).single(nan)).all()
-    for small in np.array_split(values[:200], 8):  # arrays of at most FEW_VALUES values
+    # arrays of at most FEW_VALUES values, of a few and of nearly that many
+    for small in np.array_split(values[:200], 8) + np.array_split(values[:1000], 4):
         with np.errstate(all="ignore"):
             want = reference_kernel("Sigmoid", 1)(small)[0]
         assert bound("Sigmoid", 1).single(small).tobytes() == want.tobytes()

@@ -39,3 +39,42 @@ def scatter_nd(attributes, slow):
                     pass
         return slow(data, indices, updates)[0]
     return single
+
+
+def scatter_elements(attributes, slow):
+    """ScatterElements with no reduction and one index per line along the axis
+    (`indices.shape[axis] == 1`, what an `index_put` of one column exports to): the
+    reference copies the data (`np.copy`) and assigns `updates[i]` at each position i of the
+    indices, with i's coordinate along the axis replaced by `indices[i]`. No two positions
+    then share a target, so the order of the assignments does not matter and one numpy
+    assignment makes them all: `copy[index] = updates`, the index made of `indices` along
+    the axis and the positions' own coordinates (`np.arange`) along the others. For integer
+    indices of the data's rank, updates of the indices' shape and the data's dtype, a
+    non-negative axis; anything else (a negative axis, which the reference counts its own
+    way, an index out of range) goes to the reference kernel."""
+    if attributes.get("reduction") not in (None, "none"):
+        return None
+    axis = attributes.get("axis", 0)
+
+    def single(data, indices, updates):
+        if (type(data) is _ndarray and type(indices) is _ndarray and type(updates) is _ndarray
+                and isinstance(axis, int) and 0 <= axis < data.ndim == indices.ndim
+                and indices.dtype.kind == "i" and indices.shape[axis] == 1
+                and updates.shape == indices.shape and updates.dtype == data.dtype):
+            try:
+                output = np.copy(data)
+                output[positions(indices, axis)] = updates
+                return output
+            except IndexError:  # an index past the end: the reference's error
+                pass
+        return slow(data, indices, updates)[0]
+    return single
+
+
+def positions(indices, axis: int) -> tuple:
+    """The index that reaches, for every position of `indices`, the element at its own
+    coordinates with the one along `axis` replaced by its value."""
+    rank = indices.ndim
+    return tuple(indices if k == axis else
+                 np.arange(n).reshape((n,) + (1,) * (rank - 1 - k))
+                 for k, n in enumerate(indices.shape))

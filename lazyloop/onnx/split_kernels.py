@@ -32,9 +32,22 @@ def equal_parts(length: int, count: int) -> list:
     return sizes
 
 
+def part_indexes(rank: int, axis: int, lengths: list) -> list:
+    """The index of each part: `pos:pos + length` along the axis, one per length in order,
+    every other axis whole."""
+    index, indexes, pos = [_WHOLE] * rank, [], 0
+    for length in lengths:
+        index[axis] = slice(pos, pos + length)
+        pos += length
+        indexes.append(tuple(index))
+    return indexes
+
+
 def split(attributes: dict, outputs: int, slow, where: str) -> Optional[Kernel]:
     """Split 13 and 18: the parts `mat[..., pos:pos + size, ...]` along the axis, one per
-    size, in order (the reference's own slices)."""
+    size, in order (the reference's own slices). The indexes depend on the input's rank, its
+    length along the axis and the sizes alone: the node keeps the last ones it built with
+    what they were built from, and builds others only when these change."""
     if "split" in attributes:  # Split 2 and 11: the sizes an attribute
         return None
     axis = attributes.get("axis", 0)
@@ -42,19 +55,19 @@ def split(attributes: dict, outputs: int, slow, where: str) -> Optional[Kernel]:
     if not isinstance(axis, int) or not isinstance(count, int) or count < 1:
         return None
 
+    last = [((), ())]  # [(mat's rank and length along the axis, and the sizes; the indexes)]
+
     def call(mat, sizes=None):
         if type(mat) is _ndarray and (sizes is None or (
                 type(sizes) is _ndarray and sizes.ndim == 1 and sizes.dtype.kind == "i")):
             try:
-                index = [_WHOLE] * mat.ndim
-                lengths = (equal_parts(mat.shape[axis], count) if sizes is None
-                           else sizes.tolist())
-                parts, pos = [], 0
-                for length in lengths:
-                    index[axis] = slice(pos, pos + length)
-                    pos += length
-                    parts.append(mat[tuple(index)])
-                return tuple(parts)
+                parts = (mat.ndim, mat.shape[axis], None if sizes is None else sizes.tolist())
+                built, indexes = last[0]
+                if built != parts:
+                    indexes = part_indexes(mat.ndim, axis, equal_parts(parts[1], count)
+                                           if sizes is None else parts[2])
+                    last[0] = (parts, indexes)
+                return tuple([mat[index] for index in indexes])
             except Exception:  # noqa: BLE001 -- an axis out of range: the reference's
                 pass
         return slow(mat) if sizes is None else slow(mat, sizes)
