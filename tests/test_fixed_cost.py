@@ -12,7 +12,7 @@ import pytest
 pytest.importorskip("onnx")
 
 import lazyloop.onnx as lo  # noqa: E402
-from lazyloop.core.engine import machine as engine_machine, schedule  # noqa: E402
+from lazyloop.core.engine import machine as engine_machine, one_run, schedule  # noqa: E402
 from lazyloop.core.evaluate import plan_of  # noqa: E402
 from lazyloop.core.feeds import CheckedFeeds, check_feeds  # noqa: E402
 from lazyloop.core.plan import Const  # noqa: E402
@@ -72,7 +72,7 @@ def test_a_run_that_is_not_hot_asks_for_compiled_trips_once(monkeypatch):
     # trip HOT_TRIPS, so the run asks it once, not on each of its 20 trips
     lowered = lo.lower(FOR_SUM)
     feeds, want = for_sum(20)
-    asked = counting(monkeypatch, schedule, "trip_function")
+    asked = counting(monkeypatch, one_run, "trip_function")
     got = lo.evaluate(lowered, feeds)
     np.testing.assert_allclose(next(iter(got.values())), want, rtol=1e-6)
     assert len(asked) == 1

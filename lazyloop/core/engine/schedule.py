@@ -34,19 +34,17 @@ import numpy as np
 
 from ..enums import LoopOutput
 from ..errors import LazyLoopError
-from ..fuel import CLOCK_EVERY
 from ..plan import Recurrence
 from ..reference.machine import admitted_shapes, one_shape_streams
-from ..reference.rules import count_limit, while_holds
 from ..reference.steps import entry
 from ..types import TensorType
 from ..undefined import Partial, split
-from .batch import batch_maps, candidates
+from .batch import candidates
 from .branches import chain_step
-from .compiled import trip_function
 from .demand import Demand, NotStatic  # noqa: F401 -- Demand re-exported
-from .fixpoint import first_check, ordinary_until, settle, watch_for
+from .fixpoint import watch_for
 from .masked_steps import MasksNeeded
+from .one_run import run
 from .readonly import unmarked_streams
 
 
@@ -95,7 +93,7 @@ class Schedule:
         self.bound = None  # the compiled trips bound to this schedule (compiled.py)
         self.binding = None  # what they are bound to that no run changes (compiled.py)
         self.blocks = {}  # recurrence -> its accumulation's block, for later runs (accumulate.py)
-        self.parts = None  # what a trip works on (`trip_parts`)
+        self.parts = None  # what a trip works on (`one_run.trip_parts`)
         self.watch = watch_for(demand)  # laziness/fixed-point: may end the loop early
         watch = self.watch  # whether the fuel may let a COUNT above it run (`run`)
         self.may_settle = watch is not None and not watch.stacked
@@ -327,98 +325,8 @@ class Schedule:
 
     # -- the run ------------------------------------------------------------------------------
     def run(self):
-        loop, m = self.d.loop, self.m
-        count = None
-        if loop.count is not None:
-            count = count_limit(loop, self.invariant(loop.count), m.readings["A4"],
-                                m.plan.profile)
-        fuel = m.fuel
-        watch = self.watch  # laziness/fixed-point: may end the loop early
-        fuel.before_first_trip(loop, count, may_settle=self.may_settle)
-        start = 0
-        options = m.options
-        if count and loop.while_ is None and options.batch and self.batchable:
-            # n >= 1 known before trip 0 (a run of no trips has nothing to batch)
-            start = batch_maps(self, count, options.max_batch_bytes)  # stream/map (batch.py)
-        cond, cond_memo = self.cond, self.cond_memo
-        cond_local = cond_memo is not None
-        window = self.d.window
-        max_trips = m.max_trips
-        phase_a, phase_b, memos = self.trip_parts() if start != count else ((), (), ())
-        collected = list(self.collected.items())
-        deferred = None
-        stop = count  # laziness/fixed-point may lower it
-        check_at = -1 if watch is None else first_check(watch, count)
-        i = start  # n when every trip's work was batched
-        ordinary = None  # the loop's ordinary trips, compiled once it is hot (compiled.py)
-        hot = options.compile_after
-        ask_at = 0  # the next trip at which `trip_function` may answer otherwise than None
-        while True:
-            if deferred is None and not self.masked and hot is not None and i != stop:
-                if ordinary is None and i >= ask_at:
-                    ordinary = trip_function(self, i, hot)
-                    ask_at = max(i + 1, hot)  # within a run, None until trip `hot`
-                if ordinary is not None:
-                    self.compiled = True
-                    i = ordinary(i, ordinary_until(i, stop, check_at, self.m.max_trips))
-            if stop is not None and i >= stop:
-                break
-            for memo, step in phase_a:
-                if i not in memo:
-                    step(i)
-            if cond is not None:
-                c = cond_memo[i] if cond_local else self.invariant(cond)
-                if c.__class__ is Partial:  # masked: trip/while refuses an undefined element
-                    c = while_holds(loop, i, c)
-                if not c:  # a 0-D or one-element bool
-                    break
-            if i >= max_trips:
-                raise fuel.exhausted(loop, count)
-            if deferred is None:
-                try:
-                    for memo, step, offset in phase_b:
-                        j = i + offset
-                        if j >= 0 and j not in memo:
-                            step(j)
-                    for src, elements in collected:
-                        elements.append(self.get(src, i))
-                except LazyLoopError as error:
-                    # The reference evaluator forces these elements only once n is known:
-                    # a loop that never stops reports fuel first, one that stops this error.
-                    deferred = error
-            i += 1
-            if i == check_at:
-                stop, watch, check_at = settle(watch, self.memo, i, stop)
-            gone = i - window - 1  # no scheduled reader asks for this index any more: free it
-            for memo in memos:
-                memo.pop(gone, None)
-            if not i % CLOCK_EVERY:
-                for memo in memos:  # an element forced out of order, below the window
-                    for old in [k for k in memo if k < gone]:
-                        del memo[old]
-                fuel.check_clock(loop, count, i)
-        if deferred is not None:
-            raise deferred
-        runs = self.d.plan.derived  # how many trips the loop ran on this plan (compiled.py)
-        runs[self.trips_key] = runs.get(self.trips_key, 0) + i
-        self.stopped = i  # the outputs are read here; past a fixed point, equal to trip n's
-        self.settled = stop != count and i == stop  # laziness/fixed-point cut it short
-        return count if self.settled else i
-
-    def trip_parts(self):
-        """What a trip of `run` works on: phase A's (memo, step), phase B's (memo, step,
-        offset), and the memos whose window slides (a chain's is kept whole). Made once per
-        schedule (kept with it for later runs); for a run fed by batches, whose steps read
-        them, made for that run."""
-        parts = None if self.batched else self.parts
-        if parts is None:
-            memo, steps, certain = self.memo, self.steps, self.d.certain
-            parts = ([(memo[k], steps[k]) for k in self.phase_a],
-                     [(memo[k], steps[k], certain[k]) for k in self.phase_b],
-                     [m for k, m in memo.items() if k not in self.d.chains])
-            if not self.batched:
-                self.parts = parts
-        return parts
+        """Run the loop until it stops: its trip count n (one_run.py)."""
+        return run(self)
 
     def release(self):
         """After a run: drop the elements and invariants it held and keep the schedule for
