@@ -7,29 +7,71 @@ where one may (`laziness/fixed-point`, fixpoint.py), until the loop stops.
 """
 from __future__ import annotations
 
+import numpy as np
+
 from ..errors import LazyLoopError
 from ..fuel import CLOCK_EVERY
 from ..reference.rules import count_limit, while_holds
 from ..undefined import Partial
-from .batch import batch_maps
+from .batch import FEWEST_WHOLE, batch_maps
 from .compiled import trip_function
 from .fixpoint import first_check, ordinary_until, settle
 
 
-def run(schedule):
+def run(schedule) -> int:
+    """Run the loop until it stops; its trip count n. A run of a COUNT limit and no WHILE
+    input too short to batch whose compiled trips are bound already (a loop run again, on a
+    plan where it is hot) runs them at once from trip 0 to the count, without the setup of
+    the trip loop (`trips`), which takes over only where they hand a trip back."""
     loop, m = schedule.d.loop, schedule.m
-    count = None
-    if loop.count is not None:
-        count = count_limit(loop, schedule.invariant(loop.count), m.readings["A4"],
-                            m.plan.profile)
+    count = None if loop.count is None else count_of(schedule, loop, m)
+    m.fuel.before_first_trip(loop, count, may_settle=schedule.may_settle)
+    if count is None:
+        return trips(schedule, count, 0)
+    options = m.options
+    if count >= FEWEST_WHOLE and loop.while_ is None and options.batch and schedule.batchable:
+        # stream/map (batch.py): a run shorter than FEWEST_WHOLE is never batched
+        return trips(schedule, count, batch_maps(schedule, count, options.max_batch_bytes))
+    if not count:
+        return stopped_at(schedule, 0)
+    bound = schedule.bound
+    if bound is None or count >= CLOCK_EVERY or count > m.max_trips \
+            or options.compile_after is None or loop.while_ is not None or (
+                schedule.watch is not None and first_check(schedule.watch, count) != -1):
+        return trips(schedule, count, 0)
+    schedule.compiled = True
+    i = bound(0, count)  # what `trips` would ask first: ordinary_until(0, count, -1, fuel)
+    return stopped_at(schedule, i) if i >= count else trips(schedule, count, i, bound)
+
+
+def count_of(schedule, loop, m) -> int:
+    """`trip/count`: the COUNT limit's value -- a defined array whose count is >= 0 read
+    at once, any other by `count_limit` (an undefined count, a negative one by A4)."""
+    c = schedule.invariant(loop.count)
+    if c.__class__ is np.ndarray:
+        count = int(c.reshape(-1)[0])
+        if count >= 0:
+            return count
+    return count_limit(loop, c, m.readings["A4"], m.plan.profile)
+
+
+def stopped_at(schedule, i) -> int:
+    """The run stopped after trip i - 1 of its count, no fixed point cutting it short."""
+    runs = schedule.d.plan.derived  # how many trips the loop ran on this plan (compiled.py)
+    runs[schedule.trips_key] = runs.get(schedule.trips_key, 0) + i
+    schedule.stopped = i
+    schedule.settled = False
+    return i
+
+
+def trips(schedule, count, start, handed_back=None) -> int:
+    """Trip by trip from `start` (past the trips batches made) until the loop stops: the
+    compiled trips where the loop is hot; `handed_back`: the compiled trips, which handed
+    trip `start` back (it is run step by step first)."""
+    loop, m = schedule.d.loop, schedule.m
     fuel = m.fuel
     watch = schedule.watch  # laziness/fixed-point: may end the loop early
-    fuel.before_first_trip(loop, count, may_settle=schedule.may_settle)
-    start = 0
     options = m.options
-    if count and loop.while_ is None and options.batch and schedule.batchable:
-        # n >= 1 known before trip 0 (a run of no trips has nothing to batch)
-        start = batch_maps(schedule, count, options.max_batch_bytes)  # stream/map (batch.py)
     cond, cond_memo = schedule.cond, schedule.cond_memo
     cond_local = cond_memo is not None
     window = schedule.d.window
@@ -40,11 +82,13 @@ def run(schedule):
     stop = count  # laziness/fixed-point may lower it
     check_at = -1 if watch is None else first_check(watch, count)
     i = start  # n when every trip's work was batched
-    ordinary = None  # the loop's ordinary trips, compiled once it is hot (compiled.py)
+    ordinary = handed_back  # the loop's ordinary trips, compiled once it is hot (compiled.py)
     hot = options.compile_after
     ask_at = 0  # the next trip at which `trip_function` may answer otherwise than None
+    skip = start if handed_back is not None else -1  # the trip they handed back
     while True:
-        if deferred is None and not schedule.masked and hot is not None and i != stop:
+        if deferred is None and not schedule.masked and hot is not None and i != stop \
+                and i != skip:
             if ordinary is None and i >= ask_at:
                 ordinary = trip_function(schedule, i, hot)
                 ask_at = max(i + 1, hot)  # within a run, None until trip `hot`
