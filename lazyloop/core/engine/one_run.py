@@ -17,31 +17,51 @@ from .batch import FEWEST_WHOLE, batch_maps
 from .compiled import trip_function
 from .fixpoint import first_check, ordinary_until, settle
 
+_MISSING = object()
+
 
 def run(schedule) -> int:
-    """Run the loop until it stops; its trip count n. A run of a COUNT limit and no WHILE
-    input too short to batch whose compiled trips are bound already (a loop run again, on a
-    plan where it is hot) runs them at once from trip 0 to the count, without the setup of
-    the trip loop (`trips`), which takes over only where they hand a trip back."""
+    """Run the loop until it stops; its trip count n. A run too short to batch whose
+    compiled trips are bound already (a loop run again, on a plan where it is hot) runs them
+    at once from trip 0, without the setup of the trip loop (`trips`), which takes over only
+    where they did not stop the loop: a trip handed back, the fuel, the clock or the
+    fixed-point watch due."""
     loop, m = schedule.d.loop, schedule.m
     count = None if loop.count is None else count_of(schedule, loop, m)
     m.fuel.before_first_trip(loop, count, may_settle=schedule.may_settle)
-    if count is None:
-        return trips(schedule, count, 0)
     options = m.options
-    if count >= FEWEST_WHOLE and loop.while_ is None and options.batch and schedule.batchable:
-        # stream/map (batch.py): a run shorter than FEWEST_WHOLE is never batched
-        return trips(schedule, count, batch_maps(schedule, count, options.max_batch_bytes))
-    if not count:
-        return stopped_at(schedule, 0)
-    bound = schedule.bound
-    if bound is None or count >= CLOCK_EVERY or count > m.max_trips \
-            or options.compile_after is None or loop.while_ is not None or (
-                schedule.watch is not None and first_check(schedule.watch, count) != -1):
+    if count is not None:
+        if count >= FEWEST_WHOLE and loop.while_ is None and options.batch \
+                and schedule.batchable:  # stream/map (batch.py): never below FEWEST_WHOLE
+            return trips(schedule, count, batch_maps(schedule, count, options.max_batch_bytes))
+        if not count:
+            return stopped_at(schedule, 0)
+    hot = options.compile_after
+    if schedule.bound is None or hot is None:
         return trips(schedule, count, 0)
+    bound = trip_function(schedule, 0, hot)  # the bound trips (compiled.py)
+    watch = schedule.watch
+    check_at = -1 if watch is None else first_check(watch, count)
     schedule.compiled = True
-    i = bound(0, count)  # what `trips` would ask first: ordinary_until(0, count, -1, fuel)
-    return stopped_at(schedule, i) if i >= count else trips(schedule, count, i, bound)
+    i = bound(0, ordinary_until(0, count, check_at, m.max_trips))  # as `trips` asks first
+    if count is not None and i >= count or stopped_by_while(schedule, i):
+        return stopped_at(schedule, i)
+    return trips(schedule, count, i, bound)
+
+
+def stopped_by_while(schedule, i) -> bool:
+    """`trip/while`, as `trips` finds it at trip i: phase A's elements of trip i made, and
+    the WHILE input's, a defined element the loop makes, false."""
+    memo = schedule.cond_memo
+    if memo is None:
+        return False
+    c = memo.get(i, _MISSING)
+    if c is _MISSING or c.__class__ is Partial:
+        return False
+    for made, _ in trip_parts(schedule)[0]:
+        if i not in made:
+            return False
+    return not c
 
 
 def count_of(schedule, loop, m) -> int:
