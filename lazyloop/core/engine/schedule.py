@@ -76,6 +76,7 @@ class Schedule:
         self.d = demand
         self.masked = masked  # carries undefined masks (masked_steps.py)
         self.failures = {}  # (inner loop, index) -> the error its run raised
+        self.inner_runs = {}  # inner loop -> (its demand, its outputs) (`inner_output`)
         self.memo = {k: {} for k in demand.members}
         self.invariants = {}
         self.record = record
@@ -101,6 +102,7 @@ class Schedule:
         self.trips_key = ("trips run", demand.key)  # the plan's count of this loop's trips
         every, some = demand.external
         self.outside = tuple(dict.fromkeys(every + some))  # what a run reads outside the loop
+        self.by_outer = None  # `outside` split by the enclosing demand (`outer_reads`)
         self.batchable = bool(candidates(demand))  # whether a run may batch (batch.py)
         self.begin(machine, act, index, outer, path)
         self.build_steps()
@@ -140,12 +142,27 @@ class Schedule:
         its invariant -- is this run's invariant from the start, as `fetch` would read it
         (reading a held value forces nothing, `stream/invariant`); an undefined one is left
         to `invariant`, which asks for masks."""
-        kept, memo, held = self.invariants, outer.memo, outer.invariants
-        for ref in self.outside:
-            found = memo.get(ref)
-            value = held.get(ref, _MISSING) if found is None else found.get(k, _MISSING)
+        kept, memo = self.invariants, outer.memo
+        streams, invariants = self.outer_reads(outer)
+        for ref in streams:
+            value = memo[ref].get(k, _MISSING)
             if value is not _MISSING and value.__class__ is not Partial:
                 kept[ref] = value
+        held = outer.invariants
+        for ref in invariants:
+            value = held.get(ref, _MISSING)
+            if value is not _MISSING and value.__class__ is not Partial:
+                kept[ref] = value
+
+    def outer_reads(self, outer):
+        """What a run reads outside its loop, split once per enclosing demand: the streams
+        of the enclosing loop (in its schedule's memo), and its invariants."""
+        found = self.by_outer
+        if found is None or found[0] is not outer.d:
+            memo = outer.memo
+            found = self.by_outer = (outer.d, tuple(r for r in self.outside if r in memo),
+                                     tuple(r for r in self.outside if r not in memo))
+        return found[1], found[2]
 
     def held_invariants(self, memo):
         """A loop outside loops: what it reads outside it and the evaluation holds already
