@@ -190,7 +190,8 @@ class EngineMachine(Machine):
             demand = self.static_demand(node.loop)
             if demand is None:
                 return None
-        n, values = self.schedule_values(demand, node, act, i)
+        n, values = (self.plain_values(demand, node, act, i, None, None)
+                     or self.schedule_values(demand, node, act, i))
         self.ran(node.loop, act.path, n, engine=True)
         result = None
         nodes = self.plan.nodes
@@ -222,7 +223,8 @@ class EngineMachine(Machine):
         path = None  # the run's (loop, index) path, made only where trips or records keep it
         if self.trips is not None or self.record is not None:
             path = outer.path + ((outer.d.loop.name, k),)
-        n, values = self.schedule_values(demand, node, None, k, outer, path)
+        n, values = (self.plain_values(demand, node, None, k, outer, path)
+                     or self.schedule_values(demand, node, None, k, outer, path))
         self.ran(node.loop, path, n, engine=True)
         found = None
         for out in outs:
@@ -248,12 +250,7 @@ class EngineMachine(Machine):
         """(n, the loop's outputs) from its schedule. A plain schedule that meets an undefined
         value stops (`MasksNeeded`) and the loop runs again on a masked one, which carries the
         masks as the element rules do (masked_steps.py); later runs of the loop start masked.
-        A run neither recorded nor logged (an evaluation's) takes a kept schedule at once
-        (`plain_values`)."""
-        if self.record is None and self.log is None and node.loop not in self.masked_loops:
-            found = self.plain_values(demand, node, act, i, outer, path)
-            if found is not None:
-                return found
+        An evaluation's run takes `plain_values` first."""
         sink = self.record if outer is None or outer.record is None else outer.record.entries
         while True:
             record = self.record
@@ -289,9 +286,12 @@ class EngineMachine(Machine):
 
 
     def plain_values(self, demand, node, act, i, outer, path):
-        """`schedule_values` of a run on a plain schedule that nothing records: (n, the
-        loop's outputs), or None when the schedule met an undefined value of this loop
-        (`MasksNeeded`: the loop is marked to run masked from now on)."""
+        """`schedule_values` of an evaluation's run -- nothing recorded or logged, the loop
+        not marked masked -- on a kept plain schedule taken at once: (n, the loop's
+        outputs); None for any other run, or when the schedule met an undefined value of
+        this loop (`MasksNeeded`: the loop is marked to run masked from now on)."""
+        if self.record is not None or self.log is not None or node.loop in self.masked_loops:
+            return None
         self.scheduled_loops[node.loop] = demand
         pool = pool_of(demand, False)
         schedule = pool.pop().begin(self, act, i, outer, path) if pool else Schedule(

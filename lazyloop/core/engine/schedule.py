@@ -341,9 +341,7 @@ class Schedule:
             admitted.add(shape)
 
     # -- the run ------------------------------------------------------------------------------
-    def run(self):
-        """Run the loop until it stops: its trip count n (one_run.py)."""
-        return run(self)
+    run = run  # run the loop until it stops: its trip count n (one_run.py)
 
     def release(self):
         """After a run: drop the elements and invariants it held and keep the schedule for
