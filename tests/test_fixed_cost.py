@@ -4,8 +4,6 @@ schedule without the reference driver, a run that is not hot asks once for compi
 and a Loop's iteration number (a numpy scalar) passes the element check without the full
 one. Spies count the calls and call through; the values are computed here by hand.
 (rule: laziness/modes -- the answers are the same each time)"""
-import os
-
 import numpy as np
 import pytest
 
@@ -17,19 +15,8 @@ from lazyloop.core.evaluate import plan_of  # noqa: E402
 from lazyloop.core.feeds import CheckedFeeds, check_feeds  # noqa: E402
 from lazyloop.core.plan import Const  # noqa: E402
 from lazyloop.core.reference.machine import Machine  # noqa: E402
+from corpus_data import FOR_SUM, for_sum  # noqa: E402
 from nets import counting  # noqa: E402
-
-#: onnxscript's `for i in range(n): acc = acc + x * i`, a Loop outside loops (tests/corpus)
-FOR_SUM = os.path.join(os.path.dirname(__file__), "corpus", "onnxscript", "for_sum.onnx")
-
-
-def for_sum(n):
-    x = np.array([1.5, -2.0], np.float32)
-    want = x.copy()
-    for i in range(n):
-        want = want + x * np.float32(i)
-    return {"x": x, "n": np.array(n, np.int64)}, want
-
 
 def test_a_loop_outside_loops_runs_without_the_driver(monkeypatch):
     # rule: stream/order, laziness/modes -- the loop's output is the run of its schedule;

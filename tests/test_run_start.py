@@ -3,8 +3,6 @@
 machinery (`EngineMachine.plain_values`): the values, the stops (`trip/count`, `trip/while`),
 the fuel and the undefined values met on that path are the reference's. Expected values are
 computed by hand or with numpy."""
-import os
-
 import numpy as np
 import pytest
 
@@ -12,18 +10,8 @@ import lazyloop as ll
 import lazyloop.onnx as lo
 from lazyloop.core.engine import one_run
 from lazyloop.core.evaluate import plan_of
-from nets import LESS, SUM, concat, const, counted, counter, counting, last
-
-FOR_SUM = os.path.join(os.path.dirname(__file__), "corpus", "onnxscript", "for_sum.onnx")
-
-
-def for_sum(n):
-    """onnxscript's `for i in range(n): acc = acc + x * i` from acc = x, by numpy."""
-    x = np.array([1.5, -2.0], np.float32)
-    want = x.copy()
-    for i in range(n):
-        want = want + x * np.float32(i)
-    return {"x": x, "n": np.array(n, np.int64)}, want
+from corpus_data import FOR_SUM, for_sum
+from nets import LESS, SUM, concat, const, counted, counter, counting, last, sums_of_rows
 
 
 def while_below():
@@ -126,14 +114,7 @@ def padded_sums():
     first = net.add_loop()
     first.add_trip_limit(k, ll.TripLimit.COUNT)
     p = concat(net, first, first.add_iterator(x).get_output(0), 4)
-    outer = net.add_loop()
-    outer.add_trip_limit(const(net, 4, np.int32), ll.TripLimit.COUNT)
-    row = outer.add_iterator(p).get_output(0)
-    inner = net.add_loop()
-    inner.add_trip_limit(const(net, 3, np.int32), ll.TripLimit.COUNT)
-    acc = inner.add_recurrence(const(net, np.zeros(3, np.float32)))
-    acc.set_input(1, net.add_elementwise(acc.get_output(0), row, SUM).get_output(0))
-    sums = concat(net, outer, last(inner, acc.get_output(0)), 4)
+    _, sums = sums_of_rows(net, p, 4)
     sums.name = "sums"
     net.mark_output(sums)
     return net
