@@ -284,7 +284,6 @@ class EngineMachine(Machine):
                 sink.extend(record.entries)
             return n, values
 
-
     def plain_values(self, demand, node, act, i, outer, path):
         """`schedule_values` of an evaluation's run -- nothing recorded or logged, the loop
         not marked masked -- on a kept plain schedule taken at once: (n, the loop's
