@@ -58,7 +58,7 @@ def stopped_by_while(schedule, i) -> bool:
     c = memo.get(i, _MISSING)
     if c is _MISSING or c.__class__ is Partial:
         return False
-    for made, _ in trip_parts(schedule)[0]:
+    for made, _ in (schedule.parts or trip_parts(schedule))[0]:  # not batched: kept parts
         if i not in made:
             return False
     return not c

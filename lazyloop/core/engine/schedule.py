@@ -143,7 +143,10 @@ class Schedule:
         (reading a held value forces nothing, `stream/invariant`); an undefined one is left
         to `invariant`, which asks for masks."""
         kept, memo = self.invariants, outer.memo
-        streams, invariants = self.outer_reads(outer)
+        found = self.by_outer
+        if found is None or found[0] is not outer.d:
+            found = self.outer_reads(outer)
+        _, streams, invariants = found
         for ref in streams:
             value = memo[ref].get(k, _MISSING)
             if value is not _MISSING and value.__class__ is not Partial:
@@ -154,15 +157,14 @@ class Schedule:
             if value is not _MISSING and value.__class__ is not Partial:
                 kept[ref] = value
 
-    def outer_reads(self, outer):
-        """What a run reads outside its loop, split once per enclosing demand: the streams
-        of the enclosing loop (in its schedule's memo), and its invariants."""
-        found = self.by_outer
-        if found is None or found[0] is not outer.d:
-            memo = outer.memo
-            found = self.by_outer = (outer.d, tuple(r for r in self.outside if r in memo),
-                                     tuple(r for r in self.outside if r not in memo))
-        return found[1], found[2]
+    def outer_reads(self, outer) -> tuple:
+        """What a run reads outside its loop, split once per enclosing demand (kept in
+        `by_outer`): (that demand, the streams of the enclosing loop -- in its schedule's
+        memo --, its invariants)."""
+        memo = outer.memo
+        self.by_outer = (outer.d, tuple(r for r in self.outside if r in memo),
+                         tuple(r for r in self.outside if r not in memo))
+        return self.by_outer
 
     def held_invariants(self, memo):
         """A loop outside loops: what it reads outside it and the evaluation holds already
