@@ -140,3 +140,4 @@ def test_a_hot_inner_loop_that_meets_padding_goes_masked():
         np.testing.assert_array_equal(run.defined["sums"], defined)
     reference = ll.run(plan, feeds)
     np.testing.assert_array_equal(reference.defined["sums"], defined)
+
