@@ -34,3 +34,16 @@ def differences(expected: dict, actual: dict):
     then element-wise, optionals by presence then value, floats with its tolerance)."""
     from lazyloop.difftest.comparing import compare
     return compare(expected, {}, actual)
+
+
+#: onnxscript's `for i in range(n): acc = acc + x * i`, a Loop outside loops
+FOR_SUM = os.path.join(CORPUS, "onnxscript", "for_sum.onnx")
+
+
+def for_sum(n):
+    """FOR_SUM's feeds for n trips and its answer from acc = x, by numpy."""
+    x = np.array([1.5, -2.0], np.float32)
+    want = x.copy()
+    for i in range(n):
+        want = want + x * np.float32(i)
+    return {"x": x, "n": np.array(n, np.int64)}, want

@@ -30,6 +30,20 @@ def last(loop, tensor):
     return loop.add_loop_output(tensor, ll.LoopOutput.LAST_VALUE).get_output(0)
 
 
+def sums_of_rows(net, p, rows):
+    """An outer loop of `rows` COUNT trips over the rows r (of 3 items) of p; per row an
+    inner loop of 3 trips sums r (acc = 0; acc += r): 3 * r; the outer loop stacks those
+    sums (CONCATENATE, length `rows`). Returns (the inner loop, the stacked sums)."""
+    outer = net.add_loop()
+    outer.add_trip_limit(const(net, rows, np.int32), ll.TripLimit.COUNT)
+    row = outer.add_iterator(p).get_output(0)
+    inner = net.add_loop()
+    inner.add_trip_limit(const(net, 3, np.int32), ll.TripLimit.COUNT)
+    acc = inner.add_recurrence(const(net, np.zeros(3, np.float32)))
+    acc.set_input(1, net.add_elementwise(acc.get_output(0), row, SUM).get_output(0))
+    return inner, concat(net, outer, last(inner, acc.get_output(0)), rows)
+
+
 def counted(trips):
     """A network of one loop of `trips` COUNT trips whose one output is a counter's
     LAST_VALUE (`counter` from 0 by 1): i = 0; i += 1 for `trips` trips; LAST_VALUE(i) =

@@ -13,7 +13,7 @@ from hypothesis import given
 import lazyloop as ll
 import lazyloop.onnx as lo
 from lazyloop.core.engine import OPTIONS, EngineMachine, compiled
-from lazyloop.core.engine import schedule as schedule_module
+from lazyloop.core.engine import one_run
 from lazyloop.core.evaluate import check_feeds, plan_of
 from lazyloop.core.plan import compile_network
 from lazyloop.core.undefined import split
@@ -61,7 +61,7 @@ def run_watched(net, feeds, recorded, monkeypatch, readings=None):
             returns.append((stopped, {k: dict(m) for k, m in schedule.memo.items()}))
             return i
         return trips
-    monkeypatch.setattr(schedule_module, "trip_function", watched)
+    monkeypatch.setattr(one_run, "trip_function", watched)
     plan = plan_of(net, readings)
     machine = EngineMachine(plan, check_feeds(plan, feeds), readings=readings,
                             options=OPTIONS["compiled"], record=[] if recorded else None)

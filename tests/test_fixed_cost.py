@@ -4,32 +4,19 @@ schedule without the reference driver, a run that is not hot asks once for compi
 and a Loop's iteration number (a numpy scalar) passes the element check without the full
 one. Spies count the calls and call through; the values are computed here by hand.
 (rule: laziness/modes -- the answers are the same each time)"""
-import os
-
 import numpy as np
 import pytest
 
 pytest.importorskip("onnx")
 
 import lazyloop.onnx as lo  # noqa: E402
-from lazyloop.core.engine import machine as engine_machine, schedule  # noqa: E402
+from lazyloop.core.engine import machine as engine_machine, one_run, schedule  # noqa: E402
 from lazyloop.core.evaluate import plan_of  # noqa: E402
 from lazyloop.core.feeds import CheckedFeeds, check_feeds  # noqa: E402
 from lazyloop.core.plan import Const  # noqa: E402
 from lazyloop.core.reference.machine import Machine  # noqa: E402
+from corpus_data import FOR_SUM, for_sum  # noqa: E402
 from nets import counting  # noqa: E402
-
-#: onnxscript's `for i in range(n): acc = acc + x * i`, a Loop outside loops (tests/corpus)
-FOR_SUM = os.path.join(os.path.dirname(__file__), "corpus", "onnxscript", "for_sum.onnx")
-
-
-def for_sum(n):
-    x = np.array([1.5, -2.0], np.float32)
-    want = x.copy()
-    for i in range(n):
-        want = want + x * np.float32(i)
-    return {"x": x, "n": np.array(n, np.int64)}, want
-
 
 def test_a_loop_outside_loops_runs_without_the_driver(monkeypatch):
     # rule: stream/order, laziness/modes -- the loop's output is the run of its schedule;
@@ -72,7 +59,7 @@ def test_a_run_that_is_not_hot_asks_for_compiled_trips_once(monkeypatch):
     # trip HOT_TRIPS, so the run asks it once, not on each of its 20 trips
     lowered = lo.lower(FOR_SUM)
     feeds, want = for_sum(20)
-    asked = counting(monkeypatch, schedule, "trip_function")
+    asked = counting(monkeypatch, one_run, "trip_function")
     got = lo.evaluate(lowered, feeds)
     np.testing.assert_allclose(next(iter(got.values())), want, rtol=1e-6)
     assert len(asked) == 1

@@ -14,7 +14,7 @@ from lazyloop.core.engine import EngineMachine
 from lazyloop.core.evaluate import check_feeds
 from lazyloop.core.plan import compile_network
 from lazyloop.core.engine.batch import FEWEST_WHOLE
-from nets import LESS, SUM, concat, const, counter, last, on_engine
+from nets import LESS, SUM, concat, const, counter, last, on_engine, sums_of_rows
 
 PROD = ll.ElementWiseOperation.PROD
 
@@ -177,14 +177,7 @@ def test_an_inner_loop_meets_padding_of_its_outer_element():
     first = net.add_loop()
     first.add_trip_limit(const(net, 2, np.int32), ll.TripLimit.COUNT)
     p = concat(net, first, first.add_iterator(x).get_output(0), 4)
-    outer = net.add_loop()
-    outer.add_trip_limit(const(net, 4, np.int32), ll.TripLimit.COUNT)
-    row = outer.add_iterator(p).get_output(0)
-    inner = net.add_loop()
-    inner.add_trip_limit(const(net, 3, np.int32), ll.TripLimit.COUNT)
-    acc = inner.add_recurrence(const(net, np.zeros(3, np.float32)))
-    acc.set_input(1, net.add_elementwise(acc.get_output(0), row, SUM).get_output(0))
-    sums = concat(net, outer, last(inner, acc.get_output(0)), 4)
+    inner, sums = sums_of_rows(net, p, 4)
     sums.name = "sums"
     net.mark_output(sums)
     values, defined, machine = fast_and_reference(net, {"x": X})

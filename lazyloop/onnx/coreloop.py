@@ -267,8 +267,11 @@ class CoreLoop:
         elif have.description not in ("?", "tensor(?)") and not isinstance(have, TensorType):
             return t   # a sequence or optional: its frontend checks it
         where = self.where
+        admitted, dtype = set(), want.dtype  # shapes of `want.dtype` found to agree with it
 
         def conforming(v):
+            if v.__class__ is np.ndarray and v.shape in admitted and v.dtype == dtype:
+                return (v,)  # the check depends on dtype and shape alone
             if isinstance(v, np.generic):
                 v = np.asarray(v)
             if not (isinstance(v, np.ndarray) and v.dtype == want.dtype and want.admits(v.shape)):
@@ -276,6 +279,7 @@ class CoreLoop:
                 raise ModelError(where, "onnx/declared", f"{what} is declared {want!r} but "
                                  f"its value is {got}", "declare the type the value has "
                                  "(a symbolic dim for a size that varies)")
+            admitted.add(v.shape)
             return (v,)
 
         # its value is of the declared type, or it raises (result_types: no check after it)

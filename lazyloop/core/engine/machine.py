@@ -37,7 +37,7 @@ from .demand import demand_of, why_not
 from .needed import outputs_to_compute
 from .root import constants, force_root, root_walks, store_inputs
 from .masked_steps import MasksNeeded
-from .schedule import Schedule
+from .schedule import Schedule, pool_of
 
 
 @attrs.frozen
@@ -190,7 +190,8 @@ class EngineMachine(Machine):
             demand = self.static_demand(node.loop)
             if demand is None:
                 return None
-        n, values = self.schedule_values(demand, node, act, i)
+        n, values = (self.plain_values(demand, node, act, i, None, None)
+                     or self.schedule_values(demand, node, act, i))
         self.ran(node.loop, act.path, n, engine=True)
         result = None
         nodes = self.plan.nodes
@@ -213,21 +214,28 @@ class EngineMachine(Machine):
         loop's elements at k (`structure/nesting`). The run computes every output of the
         inner loop the enclosing demand needs at k (`Demand.runs`); the others are stored
         in `outer` beside this one."""
-        demand = demand_of(self.plan, node.loop, outer.d.runs[node.loop])
+        found = outer.inner_runs.get(node.loop)
+        if found is None:  # the inner demand and its outputs, asked once per outer schedule
+            demand = demand_of(self.plan, node.loop, outer.d.runs[node.loop])
+            found = outer.inner_runs[node.loop] = (
+                demand, tuple(self.plan.nodes[o] for o in demand.output_order))
+        demand, outs = found
         path = None  # the run's (loop, index) path, made only where trips or records keep it
         if self.trips is not None or self.record is not None:
             path = outer.path + ((outer.d.loop.name, k),)
-        n, values = self.schedule_values(demand, node, None, k, outer, path)
+        n, values = (self.plain_values(demand, node, None, k, outer, path)
+                     or self.schedule_values(demand, node, None, k, outer, path))
         self.ran(node.loop, path, n, engine=True)
         found = None
-        for out_id in demand.output_order:
-            out = self.plan.nodes[out_id]
-            value = self.output_value(out, values[out_id], n,
-                                      lambda out=out: outer.get(out.length, k))
-            if out_id == node.id:
+        for out in outs:
+            value = values[out.id]
+            if out.kind is not LoopOutput.LAST_VALUE:
+                value = self.output_value(out, value, n,
+                                          lambda out=out: outer.get(out.length, k))
+            if out is node:
                 found = value
             else:
-                outer.store(out_id, k, value)
+                outer.store(out.id, k, value)
         return found
 
     def output_value(self, out, value, n, length):
@@ -241,7 +249,8 @@ class EngineMachine(Machine):
     def schedule_values(self, demand, node, act, i, outer=None, path=None):
         """(n, the loop's outputs) from its schedule. A plain schedule that meets an undefined
         value stops (`MasksNeeded`) and the loop runs again on a masked one, which carries the
-        masks as the element rules do (masked_steps.py); later runs of the loop start masked."""
+        masks as the element rules do (masked_steps.py); later runs of the loop start masked.
+        An evaluation's run takes `plain_values` first."""
         sink = self.record if outer is None or outer.record is None else outer.record.entries
         while True:
             record = self.record
@@ -275,6 +284,27 @@ class EngineMachine(Machine):
                 sink.extend(record.entries)
             return n, values
 
+    def plain_values(self, demand, node, act, i, outer, path):
+        """`schedule_values` of an evaluation's run -- nothing recorded or logged, the loop
+        not marked masked -- on a kept plain schedule taken at once: (n, the loop's
+        outputs); None for any other run, or when the schedule met an undefined value of
+        this loop (`MasksNeeded`: the loop is marked to run masked from now on)."""
+        if self.record is not None or self.log is not None or node.loop in self.masked_loops:
+            return None
+        self.scheduled_loops[node.loop] = demand
+        pool = pool_of(demand, False)
+        schedule = pool.pop().begin(self, act, i, outer, path) if pool else Schedule(
+            demand, self, act, i, None, False, outer, path)
+        try:
+            n = schedule.run()
+            return n, schedule.outputs(n)
+        except MasksNeeded as need:
+            if need.loop != node.loop:  # an enclosing loop's: it runs again
+                raise
+            self.masked_loops.add(node.loop)
+            return None
+        finally:
+            schedule.release()
 
     def note(self, schedule):
         """Add a run that ended (an answer or an error) to `log` (kept: not None)."""
