@@ -71,6 +71,9 @@ class Emitter:
         self.invariants = {}  # ref -> local name
         self.lines = []
         self.regs = None  # while a steady trip is written: its registers (registers.py)
+        self.fetched = None  # while a steady trip is written: the invariants every steady
+        # trip reads (ref -> local), fetched once before them (`fetch_before`)
+        self.certain = False  # whether a line at the trip's top level is sure to run
         self.rel = {}  # index names -> their offset from the trip, on a steady trip
 
     # -- names ----------------------------------------------------------------------------
@@ -137,6 +140,10 @@ class Emitter:
             self.emit(depth + 1, f"{target} = v{level + 1}")
         else:
             name = self.invariant(ref)
+            if self.fetched is not None and (ref in self.fetched or self.certain and depth == 3):
+                self.fetched[ref] = name  # fetched before the steady trips (`fetch_before`)
+                self.emit(depth, f"{target} = {name}")
+                return
             self.emit(depth, f"if {name} is _M:")
             self.emit(depth + 1, f"{name} = INV({ref!r})")
             self.emit(depth, f"{target} = {name}")
@@ -238,6 +245,8 @@ class Emitter:
         memo form, or on registers while `self.regs` is set (registers.py)."""
         d, regs = self.d, self.regs
         self.lines, self.rel = [], {"i": 0}
+        self.fetched = {} if regs is not None and not regs.zero else None
+        self.certain = True
         stop = "return i" if regs is None else "break"  # on registers: written back first
         self.emit(2, "try:")
         cond = d.loop.while_
@@ -256,6 +265,7 @@ class Emitter:
                     self.emit(4, line)  # what is read once the loop ended, written back
                 ended = "return i"
             self.emit(4, f"{ended}  # the WHILE input is false: the caller stops the loop")
+            self.certain = False  # what a trip reads past the WHILE test
         for k in d.phases[1]:  # phase B: what the outputs need, at i + certain
             offset = d.certain[k]
             self.element(3, k, f"i + {offset}" if offset else "i", offset)
@@ -289,7 +299,7 @@ class Emitter:
 
     def steady_trip(self, collected):
         """The lines of a steady trip on registers (registers.py), or None when the loop
-        cannot run on them."""
+        cannot run on them; `self.fetched` then holds the invariants it reads for sure."""
         offsets = steady_streams(self.d, self.batched, self.recording)
         if not offsets:
             return None
@@ -299,6 +309,19 @@ class Emitter:
         except NotSteady:
             self.regs = None
             return None
+
+    def fetch_before(self, fetched):
+        """Lines before the steady trips: the invariants each of them reads before anything
+        may end it (the WHILE test), fetched once (`stream/invariant`: each is fetched when
+        the first trip reads it, and the first steady trip does); one that raises hands
+        the trip back, and the caller's step reads it again, where its trip reads it."""
+        if not fetched:
+            return []
+        lines = ["if i < until:", "    try:"]
+        for ref, name in fetched.items():
+            lines += [f"        if {name} is _M:", f"            {name} = INV({ref!r})"]
+        return lines + ["    except Exception:  # noqa: BLE001 -- the caller's trip fetches it",
+                        "        until = i"]
 
     def first_trip(self, collected):
         """The lines of trip 0 on registers and its registers (registers.py, `zero`), or
@@ -323,7 +346,8 @@ class Emitter:
         memo form until the run is steady, then on registers where the loop allows."""
         body = self.trip(collected)
         steady = self.steady_trip(collected)
-        regs = self.regs
+        regs, fetched = self.regs, self.fetched
+        self.fetched = None  # what else is written reads invariants where it needs them
         first, zero = self.first_trip(collected) if regs is not None else (None, None)
         on_demand, made = compiled_steps(self) if not self.recording else ([], "{}")
         self.lines = []
@@ -367,6 +391,8 @@ class Emitter:
             self.emit(memo_depth + 1, "return i")
             for line in regs.start():
                 self.emit(memo_depth, line)
+            for line in self.fetch_before(fetched):
+                self.emit(2, line)
             self.emit(2, "while i < until:")
             self.lines.extend("    " + line for line in steady)
             for line in regs.write_back():
