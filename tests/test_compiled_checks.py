@@ -200,3 +200,43 @@ def test_ellipsis_out_is_what_numpy_takes():
     else:
         with pytest.raises(TypeError):
             np.add(a, a, out=...)
+
+
+def scan_loop(dims, trips=3):
+    """ONNX: y = y + x carried, z = y * x stacked (a scan output), `trips` times; x and y0
+    are float32 of shape `dims` (None: unknown)."""
+    f, i64, b = TensorProto.FLOAT, TensorProto.INT64, TensorProto.BOOL
+    body = helper.make_graph(
+        [helper.make_node("Identity", ["c"], ["c_out"]),
+         helper.make_node("Add", ["y", "x"], ["y_out"]),
+         helper.make_node("Mul", ["y_out", "x"], ["z"])], "body",
+        [helper.make_tensor_value_info("i", i64, []), helper.make_tensor_value_info("c", b, []),
+         helper.make_tensor_value_info("y", f, dims)],
+        [helper.make_tensor_value_info("c_out", b, []),
+         helper.make_tensor_value_info("y_out", f, dims),
+         helper.make_tensor_value_info("z", f, dims)])
+    graph = helper.make_graph(
+        [helper.make_node("Loop", ["M", "", "y0"], ["y", "zs"], body=body)], "g",
+        [helper.make_tensor_value_info("x", f, dims),
+         helper.make_tensor_value_info("y0", f, dims)],
+        [helper.make_tensor_value_info("y", f, dims),
+         helper.make_tensor_value_info("zs", f, [trips] + dims)],
+        [helper.make_tensor("M", i64, [], [trips])])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def test_a_stacked_map_of_one_known_shape_is_not_checked():
+    # rule: structure/shapes -- z is stacked: its elements keep one shape. Mul of
+    # float32[2] values is float32[2], one shape always: its trips leave the check out;
+    # of float32[?] values it may change shape from trip to trip as far as types say:
+    # checked. The values by numpy: y_k = y0 + (k + 1) x, z_k = y_k * x
+    x, y0 = np.array([1.5, -2.0], np.float32), np.array([0.5, 1.0], np.float32)
+    feeds = {"x": x, "y0": y0}
+    known = trip_source(scan_loop([2]), feeds)
+    unknown = trip_source(scan_loop([None]), feeds)
+    assert known.count("CHECK(") < unknown.count("CHECK(")
+    k = np.arange(1, 4, dtype=np.float32)[:, None]
+    for model in (scan_loop([2]), scan_loop([None])):
+        got = lo.evaluate(model, feeds, mode="compiled")
+        np.testing.assert_array_equal(got["zs"], (y0 + k * x) * x)
+        np.testing.assert_array_equal(got["y"], y0 + 3 * x)
