@@ -25,7 +25,9 @@ from typing import Callable, Optional
 import numpy as np
 
 from ..core.kernel import ELLIPSIS_OUT, Kernel, NotBatchable, elementwise
-from ..core.result_types import cast_to, elementwise_in, matrix_product, same_as_argument
+from ..core.result_types import (cast_like, cast_to, chosen_elementwise, elementwise_in,
+                                 joined_along, matrix_product, same_as_argument, shape_vector,
+                                 taken_along)
 from .array_kernels import array_kernel
 from .split_kernels import split
 
@@ -286,7 +288,7 @@ def cast(dtype, slow):
     return single
 
 
-def cast_like(slow):
+def cast_like_kernel(slow):
     def single(x, like):
         """CastLike: Cast to the dtype of `like` -- for plain dtypes `x.astype(like.dtype)`
         (a numpy scalar's result made a 0-D array); others by the reference kernel."""
@@ -310,6 +312,21 @@ def gemm_type(attributes) -> Callable:
     return gives
 
 
+def array_type(op_type: str, attributes: dict) -> Optional[Callable]:
+    """The type an array kernel's value has from its arguments' types (`result_types`),
+    for the shape and indexing ops exporters write in loop bodies; None for the others."""
+    axis = attributes.get("axis")
+    if op_type == "Where":
+        return chosen_elementwise()
+    if op_type == "Concat" and isinstance(axis, int):
+        return joined_along(axis)
+    if op_type == "Gather":
+        return taken_along(axis or 0)
+    if op_type == "Shape":  # bound only with no start or end (array_kernels.shape)
+        return shape_vector()
+    return None
+
+
 def attributes_of(kernel) -> dict:
     """The node's attributes as the reference kernel resolved them (defaults filled in)."""
     return {name: getattr(kernel, name) for name in getattr(kernel, "attributes_names_", ())}
@@ -330,7 +347,7 @@ def direct(op_type: str, arity: int, slow: Callable, where: str,
         single, batched = cast(dtype, slow), elementwise(lambda x: x.astype(dtype))
         gives = cast_to(dtype)
     elif op_type == "CastLike" and arity == 2:
-        single = cast_like(slow)
+        single, gives = cast_like_kernel(slow), cast_like()
     elif op_type == "Identity" and arity == 1:
         single, batched = identity(slow), elementwise(lambda x: x)
         gives = same_as_argument()
@@ -369,10 +386,13 @@ def direct(op_type: str, arity: int, slow: Callable, where: str,
     elif arity == 1 and op_type == "Not":
         single, batched = unary(np.logical_not, slow, False), elementwise(np.logical_not,
                                                                             same_dtype)
+        gives = same_as_argument("b")
     else:
         single, batched = array_kernel(op_type, arity, attributes_of(kernel), slow), batched_form
         if op_type == "Gemm" and single is not None:  # 2-D only: its A and B have rank 2
             gives = gemm_type(attributes_of(kernel))
+        elif single is not None:
+            gives = array_type(op_type, attributes_of(kernel))
     if single is None:
         return None
     return with_single(single, where, reads_only=True,
