@@ -40,6 +40,7 @@ import re
 import numpy as np
 
 from ..kernel import ELLIPSIS_OUT
+from ..plan import Iterator
 from ..reference.rules import iterator_element
 from ..reference.steps import entry
 from .element_checks import ElementChecks
@@ -180,6 +181,9 @@ class Emitter:
         c, node = self.ids[k], self.d.members[k]
         if k in self.reused:
             self.reuse(depth, k, c, node, level)
+        elif isinstance(node, Iterator) and node.axis == 0:
+            self.slice(depth, c, node, level)
+            self.checks.emit(self, depth, k, c, node, f"v{level}", level, low)
         elif self.direct_ufunc(node):
             names = self.arguments(depth, node, level)
             self.emit(depth, f"v{level} = u{c}({', '.join(names)}, out=...)")
@@ -206,6 +210,19 @@ class Emitter:
         ufunc = getattr(getattr(node, "kernel", None), "ufunc", None)
         return (ELLIPSIS_OUT and ufunc is not None and node.fn is not ufunc
                 and len(node.args) == 2 and None not in node.args)
+
+    def slice(self, depth, c, node, level):
+        """An iterator along the first axis (its entry's step, `iterated` written in line):
+        element j of a plain array with j inside the axis is its row j (from the end,
+        reversed: `iterator/reverse` by A2 "guide"); anything else as `iterated` makes it
+        (`iterator/forward`, `iterator/bounds`)."""
+        j, v, w = f"j{level}", f"v{level}", f"w{level}"
+        self.read(depth, node.source, "0", w, level)  # the invariant
+        self.emit(depth, f"if {w}.__class__ is ND and {w}.ndim and 0 <= {j} < {w}.shape[0]:")
+        row = f"{w}.shape[0] - 1 - {j}" if node.reverse else j
+        self.emit(depth + 1, f"{v} = {w}[{row}]")
+        self.emit(depth, "else:")
+        self.emit(depth + 1, f"{v} = ITERATE(N[{c}], {w}, {j})")
 
     def reuse(self, depth, k, c, node, level):
         """A map made from shapes (reuse.py): its previous element r<c> again while its
