@@ -183,7 +183,7 @@ def taken_along(axis: int) -> Callable:
     return gives
 
 
-def cast_like() -> Callable:
+def cast_to_like() -> Callable:
     """A cast of a number or boolean to the dtype of another (ONNX CastLike): that dtype,
     the first argument's shape."""
     def gives(types):

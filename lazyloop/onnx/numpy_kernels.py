@@ -8,9 +8,9 @@ checks refuse, an input that is not an array, numpy raising -- is handed to the 
 kernel's own bound call, so that the value or the error is exactly the reference's
 (DESIGN §7: bind kernels once, re-validate nothing per trip).
 
-Identity, and Cast to the dtype its input already has, return the input itself instead of
-the reference's copy: stream elements are never written to (`stream/memo`), so sharing one is
-safe (their records say `passes_input`).
+Identity, and Cast or CastLike to the dtype its input already has, return the input itself
+instead of the reference's copy: stream elements are never written to (`stream/memo`), so
+sharing one is safe (their records say `passes_input`, and which arrays: `returns_plain`).
 
 Each binding is a `Kernel` record (`lazyloop.core.kernel`): its function returns the usual
 1-tuple, its `single` the value alone, which the plan calls for one-output layers (one frame
@@ -25,7 +25,7 @@ from typing import Callable, Optional
 import numpy as np
 
 from ..core.kernel import ELLIPSIS_OUT, Kernel, NotBatchable, elementwise
-from ..core.result_types import (cast_like, cast_to, chosen_elementwise, elementwise_in,
+from ..core.result_types import (cast_to, cast_to_like, chosen_elementwise, elementwise_in,
                                  joined_along, matrix_product, same_as_argument, shape_vector,
                                  taken_along)
 from .array_kernels import array_kernel
@@ -84,17 +84,19 @@ BOOL_BINARY = {"Equal": np.equal, "Less": np.less, "Greater": np.greater,
 
 
 def with_single(single: Callable, where: str, reads_only=False, passes_input=False,
-                batched=None, ufunc=None, shape_only=False, gives=None) -> Kernel:
+                batched=None, ufunc=None, shape_only=False, gives=None,
+                returns_plain=None) -> Kernel:
     """The kernel record of a one-output node: its function as a function layer calls it (a
     1-tuple), its one-value form `single`, its batched form, whether it never writes its
-    arguments (`reads_only`) or may return one of them itself (`passes_input`), and the type
-    its value has from its arguments' (`gives`, `lazyloop.core.result_types`)."""
+    arguments (`reads_only`) or may return one of them itself (`passes_input`, and which
+    plain arrays: `returns_plain`), and the type its value has from its arguments' (`gives`,
+    `lazyloop.core.result_types`)."""
     def call(*args):
         return (single(*args),)
     for f in (call, single):
         f.__qualname__ = f"kernel[{where}]"
     return Kernel(call, single, batched, reads_only, passes_input, ufunc, pure=True,
-                  shape_only=shape_only, gives=gives)
+                  shape_only=shape_only, gives=gives, returns_plain=returns_plain)
 
 
 def same_dtype(result, first):
@@ -288,12 +290,15 @@ def cast(dtype, slow):
     return single
 
 
-def cast_like_kernel(slow):
+def cast_like(slow):
     def single(x, like):
         """CastLike: Cast to the dtype of `like` -- for plain dtypes `x.astype(like.dtype)`
-        (a numpy scalar's result made a 0-D array); others by the reference kernel."""
+        (a numpy scalar's result made a 0-D array), an array of that dtype already itself,
+        as Cast's; others by the reference kernel."""
         if (isinstance(x, (_ndarray, np.generic)) and type(like) is _ndarray
                 and x.dtype.kind in "biuf" and like.dtype.kind in "biuf"):
+            if type(x) is _ndarray and x.dtype == like.dtype:
+                return x
             r = x.astype(like.dtype)
             return r if type(r) is _ndarray else np.array(r)
         return slow(x, like)[0]
@@ -339,18 +344,18 @@ def direct(op_type: str, arity: int, slow: Callable, where: str,
     ops of `array_kernels` keep `batched_form`, the reference kernel's batched form), and
     the type its value has where its arguments' types say it (`result_types`: a cast's, an
     elementwise op's whose fast path and reference both keep or refuse the dtype)."""
-    single = batched = gives = None
+    single = batched = gives = plain = None
     if op_type == "Split" and arity in (1, 2):  # several outputs: a record of its own
         return split(attributes_of(kernel), getattr(kernel, "n_outputs", 0), slow, where)
     if op_type == "Cast" and arity == 1 and cast_dtype(kernel) is not None:
         dtype = cast_dtype(kernel)
         single, batched = cast(dtype, slow), elementwise(lambda x: x.astype(dtype))
-        gives = cast_to(dtype)
+        gives, plain = cast_to(dtype), dtype
     elif op_type == "CastLike" and arity == 2:
-        single, gives = cast_like_kernel(slow), cast_like()
+        single, gives, plain = cast_like(slow), cast_to_like(), "like"
     elif op_type == "Identity" and arity == 1:
         single, batched = identity(slow), elementwise(lambda x: x)
-        gives = same_as_argument()
+        gives, plain = same_as_argument(), "any"
     elif arity == 1 and op_type in SAME_DTYPE_UNARY:
         fct = SAME_DTYPE_UNARY[op_type]
         single, batched = unary(fct, slow, False), elementwise(fct, same_dtype)
@@ -396,5 +401,6 @@ def direct(op_type: str, arity: int, slow: Callable, where: str,
     if single is None:
         return None
     return with_single(single, where, reads_only=True,
-                       passes_input=op_type in ("Identity", "Cast", "Where"),
-                       batched=batched, shape_only=op_type == "Shape", gives=gives)
+                       passes_input=op_type in ("Identity", "Cast", "CastLike", "Where"),
+                       batched=batched, shape_only=op_type == "Shape", gives=gives,
+                       returns_plain=plain)
