@@ -184,6 +184,13 @@ class Emitter:
         elif isinstance(node, Iterator) and node.axis == 0:
             self.slice(depth, c, node, level)
             self.checks.emit(self, depth, k, c, node, f"v{level}", level, low)
+        elif self.plain_passed(node, c, "a") is not None:
+            names = self.arguments(depth, node, level)
+            self.emit(depth, f"if {self.plain_passed(node, c, names[0], *names[1:])}:")
+            self.emit(depth + 1, f"v{level} = {names[0]}")  # the kernel would return it
+            self.emit(depth, "else:")
+            self.emit(depth + 1, f"v{level} = f{c}({', '.join(names)})")
+            self.checks.emit(self, depth, k, c, node, f"v{level}", level, low)
         elif self.direct_ufunc(node):
             names = self.arguments(depth, node, level)
             self.emit(depth, f"v{level} = u{c}({', '.join(names)}, out=...)")
@@ -199,6 +206,25 @@ class Emitter:
         for name, ref in zip(names, node.args):
             self.read(depth, ref, f"j{level}", name, level)
         return names
+
+    @staticmethod
+    def plain_passed(node, c, a, b="b"):
+        """The test under which a map's value is its first argument `a` itself, as its
+        kernel states (`Kernel.returns_plain`: Identity, a Cast or CastLike to the dtype the
+        array has), so no call is made (`stream/map`); None where the kernel does not say
+        (a Cast to another dtype than its stream's, whose d<c> the test reads)."""
+        plain = getattr(getattr(node, "kernel", None), "returns_plain", None)
+        if plain is None or None in node.args:
+            return None
+        array = f"{a}.__class__ is ND"
+        if plain == "any":
+            return array
+        if plain == "like" and len(node.args) == 2:
+            return (f"{array} and {b}.__class__ is ND and {a}.dtype == {b}.dtype "
+                    f"and {a}.dtype.kind in 'biuf'")
+        if isinstance(plain, np.dtype) and plain == getattr(node.type, "dtype", None):
+            return f"{array} and ({a}.dtype is d{c} or {a}.dtype == d{c})"
+        return None
 
     @staticmethod
     def direct_ufunc(node) -> bool:
