@@ -39,11 +39,9 @@ import re
 
 import numpy as np
 
-from ..kernel import ELLIPSIS_OUT
-from ..plan import Iterator
-from ..reference.rules import iterator_element
 from ..reference.steps import entry
 from .element_checks import ElementChecks
+from .inline_steps import inline_form, iterated
 from .on_demand import compiled_steps
 from .registers import UNSTEADY_TRIPS, NotSteady, Registers, steady_streams
 from .reuse import shape_derived
@@ -177,26 +175,14 @@ class Emitter:
 
     def compute(self, depth, k, level, low=0):
         """v<level> = element j<level> of member k -- its kind's step, written in line by
-        its entry of the step table -- then checked, memoised, recorded."""
+        its entry of the step table or the engine's own form (inline_steps.py) -- then
+        checked, memoised, recorded."""
         c, node = self.ids[k], self.d.members[k]
         if k in self.reused:
             self.reuse(depth, k, c, node, level)
-        elif isinstance(node, Iterator) and node.axis == 0:
-            self.slice(depth, c, node, level)
-            self.checks.emit(self, depth, k, c, node, f"v{level}", level, low)
-        elif self.plain_passed(node, c, "a") is not None:
-            names = self.arguments(depth, node, level)
-            self.emit(depth, f"if {self.plain_passed(node, c, names[0], *names[1:])}:")
-            self.emit(depth + 1, f"v{level} = {names[0]}")  # the kernel would return it
-            self.emit(depth, "else:")
-            self.emit(depth + 1, f"v{level} = f{c}({', '.join(names)})")
-            self.checks.emit(self, depth, k, c, node, f"v{level}", level, low)
-        elif self.direct_ufunc(node):
-            names = self.arguments(depth, node, level)
-            self.emit(depth, f"v{level} = u{c}({', '.join(names)}, out=...)")
-            self.checks.emit(self, depth, k, c, node, f"v{level}", level, low)
         else:
-            entry(node).emit(self, depth, c, node, level, low)
+            write = inline_form(node) or entry(node).emit  # the engine's form, or its entry's
+            write(self, depth, c, node, level, low)
             self.checks.emit(self, depth, k, c, node, f"v{level}", level, low)
         self.store(depth, k, c, f"j{level}", f"v{level}")
 
@@ -206,49 +192,6 @@ class Emitter:
         for name, ref in zip(names, node.args):
             self.read(depth, ref, f"j{level}", name, level)
         return names
-
-    @staticmethod
-    def plain_passed(node, c, a, b="b"):
-        """The test under which a map's value is its first argument `a` itself, as its
-        kernel states (`Kernel.returns_plain`: Identity, a Cast or CastLike to the dtype the
-        array has), so no call is made (`stream/map`); None where the kernel does not say
-        (a Cast to another dtype than its stream's, whose d<c> the test reads)."""
-        plain = getattr(getattr(node, "kernel", None), "returns_plain", None)
-        if plain is None or None in node.args:
-            return None
-        array = f"{a}.__class__ is ND"
-        if plain == "any":
-            return array
-        if plain == "like" and len(node.args) == 2:
-            return (f"{array} and {b}.__class__ is ND and {a}.dtype == {b}.dtype "
-                    f"and {a}.dtype.kind in 'biuf'")
-        if isinstance(plain, np.dtype) and plain == getattr(node.type, "dtype", None):
-            return f"{array} and ({a}.dtype is d{c} or {a}.dtype == d{c})"
-        return None
-
-    @staticmethod
-    def direct_ufunc(node) -> bool:
-        """Whether the map's kernel is a binary numpy ufunc whose function only makes its
-        value an array (`Kernel.ufunc`, not the ufunc itself): written `u<c>(a, b,
-        out=...)`, which gives that array with no Python layer, where numpy takes `out=...`
-        (`ELLIPSIS_OUT`). A ufunc that raises hands the trip back, and the step calls the
-        function, which names the node in its error (`stream/map`)."""
-        ufunc = getattr(getattr(node, "kernel", None), "ufunc", None)
-        return (ELLIPSIS_OUT and ufunc is not None and node.fn is not ufunc
-                and len(node.args) == 2 and None not in node.args)
-
-    def slice(self, depth, c, node, level):
-        """An iterator along the first axis (its entry's step, `iterated` written in line):
-        element j of a plain array with j inside the axis is its row j (from the end,
-        reversed: `iterator/reverse` by A2 "guide"); anything else as `iterated` makes it
-        (`iterator/forward`, `iterator/bounds`)."""
-        j, v, w = f"j{level}", f"v{level}", f"w{level}"
-        self.read(depth, node.source, "0", w, level)  # the invariant
-        self.emit(depth, f"if {w}.__class__ is ND and {w}.ndim and 0 <= {j} < {w}.shape[0]:")
-        row = f"{w}.shape[0] - 1 - {j}" if node.reverse else j
-        self.emit(depth + 1, f"{v} = {w}[{row}]")
-        self.emit(depth, "else:")
-        self.emit(depth + 1, f"{v} = ITERATE(N[{c}], {w}, {j})")
 
     def reuse(self, depth, k, c, node, level):
         """A map made from shapes (reuse.py): its previous element r<c> again while its
@@ -444,19 +387,6 @@ class Emitter:
         self.lines.extend(on_demand)
         self.emit(1, f"return trips, {made}")
         return "\n".join(self.lines) + "\n"
-
-
-def iterated(node, whole, i):
-    """Element i of an iterator (`rules.iterator_element`: `iterator/forward`,
-    `iterator/reverse` by A2 "guide", `iterator/bounds`) in the usual case -- a plain array
-    iterated along its first axis at an index inside it -- as its slice at once; anything
-    else (a mask, another axis, an index outside the axis) as the rule makes it."""
-    if whole.__class__ is np.ndarray and node.axis == 0 and whole.ndim:
-        extent = whole.shape[0]
-        index = extent - 1 - i if node.reverse else i
-        if 0 <= index < extent:
-            return whole[index]
-    return iterator_element(node, whole, i)
 
 
 def scalar_class(dtype):
