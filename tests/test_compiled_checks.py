@@ -142,6 +142,43 @@ def test_what_a_shape_or_indexing_kernel_says_it_gives_is_what_it_gives(data):
             op, dtypes, shapes, attributes, value.dtype, value.shape, given_type)
 
 
+RANKED = {  # op -> attribute choices, the vectors its other arguments are drawn from
+    "Reshape": ({}, [[[-1]], [[1, -1]], [[-1, 1]], [[2, -1]], [[6]]]),
+    "Expand": ({}, [[[1]], [[2, 1]], [[2, 3]], [[1, 1, 1]], [[3]]]),
+    "Unsqueeze": ({}, [[[0]], [[-1]], [[0, 1]], [0]]),
+    "Slice": ({}, [[[0], [1]], [[1], [5], [0]], [[0], [-1], [-1]], [[0], [2], [0], [2]]]),
+    "ReduceSum": ({"keepdims": [0, 1], "noop_with_empty_axes": [0, 1]},
+                  [[], [[0]], [[-1]], [[0, 1]]]),
+}
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.data())
+def test_what_a_reshaping_kernel_says_it_gives_is_what_it_gives(data):
+    # rule: structure/shapes -- Reshape, Expand, Unsqueeze, Slice and ReduceSum: the rank
+    # their shape or axes vectors decide (by their lengths alone), the data's dtype
+    op = data.draw(st.sampled_from(sorted(RANKED)))
+    choices, vectors = RANKED[op]
+    attributes = {name: data.draw(st.sampled_from(values)) for name, values in choices.items()}
+    others = [np.array(v, np.int64) for v in data.draw(st.sampled_from(vectors))]
+    dtype = np.dtype(data.draw(st.sampled_from(
+        [np.float32, np.float64] if op == "ReduceSum" else DTYPES)))
+    shape = data.draw(st.sampled_from(SHAPES))
+    kernel = node_kernel(op, 1 + len(others), **attributes)
+    args = [element(data.draw, dtype, shape)] + others
+    types = [loosened(data, dtype, shape)] + [loosened(data, np.int64, o.shape) for o in others]
+    given_type = kernel.gives(types)
+    try:
+        with np.errstate(all="ignore"):
+            value = kernel.function(*args)
+    except ll.LazyLoopError:
+        return  # refused: no element to check
+    if given_type is not None:
+        assert isinstance(value, np.ndarray), (op, value)
+        assert value.dtype == given_type.dtype and given_type.admits(value.shape), (
+            op, dtype, shape, others, attributes, value.dtype, value.shape, given_type)
+
+
 def test_shape_and_indexing_types_by_hand():
     # rule: structure/shapes -- what each of these kernels' values is, from types alone
     f32, i64 = np.dtype(np.float32), np.dtype(np.int64)
@@ -165,6 +202,16 @@ def test_shape_and_indexing_types_by_hand():
                                              TensorType(i64, ())]) == TensorType(i64, (None, 2))
     assert node_kernel("Not", 1).gives([TensorType(np.bool_, (2,))]) == TensorType(
         np.bool_, (2,))
+    assert node_kernel("Reshape", 2).gives([TensorType(f32, (6,)), TensorType(
+        i64, (3,))]) == TensorType(f32, (None, None, None))
+    assert node_kernel("Unsqueeze", 2).gives([TensorType(f32, (2,)), TensorType(
+        i64, (2,))]) == TensorType(f32, (None, None, None))
+    assert node_kernel("ReduceSum", 2, keepdims=0).gives(
+        [TensorType(f32, (2, 3)), TensorType(i64, (1,))]) == TensorType(f32, (None,))
+    assert node_kernel("ReduceSum", 1, keepdims=0).gives([TensorType(f32, (2, 3))]) == \
+        TensorType(f32, ())
+    assert node_kernel("ReduceSum", 2, keepdims=0).gives(  # [0, 0] may repeat an axis
+        [TensorType(f32, (2, 3)), TensorType(i64, (2,))]) is None
 
 
 @pytest.mark.parametrize("to, dtype", [(TensorProto.INT32, np.int32),

@@ -25,9 +25,10 @@ from typing import Callable, Optional
 import numpy as np
 
 from ..core.kernel import ELLIPSIS_OUT, Kernel, NotBatchable, elementwise
-from ..core.result_types import (cast_to, cast_to_like, chosen_elementwise, elementwise_in,
-                                 joined_along, matrix_product, same_as_argument, shape_vector,
-                                 taken_along)
+from ..core.result_types import (axes_added, cast_to, cast_to_like, chosen_elementwise,
+                                 elementwise_in, expanded, joined_along, matrix_product,
+                                 rank_from, reshaped, same_as_argument, shape_vector, sliced,
+                                 summed, taken_along)
 from .array_kernels import array_kernel
 from .split_kernels import split
 
@@ -317,10 +318,17 @@ def gemm_type(attributes) -> Callable:
     return gives
 
 
-def array_type(op_type: str, attributes: dict) -> Optional[Callable]:
+def array_type(op_type: str, arity: int, attributes: dict) -> Optional[Callable]:
     """The type an array kernel's value has from its arguments' types (`result_types`),
     for the shape and indexing ops exporters write in loop bodies; None for the others."""
     axis = attributes.get("axis")
+    ranked = {"Reshape": reshaped, "Expand": expanded, "Unsqueeze": axes_added,
+              "Slice": sliced}
+    if op_type in ranked:
+        return rank_from(ranked[op_type])
+    if op_type == "ReduceSum" and "axes" not in attributes:
+        return summed(attributes.get("keepdims", 1) == 1,
+                      attributes.get("noop_with_empty_axes", 0) == 1)
     if op_type == "Where":
         return chosen_elementwise()
     if op_type == "Concat" and isinstance(axis, int):
@@ -397,7 +405,7 @@ def direct(op_type: str, arity: int, slow: Callable, where: str,
         if op_type == "Gemm" and single is not None:  # 2-D only: its A and B have rank 2
             gives = gemm_type(attributes_of(kernel))
         elif single is not None:
-            gives = array_type(op_type, attributes_of(kernel))
+            gives = array_type(op_type, arity, attributes_of(kernel))
     if single is None:
         return None
     return with_single(single, where, reads_only=True,
