@@ -93,6 +93,21 @@ def test_what_a_kernel_says_it_gives_is_what_it_gives(data):
             op, dtype, shapes, value.dtype, np.shape(value), given_type)
 
 
+def agrees_with_its_claim(kernel, args, types, case):
+    """The kernel's value on `args` (of `types`) is an array of the type it says it gives,
+    where it says one (a value refused is no element to check)."""
+    given_type = kernel.gives(types)
+    try:
+        with np.errstate(all="ignore"):
+            value = kernel.function(*args)
+    except ll.LazyLoopError:
+        return
+    if given_type is not None:
+        assert isinstance(value, np.ndarray), (case, value)
+        assert value.dtype == given_type.dtype and given_type.admits(value.shape), (
+            case, value.dtype, value.shape, given_type)
+
+
 def loosened(data, dtype, shape):
     """The type of an argument of `dtype` and `shape`, some dimensions drawn unknown."""
     return TensorType(np.dtype(dtype), tuple(None if data.draw(st.booleans()) else d
@@ -130,16 +145,7 @@ def test_what_a_shape_or_indexing_kernel_says_it_gives_is_what_it_gives(data):
     if op == "Gather":
         args[1] = np.zeros(shapes[1], dtypes[1]) if shapes[1] else dtypes[1].type(0)
     types = [loosened(data, t, s) for t, s in zip(dtypes, shapes)]
-    given_type = kernel.gives(types)
-    try:
-        with np.errstate(all="ignore"):
-            value = kernel.function(*args)
-    except ll.LazyLoopError:
-        return  # refused: no element to check
-    if given_type is not None:
-        assert isinstance(value, np.ndarray), (op, value)
-        assert value.dtype == given_type.dtype and given_type.admits(value.shape), (
-            op, dtypes, shapes, attributes, value.dtype, value.shape, given_type)
+    agrees_with_its_claim(kernel, args, types, (op, dtypes, shapes, attributes))
 
 
 RANKED = {  # op -> attribute choices, the vectors its other arguments are drawn from
@@ -167,16 +173,7 @@ def test_what_a_reshaping_kernel_says_it_gives_is_what_it_gives(data):
     kernel = node_kernel(op, 1 + len(others), **attributes)
     args = [element(data.draw, dtype, shape)] + others
     types = [loosened(data, dtype, shape)] + [loosened(data, np.int64, o.shape) for o in others]
-    given_type = kernel.gives(types)
-    try:
-        with np.errstate(all="ignore"):
-            value = kernel.function(*args)
-    except ll.LazyLoopError:
-        return  # refused: no element to check
-    if given_type is not None:
-        assert isinstance(value, np.ndarray), (op, value)
-        assert value.dtype == given_type.dtype and given_type.admits(value.shape), (
-            op, dtype, shape, others, attributes, value.dtype, value.shape, given_type)
+    agrees_with_its_claim(kernel, args, types, (op, dtype, shape, others, attributes))
 
 
 def test_shape_and_indexing_types_by_hand():
