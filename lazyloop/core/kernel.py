@@ -13,6 +13,11 @@ is lowered or the plan compiled; the plan's `Map` node carries it. The reference
   what it reads read-only, `stream/memo`);
 * `passes_input` -- the function may return one of its arguments itself, not a copy (what
   it returns is then marked as its argument would be);
+* `returns_plain` -- given a plain numpy array as its first argument, of the dtype named
+  here, the function returns that array itself (and `passes_input` holds): `"any"`, an array
+  of any dtype (ONNX Identity); `"like"`, of the second argument's dtype, itself a plain
+  array, both of a numeric or boolean kind (CastLike); a dtype (a Cast to it). The engine's
+  compiled trips then make no call where nothing is computed;
 * `ufunc` -- the function is this binary numpy ufunc applied to its arguments, nothing
   more: the ufunc itself, or a function that makes its value an array where the ufunc gives
   a numpy scalar (what `ufunc(a, b, out=...)` gives, `ELLIPSIS_OUT`). The engine then may
@@ -66,6 +71,7 @@ class Kernel:
     pure: bool = False
     shape_only: bool = False
     gives: Optional[Callable] = attrs.field(default=None, eq=False)
+    returns_plain: object = None
 
     def __call__(self, *args):
         return self.function(*args)

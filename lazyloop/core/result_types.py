@@ -124,3 +124,153 @@ def matrix_product(trans_a: bool = False, trans_b: bool = False) -> Callable:
         lead = broadcast([a.shape[:-2], b.shape[:-2]])
         return TensorType(a.dtype, lead + (rows, columns))
     return gives
+
+
+def chosen_elementwise() -> Callable:
+    """A choice between two arguments of one dtype by a boolean condition, elementwise
+    (ONNX Where, numpy's `where`): their dtype, the broadcast shape of all three."""
+    def gives(types):
+        if len(types) != 3 or types[0].dtype.kind != "b":
+            return None
+        dtype = one_dtype(types[1:])
+        if dtype is None or dtype.kind not in "biuf":
+            return None
+        return TensorType(dtype, broadcast([t.shape for t in types]))
+    return gives
+
+
+def joined_along(axis: int) -> Callable:
+    """Arrays of one dtype and one rank (at least 1) joined along `axis` (ONNX Concat,
+    numpy's `concatenate`): that dtype; along the axis the sum of the sizes (unknown if one
+    is), elsewhere the size some argument knows (the others have it, else numpy raises)."""
+    def gives(types):
+        dtype = one_dtype(types)
+        shapes = [t.shape for t in types]
+        if dtype is None or dtype.kind not in "biuf" or any(s is None for s in shapes):
+            return None
+        ranks = {len(s) for s in shapes}
+        if len(ranks) != 1:
+            return None
+        (rank,) = ranks
+        if rank == 0 or not -rank <= axis < rank:
+            return None
+        at = axis % rank
+        dims = []
+        for d, column in enumerate(zip(*shapes)):
+            if d == at:
+                dims.append(None if None in column else sum(column))
+            else:
+                known = {n for n in column if n is not None}
+                dims.append(known.pop() if len(known) == 1 else None)
+        return TensorType(dtype, tuple(dims))
+    return gives
+
+
+def taken_along(axis: int) -> Callable:
+    """Integer indices taking slices of an array along `axis` (ONNX Gather, numpy's
+    `take`): the array's dtype; its shape with that axis replaced by the indices' shape."""
+    def gives(types):
+        data, indices = types if len(types) == 2 else (None, None)
+        if data is None or data.dtype.kind not in "biuf" or data.shape is None \
+                or indices.shape is None or indices.dtype not in (np.int32, np.int64):
+            return None
+        rank = len(data.shape)
+        if not -rank <= axis < rank:
+            return None
+        at = axis % rank
+        return TensorType(data.dtype, data.shape[:at] + tuple(indices.shape)
+                          + data.shape[at + 1:])
+    return gives
+
+
+def cast_to_like() -> Callable:
+    """A cast of a number or boolean to the dtype of another (ONNX CastLike): that dtype,
+    the first argument's shape."""
+    def gives(types):
+        if len(types) != 2 or any(t.dtype.kind not in "biuf" for t in types):
+            return None
+        return TensorType(types[1].dtype, types[0].shape)
+    return gives
+
+
+def shape_vector() -> Callable:
+    """An array's whole shape as a vector (ONNX Shape with no start or end): int64, as
+    many entries as the array has dimensions, where its rank is known."""
+    def gives(types):
+        if len(types) != 1 or types[0].shape is None:
+            return None
+        return TensorType(np.dtype(np.int64), (len(types[0].shape),))
+    return gives
+
+
+def vector_length(t: TensorType) -> Optional[int]:
+    """How many entries a vector argument of type `t` has (a 0-D one counts as one), or
+    None where its shape does not say."""
+    if t.shape is None or len(t.shape) > 1:
+        return None
+    return 1 if t.shape == () else t.shape[0]
+
+
+def of_rank(dtype: np.dtype, rank: Optional[int]) -> Optional[TensorType]:
+    """An array of `dtype` (of a numeric or boolean kind) and `rank`, its sizes not known;
+    None where the rank is not known or negative."""
+    if rank is None or rank < 0 or dtype.kind not in "biuf":
+        return None
+    return TensorType(dtype, (None,) * rank)
+
+
+def rank_from(rank_of: Callable) -> Callable:
+    """A kernel whose value has its first argument's dtype and a rank `rank_of(data rank,
+    the other arguments' types)` says (None: not known), its sizes not known (ONNX Reshape,
+    Expand, Unsqueeze, Slice: what a shape or axes argument's values decide)."""
+    def gives(types):
+        if not types or types[0].shape is None:
+            return None
+        return of_rank(types[0].dtype, rank_of(len(types[0].shape), types[1:]))
+    return gives
+
+
+def reshaped(rank, others):
+    """Reshape to a shape vector of n entries: rank n."""
+    (shape,) = others
+    return vector_length(shape) if shape.shape is not None and len(shape.shape) == 1 else None
+
+
+def expanded(rank, others):
+    """Expand to a shape vector of n entries: rank max(rank, n) (numpy's broadcasting)."""
+    (shape,) = others
+    n = vector_length(shape) if shape.shape is not None and len(shape.shape) == 1 else None
+    return None if n is None else max(rank, n)
+
+
+def axes_added(rank, others):
+    """Unsqueeze by m axes: rank + m."""
+    (axes,) = others
+    m = vector_length(axes)
+    return None if m is None else rank + m
+
+
+def sliced(rank, others):
+    """Slice: the same rank (of at least 1)."""
+    return rank if rank >= 1 else None
+
+
+def summed(keepdims: bool, noop_with_empty_axes: bool) -> Callable:
+    """A sum of floats over axes (ONNX ReduceSum with its axes an input, or none): the same
+    dtype; kept as size-1 dimensions (the same rank), or gone -- one axis given: rank - 1;
+    no axes input: rank 0, or the data as it is where no axes mean no reduction. Other
+    counts of axes are not described (repeated axes)."""
+    def gives(types):
+        data = types[0]
+        if data.shape is None or data.dtype.kind != "f":
+            return None
+        rank = len(data.shape)
+        if len(types) == 1:
+            if noop_with_empty_axes:
+                return data
+            return TensorType(data.dtype, (1,) * rank if keepdims else ())
+        m = vector_length(types[1])
+        if keepdims and m is not None and m >= 1:
+            return of_rank(data.dtype, rank)
+        return of_rank(data.dtype, rank - 1) if m == 1 and types[1].shape == (1,) else None
+    return gives

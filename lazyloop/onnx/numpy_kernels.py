@@ -8,9 +8,9 @@ checks refuse, an input that is not an array, numpy raising -- is handed to the 
 kernel's own bound call, so that the value or the error is exactly the reference's
 (DESIGN §7: bind kernels once, re-validate nothing per trip).
 
-Identity, and Cast to the dtype its input already has, return the input itself instead of
-the reference's copy: stream elements are never written to (`stream/memo`), so sharing one is
-safe (their records say `passes_input`).
+Identity, and Cast or CastLike to the dtype its input already has, return the input itself
+instead of the reference's copy: stream elements are never written to (`stream/memo`), so
+sharing one is safe (their records say `passes_input`, and which arrays: `returns_plain`).
 
 Each binding is a `Kernel` record (`lazyloop.core.kernel`): its function returns the usual
 1-tuple, its `single` the value alone, which the plan calls for one-output layers (one frame
@@ -25,7 +25,10 @@ from typing import Callable, Optional
 import numpy as np
 
 from ..core.kernel import ELLIPSIS_OUT, Kernel, NotBatchable, elementwise
-from ..core.result_types import cast_to, elementwise_in, matrix_product, same_as_argument
+from ..core.result_types import (axes_added, cast_to, cast_to_like, chosen_elementwise,
+                                 elementwise_in, expanded, joined_along, matrix_product,
+                                 rank_from, reshaped, same_as_argument, shape_vector, sliced,
+                                 summed, taken_along)
 from .array_kernels import array_kernel
 from .sort_kernels import top_k
 from .split_kernels import split
@@ -113,17 +116,19 @@ BOOL_BINARY = {"Equal": np.equal, "Less": np.less, "Greater": np.greater,
 
 
 def with_single(single: Callable, where: str, reads_only=False, passes_input=False,
-                batched=None, ufunc=None, shape_only=False, gives=None) -> Kernel:
+                batched=None, ufunc=None, shape_only=False, gives=None,
+                returns_plain=None) -> Kernel:
     """The kernel record of a one-output node: its function as a function layer calls it (a
     1-tuple), its one-value form `single`, its batched form, whether it never writes its
-    arguments (`reads_only`) or may return one of them itself (`passes_input`), and the type
-    its value has from its arguments' (`gives`, `lazyloop.core.result_types`)."""
+    arguments (`reads_only`) or may return one of them itself (`passes_input`, and which
+    plain arrays: `returns_plain`), and the type its value has from its arguments' (`gives`,
+    `lazyloop.core.result_types`)."""
     def call(*args):
         return (single(*args),)
     for f in (call, single):
         f.__qualname__ = f"kernel[{where}]"
     return Kernel(call, single, batched, reads_only, passes_input, ufunc, pure=True,
-                  shape_only=shape_only, gives=gives)
+                  shape_only=shape_only, gives=gives, returns_plain=returns_plain)
 
 
 def same_dtype(result, first):
@@ -320,9 +325,12 @@ def cast(dtype, slow):
 def cast_like(slow):
     def single(x, like):
         """CastLike: Cast to the dtype of `like` -- for plain dtypes `x.astype(like.dtype)`
-        (a numpy scalar's result made a 0-D array); others by the reference kernel."""
+        (a numpy scalar's result made a 0-D array), an array of that dtype already itself,
+        as Cast's; others by the reference kernel."""
         if (isinstance(x, (_ndarray, np.generic)) and type(like) is _ndarray
                 and x.dtype.kind in "biuf" and like.dtype.kind in "biuf"):
+            if type(x) is _ndarray and x.dtype == like.dtype:
+                return x
             r = x.astype(like.dtype)
             return r if type(r) is _ndarray else np.array(r)
         return slow(x, like)[0]
@@ -341,6 +349,28 @@ def gemm_type(attributes) -> Callable:
     return gives
 
 
+def array_type(op_type: str, arity: int, attributes: dict) -> Optional[Callable]:
+    """The type an array kernel's value has from its arguments' types (`result_types`),
+    for the shape and indexing ops exporters write in loop bodies; None for the others."""
+    axis = attributes.get("axis")
+    ranked = {"Reshape": reshaped, "Expand": expanded, "Unsqueeze": axes_added,
+              "Slice": sliced}
+    if op_type in ranked:
+        return rank_from(ranked[op_type])
+    if op_type == "ReduceSum" and "axes" not in attributes:
+        return summed(attributes.get("keepdims", 1) == 1,
+                      attributes.get("noop_with_empty_axes", 0) == 1)
+    if op_type == "Where":
+        return chosen_elementwise()
+    if op_type == "Concat" and isinstance(axis, int):
+        return joined_along(axis)
+    if op_type == "Gather":
+        return taken_along(axis or 0)
+    if op_type == "Shape":  # bound only with no start or end (array_kernels.shape)
+        return shape_vector()
+    return None
+
+
 def attributes_of(kernel) -> dict:
     """The node's attributes as the reference kernel resolved them (defaults filled in)."""
     return {name: getattr(kernel, name) for name in getattr(kernel, "attributes_names_", ())}
@@ -353,7 +383,7 @@ def direct(op_type: str, arity: int, slow: Callable, where: str,
     ops of `array_kernels` keep `batched_form`, the reference kernel's batched form), and
     the type its value has where its arguments' types say it (`result_types`: a cast's, an
     elementwise op's whose fast path and reference both keep or refuse the dtype)."""
-    single = batched = gives = None
+    single = batched = gives = plain = None
     if op_type == "Split" and arity in (1, 2):  # several outputs: a record of its own
         return split(attributes_of(kernel), getattr(kernel, "n_outputs", 0), slow, where)
     if op_type == "TopK" and arity == 2:  # values and indices: a record of its own too
@@ -361,12 +391,12 @@ def direct(op_type: str, arity: int, slow: Callable, where: str,
     if op_type == "Cast" and arity == 1 and cast_dtype(kernel) is not None:
         dtype = cast_dtype(kernel)
         single, batched = cast(dtype, slow), elementwise(lambda x: x.astype(dtype))
-        gives = cast_to(dtype)
+        gives, plain = cast_to(dtype), dtype
     elif op_type == "CastLike" and arity == 2:
-        single = cast_like(slow)
+        single, gives, plain = cast_like(slow), cast_to_like(), "like"
     elif op_type == "Identity" and arity == 1:
         single, batched = identity(slow), elementwise(lambda x: x)
-        gives = same_as_argument()
+        gives, plain = same_as_argument(), "any"
     elif arity == 1 and op_type in SAME_DTYPE_UNARY:
         fct = SAME_DTYPE_UNARY[op_type]
         single, batched = unary(fct, slow, False), elementwise(fct, same_dtype)
@@ -402,12 +432,16 @@ def direct(op_type: str, arity: int, slow: Callable, where: str,
     elif arity == 1 and op_type == "Not":
         single, batched = unary(np.logical_not, slow, False), elementwise(np.logical_not,
                                                                             same_dtype)
+        gives = same_as_argument("b")
     else:
         single, batched = array_kernel(op_type, arity, attributes_of(kernel), slow), batched_form
         if op_type == "Gemm" and single is not None:  # 2-D only: its A and B have rank 2
             gives = gemm_type(attributes_of(kernel))
+        elif single is not None:
+            gives = array_type(op_type, arity, attributes_of(kernel))
     if single is None:
         return None
     return with_single(single, where, reads_only=True,
-                       passes_input=op_type in ("Identity", "Cast", "Where"),
-                       batched=batched, shape_only=op_type == "Shape", gives=gives)
+                       passes_input=op_type in ("Identity", "Cast", "CastLike", "Where"),
+                       batched=batched, shape_only=op_type == "Shape", gives=gives,
+                       returns_plain=plain)

@@ -25,7 +25,10 @@ element whose arguments' types decide a type its stream's contains -- is not che
 (element_checks.py).
 Once a run is steady, the function leaves the memo form for trips on registers
 (registers.py): each scheduled stream's elements live in local variables, and the memos are
-written back at every return, so the caller finds what the memo form leaves.
+written back at every return, so the caller finds what the memo form leaves that a reader
+may still ask for. The invariants every steady trip reads before its WHILE test are fetched
+once before the steady trips. A few steps have shorter in-line forms of their own
+(inline_steps.py: an iterator's row, a map passing its argument, a ufunc with `out=...`).
 
 Compiling costs about a millisecond, so a loop is compiled only once a run of it reaches
 `HOT_TRIPS` trips, or its runs on a plan have added up to `ACROSS_RUNS` times that many; the
@@ -39,10 +42,9 @@ import re
 
 import numpy as np
 
-from ..kernel import ELLIPSIS_OUT
-from ..reference.rules import iterator_element
 from ..reference.steps import entry
 from .element_checks import ElementChecks
+from .inline_steps import inline_form, iterated
 from .on_demand import compiled_steps
 from .registers import UNSTEADY_TRIPS, NotSteady, Registers, steady_streams
 from .reuse import shape_derived
@@ -71,6 +73,9 @@ class Emitter:
         self.invariants = {}  # ref -> local name
         self.lines = []
         self.regs = None  # while a steady trip is written: its registers (registers.py)
+        self.fetched = None  # while a steady trip is written: the invariants every steady
+        # trip reads (ref -> local), fetched once before them (`fetch_before`)
+        self.certain = False  # whether a line at the trip's top level is sure to run
         self.rel = {}  # index names -> their offset from the trip, on a steady trip
 
     # -- names ----------------------------------------------------------------------------
@@ -137,6 +142,10 @@ class Emitter:
             self.emit(depth + 1, f"{target} = v{level + 1}")
         else:
             name = self.invariant(ref)
+            if self.fetched is not None and (ref in self.fetched or self.certain and depth == 3):
+                self.fetched[ref] = name  # fetched before the steady trips (`fetch_before`)
+                self.emit(depth, f"{target} = {name}")
+                return
             self.emit(depth, f"if {name} is _M:")
             self.emit(depth + 1, f"{name} = INV({ref!r})")
             self.emit(depth, f"{target} = {name}")
@@ -169,16 +178,14 @@ class Emitter:
 
     def compute(self, depth, k, level, low=0):
         """v<level> = element j<level> of member k -- its kind's step, written in line by
-        its entry of the step table -- then checked, memoised, recorded."""
+        its entry of the step table or the engine's own form (inline_steps.py) -- then
+        checked, memoised, recorded."""
         c, node = self.ids[k], self.d.members[k]
         if k in self.reused:
             self.reuse(depth, k, c, node, level)
-        elif self.direct_ufunc(node):
-            names = self.arguments(depth, node, level)
-            self.emit(depth, f"v{level} = u{c}({', '.join(names)}, out=...)")
-            self.checks.emit(self, depth, k, c, node, f"v{level}", level, low)
         else:
-            entry(node).emit(self, depth, c, node, level, low)
+            write = inline_form(node) or entry(node).emit  # the engine's form, or its entry's
+            write(self, depth, c, node, level, low)
             self.checks.emit(self, depth, k, c, node, f"v{level}", level, low)
         self.store(depth, k, c, f"j{level}", f"v{level}")
 
@@ -188,17 +195,6 @@ class Emitter:
         for name, ref in zip(names, node.args):
             self.read(depth, ref, f"j{level}", name, level)
         return names
-
-    @staticmethod
-    def direct_ufunc(node) -> bool:
-        """Whether the map's kernel is a binary numpy ufunc whose function only makes its
-        value an array (`Kernel.ufunc`, not the ufunc itself): written `u<c>(a, b,
-        out=...)`, which gives that array with no Python layer, where numpy takes `out=...`
-        (`ELLIPSIS_OUT`). A ufunc that raises hands the trip back, and the step calls the
-        function, which names the node in its error (`stream/map`)."""
-        ufunc = getattr(getattr(node, "kernel", None), "ufunc", None)
-        return (ELLIPSIS_OUT and ufunc is not None and node.fn is not ufunc
-                and len(node.args) == 2 and None not in node.args)
 
     def reuse(self, depth, k, c, node, level):
         """A map made from shapes (reuse.py): its previous element r<c> again while its
@@ -238,6 +234,8 @@ class Emitter:
         memo form, or on registers while `self.regs` is set (registers.py)."""
         d, regs = self.d, self.regs
         self.lines, self.rel = [], {"i": 0}
+        self.fetched = {} if regs is not None and not regs.zero else None
+        self.certain = True
         stop = "return i" if regs is None else "break"  # on registers: written back first
         self.emit(2, "try:")
         cond = d.loop.while_
@@ -256,6 +254,7 @@ class Emitter:
                     self.emit(4, line)  # what is read once the loop ended, written back
                 ended = "return i"
             self.emit(4, f"{ended}  # the WHILE input is false: the caller stops the loop")
+            self.certain = False  # what a trip reads past the WHILE test
         for k in d.phases[1]:  # phase B: what the outputs need, at i + certain
             offset = d.certain[k]
             self.element(3, k, f"i + {offset}" if offset else "i", offset)
@@ -289,7 +288,7 @@ class Emitter:
 
     def steady_trip(self, collected):
         """The lines of a steady trip on registers (registers.py), or None when the loop
-        cannot run on them."""
+        cannot run on them; `self.fetched` then holds the invariants it reads for sure."""
         offsets = steady_streams(self.d, self.batched, self.recording)
         if not offsets:
             return None
@@ -299,6 +298,19 @@ class Emitter:
         except NotSteady:
             self.regs = None
             return None
+
+    def fetch_before(self, fetched):
+        """Lines before the steady trips: the invariants each of them reads before anything
+        may end it (the WHILE test), fetched once (`stream/invariant`: each is fetched when
+        the first trip reads it, and the first steady trip does); one that raises hands
+        the trip back, and the caller's step reads it again, where its trip reads it."""
+        if not fetched:
+            return []
+        lines = ["if i < until:", "    try:"]
+        for ref, name in fetched.items():
+            lines += [f"        if {name} is _M:", f"            {name} = INV({ref!r})"]
+        return lines + ["    except Exception:  # noqa: BLE001 -- the caller's trip fetches it",
+                        "        until = i"]
 
     def first_trip(self, collected):
         """The lines of trip 0 on registers and its registers (registers.py, `zero`), or
@@ -323,7 +335,8 @@ class Emitter:
         memo form until the run is steady, then on registers where the loop allows."""
         body = self.trip(collected)
         steady = self.steady_trip(collected)
-        regs = self.regs
+        regs, fetched = self.regs, self.fetched
+        self.fetched = None  # what else is written reads invariants where it needs them
         first, zero = self.first_trip(collected) if regs is not None else (None, None)
         on_demand, made = compiled_steps(self) if not self.recording else ([], "{}")
         self.lines = []
@@ -367,6 +380,8 @@ class Emitter:
             self.emit(memo_depth + 1, "return i")
             for line in regs.start():
                 self.emit(memo_depth, line)
+            for line in self.fetch_before(fetched):
+                self.emit(2, line)
             self.emit(2, "while i < until:")
             self.lines.extend("    " + line for line in steady)
             for line in regs.write_back():
@@ -375,19 +390,6 @@ class Emitter:
         self.lines.extend(on_demand)
         self.emit(1, f"return trips, {made}")
         return "\n".join(self.lines) + "\n"
-
-
-def iterated(node, whole, i):
-    """Element i of an iterator (`rules.iterator_element`: `iterator/forward`,
-    `iterator/reverse` by A2 "guide", `iterator/bounds`) in the usual case -- a plain array
-    iterated along its first axis at an index inside it -- as its slice at once; anything
-    else (a mask, another axis, an index outside the axis) as the rule makes it."""
-    if whole.__class__ is np.ndarray and node.axis == 0 and whole.ndim:
-        extent = whole.shape[0]
-        index = extent - 1 - i if node.reverse else i
-        if 0 <= index < extent:
-            return whole[index]
-    return iterator_element(node, whole, i)
 
 
 def scalar_class(dtype):

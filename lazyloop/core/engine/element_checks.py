@@ -64,10 +64,13 @@ class ElementChecks:
     def sure(self, k, node) -> bool:
         """Whether every element of k passes `structure/shapes` because its arguments'
         elements did (each is checked when made, or sure): the type `given` says its
-        elements have is contained in k's. A stacked stream keeps its check (its elements
-        also keep the first one's shape)."""
-        given = None if k in self.one_shape else self.given(node)
-        return given is not None and contains(node.type, given)
+        elements have is contained in k's. A stacked stream's elements also keep the first
+        one's shape: sure only where `given` knows every dimension (one shape, always)."""
+        given = self.given(node)
+        if given is None or k in self.one_shape and (
+                given.shape is None or None in given.shape):
+            return False
+        return contains(node.type, given)
 
     def given(self, node):
         """The type every element of `node` has from its arguments' types, or None: a map's

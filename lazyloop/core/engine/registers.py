@@ -83,6 +83,7 @@ class Registers:
         self.first = max([self.window] + [
             (1 if isinstance(demand.members[k], Recurrence) else 0) - hi
             for k, hi in self.high.items()])
+        self.low = kept_below(demand, offsets, self.high)  # k -> its lowest register kept
 
     def __contains__(self, k):
         return k in self.high
@@ -95,6 +96,11 @@ class Registers:
         trip 0)."""
         return range(0) if self.zero else range(-self.window, self.high[k])
 
+    def kept(self, k):
+        """The held offsets whose registers are slid and written back: low .. hi - 1
+        (`kept_below`); the others hold elements no reader asks for."""
+        return range(0) if self.zero else range(self.low[k], self.high[k])
+
     def unmade(self, k, r) -> bool:
         """Whether element i + r of k may not be made yet where it is read: its top one
         before its phase makes it; on trip 0, any but one made already."""
@@ -106,6 +112,9 @@ class Registers:
         """The register holding element i + r of k at this point of the trip. On trip 0 an
         element below 0 is read only where the index is tested first (a carried value's
         element j - 1 where j > 0): its register, never assigned, is not read."""
+        if r < self.low[k] and not self.zero:  # pragma: no cover -- kept_below follows
+            # every read a steady trip makes
+            raise NotSteady(f"{k!r} read at i + {r}, below its kept registers")
         if r in self.held(k) or r == self.high[k] and k in self.fresh or (
                 k, r) in self.made_at or self.zero and r < 0:
             return self.name(k, r)
@@ -136,14 +145,18 @@ class Registers:
     # -- the lines --------------------------------------------------------------------------
     def entry(self):
         """Lines (at the trip loop's depth) that leave the memo-form trips for the steady
-        ones at a trip whose memos are in the steady state, moving them to the registers."""
-        lines = [f"if i >= {self.first} and unsteady < {UNSTEADY_TRIPS}:", "    try:"]
-        for k in self.high:
-            c = self.ids[k]
-            lines += [f"        {self.name(k, r)} = m{c}[i + {r}]" for r in self.held(k)]
+        ones at a trip whose memos are in the steady state, moving them to the registers.
+        An element below a stream's kept registers is dropped first (no reader asks for it;
+        a write-back leaves it out)."""
+        lines = [f"if i >= {self.first} and unsteady < {UNSTEADY_TRIPS}:"]
+        lines += [f"    m{self.ids[k]}.pop(i + {r}, None)" for k in self.high
+                  for r in range(-self.window, self.low[k])]
+        loads = [f"        {self.name(k, r)} = m{self.ids[k]}[i + {r}]" for k in self.high
+                 for r in self.kept(k)]
+        lines += ["    try:"] + (loads or ["        pass"])
         lines += ["    except KeyError:", "        pass",
                   "    else:",
-                  "        if " + " and ".join(f"len(m{self.ids[k]}) == {len(self.held(k))}"
+                  "        if " + " and ".join(f"len(m{self.ids[k]}) == {len(self.kept(k))}"
                                                for k in self.high) + ":"]
         # steady: the memos hold exactly what the registers do, and let go of it (an element
         # is kept alive only as long as the memo form keeps it) until they are written back
@@ -156,11 +169,11 @@ class Registers:
         return [f"{self.name(k, self.high[k])} = _M" for k in self.high]
 
     def slide(self):
-        """Lines after a steady trip (i is the next trip's): each register one down."""
+        """Lines after a steady trip (i is the next trip's): each kept register one down."""
         lines = []
         for k, hi in self.high.items():
             lines += [f"{self.name(k, r)} = {self.name(k, r + 1)}"
-                      for r in range(-self.window, hi)]
+                      for r in range(self.low[k], hi)]
             lines.append(f"{self.name(k, hi)} = _M")
         return lines
 
@@ -188,13 +201,13 @@ class Registers:
 
     def write_back(self, members=None):
         """Lines that leave in each memo (of `members`, by default all) what the memo-form
-        trips would have: the elements i - window .. i + hi - 1, and i + hi when this trip
-        made it."""
+        trips would have that a reader may ask for: the elements of its kept registers, i +
+        low .. i + hi - 1, and i + hi when this trip made it."""
         lines = []
         for k in self.high if members is None else members:
             hi, c = self.high[k], self.ids[k]
             lines.append(f"m{c}.clear()")
-            lines += [f"m{c}[i + {r}] = {self.name(k, r)}" for r in self.held(k)]
+            lines += [f"m{c}[i + {r}] = {self.name(k, r)}" for r in self.kept(k)]
             top = self.name(k, hi)
             lines.append(f"if {top} is not _M: m{c}[i + {hi}] = {top}")
         return lines
@@ -209,3 +222,35 @@ class Registers:
         it stopped, handed back or ended the loop."""
         return [f"if {self.name(k, r)} is not _M: m{self.ids[k]}[{r}] = {self.name(k, r)}"
                 for k, hi in self.high.items() for r in range(hi + 1)]
+
+
+def kept_below(demand, offsets, high) -> dict:
+    """Each register stream -> the lowest offset (from the trip) of an element that a reader
+    may ask for while or after the compiled trips run; registers below it are neither slid
+    nor written back (`stream/memo`: an element no reader asks for need not be kept).
+
+    The readers: the steps of a trip, compiled or the caller's (each member at the offsets
+    the phases make it reads its edges), the WHILE input, the outputs once the loop stopped
+    (a LAST_VALUE at n, a collected stream at the trip), and what their steps read in turn,
+    as far as an element is not held already; later trips read the same offsets from a
+    later trip. A carried value keeps its whole window: the fixed-point watch compares its
+    elements (`laziness/fixed-point`)."""
+    window = demand.window
+    roots = [(k, o) for k, made in offsets.items() for o in made]
+    roots.append((demand.loop.while_, 0))
+    prefix, points = demand.output_roots()
+    roots += [(k, 0) for k in prefix] + [(k, q) for k, qs in points.items() for q in qs]
+    low = {k: -window if isinstance(demand.members[k], Recurrence) else max(-window, hi)
+           for k, hi in high.items()}
+    seen = set()
+    while roots:
+        k, q = roots.pop()
+        if (k, q) in seen or k not in demand.members or q < -window - 1:
+            continue
+        seen.add((k, q))
+        if k in high:
+            low[k] = max(-window, min(low[k], q))
+            if -window <= q < high[k]:
+                continue  # held: its step is not run, nor what it reads read
+        roots += [(r, q + off) for r, off in demand.edges[k] + demand.cond_edges[k]]
+    return low
