@@ -45,13 +45,12 @@ arguments is undefined anywhere makes a plain array and no mask (`plain_batch`).
 """
 from __future__ import annotations
 
-from ..kernel import NotBatchable
+import attrs
+
 from ..plan import Iterator, Map, Recurrence
-from ..types import TensorType
-from ..undefined import Partial, split
+from ..undefined import Partial
 from .accumulate import FEWEST_TRIPS, accumulated_pairs
-from .batch_steps import (MAX_BATCH_BYTES, accumulation, head, iterated, keep, map_batch,
-                          shift)
+from .batch_steps import MAX_BATCH_BYTES, batch_step, head
 
 
 #: a run of fewer trips is batched only where the batches take all of its work: batches
@@ -160,20 +159,20 @@ def batch_maps(schedule, n, max_bytes=MAX_BATCH_BYTES) -> int:
     them. Returns the trip the schedule starts at: n when the batches hold all the work of
     every trip (what each trip forces, and what CONCATENATE/REVERSE collect, which then take
     the batch itself), else 0; nothing changes where batching does not apply."""
-    d = schedule.d
-    steps = recipe(d)
-    if not steps or n > schedule.m.max_trips or not worth_batching(schedule, n):
+    plan = batch_plan(schedule.d)
+    if not plan.steps or n > schedule.m.max_trips or not worth_batching(schedule, n):
         return 0
     try:
-        batches = make_batches(schedule, steps, n, max_bytes)
+        batches = make_batches(schedule, plan.steps, n, max_bytes)
     except Exception:  # noqa: BLE001 -- any failure: the per-element path reports it
         return 0
     if not batches:
         return 0
     install(schedule, batches)
-    certain = d.certain
-    if not all(k in batches and extent(batches[k]) == n + certain[k] for k in per_trip(d)):
-        return 0
+    for k, offset in plan.every:  # does every trip's work lie in the batches?
+        batch = batches.get(k)
+        if batch is None or extent(batch) != n + offset:
+            return 0
     collected = schedule.collected
     if not all(src in batches for src in collected):
         return 0
@@ -182,21 +181,27 @@ def batch_maps(schedule, n, max_bytes=MAX_BATCH_BYTES) -> int:
     return n
 
 
-def recipe(demand) -> tuple:
-    """What `make_batches` reads of each candidate, in order (derived once per plan): its
-    id, its node, its `certain` offset, the loop's streams among its arguments (a map's),
-    and whether its elements are tensors (checked by `structure/shapes`)."""
-    key = ("batch recipe", demand.key)
+@attrs.frozen
+class BatchPlan:
+    """What a run's batches are made of (`stream/map`), decided once per demand: `steps`,
+    one per candidate in `candidates`' order (batch_steps.py), and `every`, each stream
+    every trip forces with its `certain` offset (a run is wholly batched when each has a
+    batch n + offset long)."""
+
+    steps: tuple
+    every: tuple
+
+
+def batch_plan(demand) -> BatchPlan:
+    """The demand's `BatchPlan` (derived once per plan)."""
+    key = ("batch plan", demand.key)
     derived = demand.plan.derived
     found = derived.get(key)
     if found is None:
         members = demand.members
-        found = derived[key] = tuple(
-            (nid, node, demand.certain[nid],
-             frozenset(a for a in node.args if a in members) if isinstance(node, Map)
-             else frozenset(),
-             isinstance(node.type, TensorType))
-            for nid, node in ((k, members[k]) for k in candidates(demand)))
+        found = derived[key] = BatchPlan(
+            tuple(batch_step(demand, members[k]) for k in candidates(demand)),
+            tuple((k, demand.certain[k]) for k in per_trip(demand)))
     return found
 
 
@@ -204,51 +209,32 @@ def recipe(demand) -> tuple:
 # `Partial` of that array and a bool array of the same shape: the elements' masks stacked.
 
 def extent(batch) -> int:
-    return len(split(batch)[0])
+    return len(batch.value if type(batch) is Partial else batch)
 
 
 def make_batches(schedule, steps, n, max_bytes=MAX_BATCH_BYTES) -> dict:
-    """The batches of one run of n trips, stream by stream in the order of `recipe`: each
-    iterator's elements, each map's whose streams are batched, each recurrence's that
-    shifts or accumulates a batch; a stream whose batch cannot be made is left out (it and
-    what reads it run element by element)."""
-    batches, check = {}, schedule.check
-    for nid, node, offset, inside, typed in steps:
-        length = n + offset
-        if length <= 0 or nid in batches:  # a next-value map: made with its recurrence
-            continue
-        if isinstance(node, Recurrence):
-            made = (shift(schedule, node, batches[node.next], n) if node.next in batches
-                    else accumulation(schedule, node, batches, n, max_bytes))
-            for k, batch in made.items():
-                keep(schedule, batches, k, batch,
-                     check and isinstance(schedule.d.members[k].type, TensorType))
-            continue
-        if isinstance(node, Iterator):
-            # iterator/forward, iterator/reverse (A2 "guide"): the first `length` elements
-            batch = iterated(node, schedule.invariant(node.source), length)
-        elif batches.keys() >= inside:
-            try:
-                batch = map_batch(schedule, node, batches, length, max_bytes)
-            except NotBatchable:  # this stream (and what reads it) runs element by element
-                continue
-        else:
-            continue
-        if batch is not None:
-            keep(schedule, batches, nid, batch, check and typed)
+    """The batches of one run of n trips, step by step (`BatchPlan.steps`): each iterator's
+    elements, each map's whose streams are batched, each recurrence's that shifts or
+    accumulates a batch; a stream whose batch cannot be made is left out (it and what reads
+    it run element by element)."""
+    batches = {}
+    for step in steps:
+        step.make(schedule, batches, n, max_bytes)
     return batches
 
 
 def install(schedule, batches):
     """Elements below each batch's length are views of it; others are computed as before."""
     schedule.batched = frozenset(batches)
-    schedule.masked_batches = frozenset(k for k, b in batches.items() if type(b) is Partial)
-    record = schedule.record
-    if record is not None:
-        for nid, batch in batches.items():
-            record.extend((nid, k) for k in range(extent(batch)))
+    steps, memo, record, masked = schedule.steps, schedule.memo, schedule.record, []
     for nid, batch in batches.items():
-        schedule.steps[nid] = batched_step(schedule.memo[nid], batch, schedule.steps[nid])
+        if type(batch) is Partial:
+            masked.append(nid)
+        if record is not None:
+            record.extend((nid, k) for k in range(extent(batch)))
+        steps[nid] = batched_step(memo[nid], batch, steps[nid])
+    if masked:
+        schedule.masked_batches = frozenset(masked)
 
 
 def batched_step(memo, batch, per_element):

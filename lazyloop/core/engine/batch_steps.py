@@ -4,15 +4,119 @@ recurrence's shifted or accumulated rows; `batch.py` says which streams batch an
 what is made here."""
 from __future__ import annotations
 
+import attrs
 import numpy as np
 
 from ..reference.rules import iterator_elements, map_element
-from ..kernel import NotBatchable, aligned
+from ..kernel import Elementwise, NotBatchable, aligned, same_values
+from ..plan import Iterator, Map, Recurrence
 from ..undefined import Partial, full_mask, join, mapped, split
+from ..types import TensorType
 from .accumulate import FEWEST_TRIPS, NotAccumulable, accumulate
 
 # A batch larger than this many bytes per stream is not made: memory stays bounded.
 MAX_BATCH_BYTES = 1 << 27
+
+
+@attrs.frozen(repr=False)
+class IteratedBatch:
+    """An iterator's batch (`iterator/forward`): its first n + `offset` elements; `typed`:
+    a tensor stream, whose element 0 a checking profile checks (`structure/shapes`)."""
+
+    node: Iterator
+    offset: int
+    typed: bool
+
+    def make(self, schedule, batches, n, max_bytes):
+        length = n + self.offset
+        if length > 0:
+            batch = iterated(self.node, schedule.invariant(self.node.source), length)
+            keep(schedule, batches, self.node, batch, self.typed)
+
+    def __repr__(self):
+        return f"IteratedBatch({self.node.id!r}, offset={self.offset})"
+
+
+@attrs.frozen(repr=False)
+class MappedBatch:
+    """A map's batch (`stream/map`): its batched kernel on the first n + `offset` elements
+    of its `arguments` ((reference, whether stacked) each: the loop's streams are, the
+    invariants are not), made once every stream in `inside` is batched; `exact`: its form
+    is an exact `Elementwise` one, whose batch needs no element checked (`exact_batch`)."""
+
+    node: Map
+    offset: int
+    arguments: tuple
+    inside: frozenset
+    flags: tuple
+    exact: bool
+    typed: bool
+
+    def make(self, schedule, batches, n, max_bytes):
+        length = n + self.offset
+        node = self.node
+        if length <= 0 or node.id in batches or not batches.keys() >= self.inside:
+            return  # in batches already: a next-value map, made with its recurrence
+        args, masked = map_arguments(schedule, batches, self.arguments, length)
+        if args is None:
+            return
+        try:
+            if masked:
+                batch = masked_batch(node, args, self.flags, length, max_bytes)
+            elif self.exact:
+                batch = exact_batch(node, args, self.flags, length, max_bytes)
+            else:
+                batch = plain_batch(node, args, self.flags, length, max_bytes)
+        except NotBatchable:  # this stream (and what reads it) runs element by element
+            return
+        keep(schedule, batches, node, batch, self.typed)
+
+    def __repr__(self):
+        return (f"MappedBatch({self.node.id!r}, offset={self.offset}, "
+                f"stacked={sorted(self.inside)!r}{', exact' if self.exact else ''})")
+
+
+@attrs.frozen(repr=False)
+class CarriedBatch:
+    """A recurrence's batch (`recurrence/def`): its next value's batch shifted one place
+    on, or the rows of its accumulation with its next-value map's (`accumulate.py`);
+    `typed`: (stream, whether a tensor) for each stream it may give."""
+
+    node: Recurrence
+    offset: int
+    typed: tuple
+
+    def make(self, schedule, batches, n, max_bytes):
+        node = self.node
+        if n + self.offset <= 0:
+            return
+        made = (shift(schedule, node, batches[node.next], n) if node.next in batches
+                else accumulation(schedule, node, batches, n, max_bytes))
+        if made:
+            for member, tensor in self.typed:
+                if member.id in made:
+                    keep(schedule, batches, member, made[member.id], tensor)
+
+    def __repr__(self):
+        return f"CarriedBatch({self.node.id!r})"
+
+
+def batch_step(demand, node):
+    """The step that makes the batch of candidate `node` (batch.candidates), decided once
+    per demand: what `make_batches` reads of it in each run."""
+    members, offset = demand.members, demand.certain[node.id]
+    typed = isinstance(node.type, TensorType)
+    if isinstance(node, Iterator):
+        return IteratedBatch(node, offset, typed)
+    if isinstance(node, Recurrence):
+        step = members[node.next]
+        return CarriedBatch(node, offset, tuple((m, isinstance(m.type, TensorType))
+                                        for m in (node, step)))
+    arguments = tuple((a, a in members) for a in node.args)
+    form = node.kernel.batched
+    return MappedBatch(node, offset, arguments, frozenset(a for a in node.args if a in members),
+                       tuple(stacked for _, stacked in arguments),
+                       isinstance(form, Elementwise) and form.exact, typed)
 
 
 def head(batch, length):
@@ -22,15 +126,16 @@ def head(batch, length):
     return batch[:length]
 
 
-def keep(schedule, batches, nid, batch, check):
-    """A batch made: read-only from now on (`stream/memo`), its element 0 checked where
-    `check` says (a tensor stream in a profile that checks, `structure/shapes`: one
-    element's shape is all of theirs)."""
-    values = split(batch)[0]
+def keep(schedule, batches, node, batch, typed):
+    """A batch made: read-only from now on (`stream/memo`), its element 0 checked where it
+    is a tensor stream in a profile that checks (`structure/shapes`: one element's shape is
+    all of theirs) and the stream has not admitted its shape in this dtype already."""
+    values = batch.value if type(batch) is Partial else batch
     values.setflags(write=False)
-    if check:
-        schedule.check_element(schedule.d.members[nid], values[0, ...])
-    batches[nid] = batch
+    if typed and schedule.check and not (values.dtype == node.type.dtype
+                                         and values.shape[1:] in schedule.shapes[node.id]):
+        schedule.check_element(node, values[0, ...])
+    batches[node.id] = batch
 
 
 def iterated(node, whole, length):
@@ -86,24 +191,52 @@ def shift(schedule, node, next_batch, n) -> dict:
     return {node.id: rows}
 
 
-def map_batch(schedule, node, batches, length, max_bytes=MAX_BATCH_BYTES):
-    """`stream/map` over stacked elements: the batched kernel on the first `length`
-    elements of the batched arguments and the invariants as they are; None where an
-    invariant is not an array. A batch of wholly defined arguments is a plain array and
-    pays no mask work (`plain_batch`); masks are made only where some argument is undefined
-    somewhere (`masked_batch`)."""
-    args, flags, masked = [], [], False
-    for a in node.args:
-        stacked = a in batches
-        value = head(batches[a], length) if stacked else schedule.invariant(a)
-        if not stacked and not isinstance(split(value)[0], np.ndarray):
-            return None
-        masked = masked or type(value) is Partial
+def map_arguments(schedule, batches, arguments, length):
+    """The arguments of a map's batch (`stream/map`): the first `length` elements of each
+    batched argument, each invariant as it is; and whether any is undefined somewhere. None
+    where an invariant is not an array."""
+    args, masked = [], False
+    for ref, stacked in arguments:
+        if stacked:
+            value = batches[ref]
+            if type(value) is Partial:
+                masked, value = True, head(value, length)
+            elif len(value) != length:
+                value = value[:length]
+        else:
+            value = schedule.invariant(ref)
+            if type(value) is Partial:
+                masked = True
+                if not isinstance(value.value, np.ndarray):
+                    return None, masked
+            elif not isinstance(value, np.ndarray):
+                return None, masked
         args.append(value)
-        flags.append(stacked)
-    if masked:
-        return masked_batch(node, args, tuple(flags), length, max_bytes)
-    return plain_batch(node, args, tuple(flags), length, max_bytes)
+    return args, masked
+
+
+def exact_batch(node, args, flags, length, max_bytes=MAX_BATCH_BYTES):
+    """`stream/map` through an exact elementwise form (`Elementwise.exact`) on wholly
+    defined arguments of one dtype: each element of the batch is the kernel's value on that
+    element's arguments, bit for bit, in its dtype and shape, so no element is computed
+    again to check it. Its size is bounded before it is made: the arguments, stacked ones
+    `length` long each, broadcast to its shape."""
+    dtype = args[0].dtype
+    widest = 0
+    for value, stacked in zip(args, flags):
+        if value.dtype != dtype or stacked and len(value) != length:
+            return plain_batch(node, args, flags, length, max_bytes)
+        widest = max(widest, value.itemsize)
+    fct = node.kernel.batched.fct
+    if fct is same_values:  # the stacked elements themselves, no copy (`stream/memo`)
+        return args[0]
+    stand_ins = aligned(args, flags)
+    if np.broadcast(*stand_ins).size * widest > max_bytes:
+        raise NotBatchable(f"{node.id}: {length} elements over {max_bytes} bytes")
+    result = np.asarray(fct(*stand_ins))
+    if result.nbytes > max_bytes:  # a wider dtype than its arguments' (int8 / int8)
+        raise NotBatchable(f"{node.id}: {length} elements over {max_bytes} bytes")
+    return result
 
 
 def plain_batch(node, args, flags, length, max_bytes=MAX_BATCH_BYTES):
