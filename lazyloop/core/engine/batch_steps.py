@@ -243,22 +243,26 @@ def plain_batch(node, args, flags, length, max_bytes=MAX_BATCH_BYTES):
     """`stream/map` on wholly defined arguments: the batched kernel's value, whose element 0
     and last element must equal the kernel's own on the arguments' elements 0 and last, in
     dtype, shape and bytes (`kernel_agrees`); the size is bounded before the batch is made."""
-    one = np.asarray(node.fn(*[v[0, ...] if f else v for v, f in zip(args, flags)]))
+    firsts, lasts = [], []
+    for value, stacked in zip(args, flags):
+        firsts.append(value[0, ...] if stacked else value)
+        lasts.append(value[-1, ...] if stacked else value)
+    one = np.asarray(node.fn(*firsts))
     if length * one.nbytes > max_bytes:
         raise NotBatchable(f"{node.id}: {length} elements of {one.nbytes} bytes")
     result = np.asarray(node.kernel.batched(args, flags))
-    if not kernel_agrees(node, args, flags, result, one, length):
+    if not kernel_agrees(node, lasts, result, one, length):
         raise NotBatchable(f"{node.id}: the batched form differs from the kernel")
     return result
 
 
-def kernel_agrees(node, args, flags, result, one, length) -> bool:
+def kernel_agrees(node, lasts, result, one, length) -> bool:
     """The batched result holds `length` elements of the dtype and shape of `one` (the
     kernel's element 0), its element 0 is `one` byte for byte, and its last is the kernel's
-    own (`same_last`)."""
+    own on the arguments' last elements `lasts` (`same_last`)."""
     return (result.shape[:1] == (length,) and result.dtype == one.dtype
             and result.shape[1:] == one.shape and result[0, ...].tobytes() == one.tobytes()
-            and same_last(node, args, flags, result))
+            and same_last(node, lasts, result))
 
 
 def masked_batch(node, args, flags, length, max_bytes=MAX_BATCH_BYTES):
@@ -282,7 +286,8 @@ def masked_batch(node, args, flags, length, max_bytes=MAX_BATCH_BYTES):
     if length * one.nbytes > max_bytes:  # decided before the batch is made
         raise NotBatchable(f"{node.id}: {length} elements of {one.nbytes} bytes")
     result = np.asarray(node.kernel.batched(values, flags))
-    if not kernel_agrees(node, values, flags, result, one, length):
+    lasts = [v[-1, ...] if stacked else v for v, stacked in zip(values, flags)]
+    if not kernel_agrees(node, lasts, result, one, length):
         raise NotBatchable(f"{node.id}: the batched form differs from the kernel")
     stand_ins = aligned([v if m is None else m for v, m in zip(values, masks)], flags)
     batch = mapped(result, [s for s, m in zip(stand_ins, masks) if m is not None],
@@ -294,14 +299,14 @@ def masked_batch(node, args, flags, length, max_bytes=MAX_BATCH_BYTES):
     return batch
 
 
-def same_last(node, args, flags, result) -> bool:
+def same_last(node, lasts, result) -> bool:
     """The last element too equals the kernel's own (its bytes sit elsewhere in memory than
     element 0's, which a reduction's order of summing could notice); a kernel that refuses
     it leaves the stream to the per-element path, which reports that element's error."""
     if len(result) < 2:
         return True
     try:
-        last = np.asarray(node.fn(*[v[-1, ...] if f else v for v, f in zip(args, flags)]))
+        last = np.asarray(node.fn(*lasts))
     except Exception:  # noqa: BLE001 -- reported by the per-element path
         return False
     return last.dtype == result.dtype and last.tobytes() == result[-1, ...].tobytes()
