@@ -112,6 +112,15 @@ def same_values(x):
     return x
 
 
+def same_dtype(result, first):
+    """A batched form's finish that refuses a result whose dtype is not its first
+    argument's (where the reference kernel refuses a change of dtype); the values are the
+    function's as they are."""
+    if result.dtype != first.dtype:
+        raise NotBatchable("the reference kernel refuses a change of dtype")
+    return result
+
+
 #: functions whose every output element is its inputs' elements at that position, rounded
 #: once by IEEE arithmetic (+, -, *, /, sqrt), compared, combined bit by bit or passed on:
 #: whichever numpy loop computes an element -- one element alone or a stack, SIMD or not,
@@ -140,10 +149,11 @@ class Elementwise:
     @property
     def exact(self) -> bool:
         """Whether each element of the batch is, bit for bit, `fct` of that element's
-        arguments, for arguments of one dtype (`EXACT`, nothing done after): the engine then
-        checks no element of the batch against the kernel (`stream/map`). One dtype, since
-        numpy before 2 types a 0-D argument by its value, a stacked one by its dtype."""
-        return self.finish is None and self.fct in EXACT
+        arguments, for arguments of one dtype (`EXACT`, nothing done after but `same_dtype`'s
+        refusal): the engine then checks no element of the batch against the kernel
+        (`stream/map`). One dtype, since numpy before 2 types a 0-D argument by its value,
+        a stacked one by its dtype."""
+        return self.finish in (None, same_dtype) and self.fct in EXACT
 
     def __repr__(self):
         names = [getattr(f, "__name__", type(f).__name__) for f in (self.fct, self.finish)

@@ -227,7 +227,8 @@ def exact_batch(node, args, flags, length, max_bytes=MAX_BATCH_BYTES):
         if value.dtype != dtype or stacked and len(value) != length:
             return plain_batch(node, args, flags, length, max_bytes)
         widest = max(widest, value.itemsize)
-    fct = node.kernel.batched.fct
+    form = node.kernel.batched
+    fct = form.fct
     if fct is same_values:  # the stacked elements themselves, no copy (`stream/memo`)
         return args[0]
     stand_ins = aligned(args, flags)
@@ -236,7 +237,7 @@ def exact_batch(node, args, flags, length, max_bytes=MAX_BATCH_BYTES):
     result = np.asarray(fct(*stand_ins))
     if result.nbytes > max_bytes:  # a wider dtype than its arguments' (int8 / int8)
         raise NotBatchable(f"{node.id}: {length} elements over {max_bytes} bytes")
-    return result
+    return result if form.finish is None else form.finish(result, args[0])
 
 
 def plain_batch(node, args, flags, length, max_bytes=MAX_BATCH_BYTES):
