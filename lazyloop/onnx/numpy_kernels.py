@@ -24,7 +24,8 @@ from typing import Callable, Optional
 
 import numpy as np
 
-from ..core.kernel import ELLIPSIS_OUT, Kernel, NotBatchable, elementwise, same_values
+from ..core.kernel import (ELLIPSIS_OUT, Kernel, NotBatchable, elementwise, same_dtype,
+                           same_values)
 from ..core.result_types import cast_to, elementwise_in, matrix_product, same_as_argument
 from .array_kernels import array_kernel
 from .split_kernels import split
@@ -93,12 +94,6 @@ def with_single(single: Callable, where: str, reads_only=False, passes_input=Fal
         f.__qualname__ = f"kernel[{where}]"
     return Kernel(call, single, batched, reads_only, passes_input, ufunc, pure=True,
                   shape_only=shape_only, gives=gives)
-
-
-def same_dtype(result, first):
-    if result.dtype != first.dtype:
-        raise NotBatchable("the reference kernel refuses a change of dtype")
-    return result
 
 
 def cast_back(result, first):
