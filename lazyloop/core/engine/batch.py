@@ -60,11 +60,12 @@ from .batch_steps import MAX_BATCH_BYTES, batch_step, head
 #: whose input products batch, 64 trips 1855 against 1800, 96 trips 2657 against 2660)
 FEWEST_BATCHED = 96
 #: a run whose batches take all of its work is batched from this many trips: making the
-#: batches (three kernel calls a map, for its batch and the checks of its first and last
-#: elements) costs more than fewer trips (measured, CPU time per call of skl2onnx's
-#: squared-distance Scan, three maps: 1 trip 61 us batched against 27 us trip by trip, 8
-#: trips 67 against 52, 12 trips 67 against 66, 16 trips 68 against 77)
-FEWEST_WHOLE = 12
+#: batches (a kernel call a map whose form is exact, three where its first and last
+#: elements are checked) costs more than fewer trips (measured, CPU time per call of
+#: skl2onnx's squared-distance Scan -- an exact Sub, a checked reduction, an Identity --
+#: 1 trip 44 us batched against 24 us trip by trip, 8 trips 47 against 44, 10 trips 46
+#: against 50, 12 trips 47 against 56)
+FEWEST_WHOLE = 10
 
 
 def candidates(demand):
