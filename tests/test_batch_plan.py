@@ -13,7 +13,7 @@ from lazyloop.core.engine import EngineMachine, Options, batch
 from lazyloop.core.engine.batch import FEWEST_WHOLE
 from lazyloop.core.engine.batch_steps import exact_batch
 from lazyloop.core.evaluate import check_feeds
-from lazyloop.core.kernel import Elementwise, Kernel, elementwise, same_values
+from lazyloop.core.kernel import Elementwise, Kernel, elementwise, kernel_of, same_values
 from lazyloop.core.plan import compile_network
 from lazyloop.core.undefined import split
 from nets import batched_runs, concat, const, kernel_over_rows, on_engine
@@ -134,3 +134,20 @@ def test_the_batch_plan_is_made_once_and_reads_as_its_steps(monkeypatch):
     (found,) = [v for k, v in plan.derived.items() if k[0] == "batch plan"]
     text = repr(found)
     assert text.startswith("BatchPlan(steps=(IteratedBatch(") and "exact)" in text
+
+
+def test_a_raw_ufunc_as_a_one_output_function_is_not_batched_as_exact():
+    # rule: stream/map -- a function layer's kernel returns a tuple whose first item is its
+    # value; a raw ufunc given as one gives the first item of its array (the first value of
+    # sqrt(x_t)), which its own elementwise form does not compute: the engine does exactly
+    # what the reference does, value or error
+    assert kernel_of(np.sqrt).first_value(1).batched is None
+    x = rng.uniform(0, 9, (ROWS, 1)).astype(np.float32)
+    net = kernel_over_rows(np.sqrt, ROWS, 1, "Sqrt")
+    outcomes = []
+    for mode in ("reference", "fast"):
+        try:
+            outcomes.append(np.asarray(ll.evaluate(net, {"x": x}, mode=mode)["y"]).tobytes())
+        except ll.LazyLoopError as error:
+            outcomes.append((type(error), error.rule))
+    assert outcomes[0] == outcomes[1]

@@ -91,7 +91,10 @@ class Kernel:
             first = lambda a, b: fn(a, b)[0]  # noqa: E731
         else:
             first = lambda *args: fn(*args)[0]  # noqa: E731
-        return attrs.evolve(self, function=first)
+        batched = self.batched  # a ufunc's own form gives its whole value, not the first
+        if isinstance(batched, Elementwise) and batched.fct is fn:  # item of it: none
+            batched = None
+        return attrs.evolve(self, function=first, batched=batched)
 
 
 def kernel_of(fn) -> Kernel:
