@@ -22,7 +22,14 @@ evaluator's. So a stream is batched only when
 * n is within the fuel, and the batched result's first and last elements equal, in dtype,
   shape and bytes, the per-element kernel applied to the inputs' first and last elements
   (a batched form is the kernel's promise for every element; these two catch a form that
-  breaks it at the edges, or sums in another order where memory alignment differs).
+  breaks it at the edges, or sums in another order where memory alignment differs) --
+  except where the form is an exact `Elementwise` one on arguments of one dtype (an
+  IEEE-exact ufunc, Identity: `kernel.EXACT`), whose every element has the kernel's bits
+  whichever loop computes it; no element is computed again for it (`exact_batch`).
+
+Which streams batch, how (their steps: batch_steps.py) and which streams every trip forces
+is decided once per demand (`batch_plan`, a `BatchPlan` kept in the plan's derived facts);
+a run follows the steps and installs what they made.
 
 Batching pays only where the trips it saves cost more than the batches (the measured
 bounds below): a run of `FEWEST_WHOLE` trips or more whose batches may take all of its work
