@@ -42,6 +42,13 @@ def test_exact_forms_are_the_ieee_exact_ufuncs_and_the_identity():
     assert repr(elementwise(np.subtract)) == "elementwise(subtract)"
     assert isinstance(elementwise(np.add), Elementwise)
 
+    class Unhashable:
+        __hash__ = None
+
+        def __call__(self, x):
+            return x
+    assert not elementwise(Unhashable()).exact
+
 
 def test_an_exact_batch_computes_no_element_again_and_equals_numpy():
     # rule: stream/map -- sqrt batched exactly: the kernel never runs per element, and each

@@ -156,7 +156,10 @@ class Elementwise:
         refusal): the engine then checks no element of the batch against the kernel
         (`stream/map`). One dtype, since numpy before 2 types a 0-D argument by its value,
         a stacked one by its dtype."""
-        return self.finish in (None, same_dtype) and self.fct in EXACT
+        try:
+            return self.finish in (None, same_dtype) and self.fct in EXACT
+        except TypeError:  # an unhashable callable: not one of them
+            return False
 
     def __repr__(self):
         names = [getattr(f, "__name__", type(f).__name__) for f in (self.fct, self.finish)
