@@ -8,7 +8,9 @@ is lowered or the plan compiled; the plan's `Map` node carries it. The reference
 * `batched(args, flags)` -- the same function over stacked elements (`flags` say which
   arguments are stacked along a new first axis), or None. It must give, for each stacked
   element, the value `function` gives for that element alone, and raises `NotBatchable`
-  where it cannot promise that; the engine also checks the first and last elements;
+  where it cannot promise that; the engine also checks the first and last elements, but
+  for an `Elementwise` form that is `exact` (its values are the function's whatever the
+  layout);
 * `reads_only` -- the function never writes to its arguments (the engine then need not mark
   what it reads read-only, `stream/memo`);
 * `passes_input` -- the function may return one of its arguments itself, not a copy (what
@@ -95,7 +97,10 @@ class Kernel:
             first = lambda a, b: fn(a, b)[0]  # noqa: E731
         else:
             first = lambda *args: fn(*args)[0]  # noqa: E731
-        return attrs.evolve(self, function=first)
+        batched = self.batched  # a ufunc's own form gives its whole value, not the first
+        if isinstance(batched, Elementwise) and batched.fct is fn:  # item of it: none
+            batched = None
+        return attrs.evolve(self, function=first, batched=batched)
 
 
 def kernel_of(fn) -> Kernel:
@@ -111,14 +116,66 @@ def kernel_of(fn) -> Kernel:
     return Kernel(fn)
 
 
-def elementwise(fct, finish=None):
-    """The batched form of an elementwise kernel: stacked arguments get singleton axes after
-    the batch axis, so that their elements broadcast against the invariants as they do one
-    by one; `finish(result, first_arg)` adjusts the result as the kernel does."""
-    def batched(args, flags):
-        result = np.asarray(fct(*aligned(args, flags)))
-        return result if finish is None else finish(result, args[0])
-    return batched
+def same_values(x):
+    """The value itself: the batched form of a kernel that passes its argument on."""
+    return x
+
+
+def same_dtype(result, first):
+    """A batched form's finish that refuses a result whose dtype is not its first
+    argument's (where the reference kernel refuses a change of dtype); the values are the
+    function's as they are."""
+    if result.dtype != first.dtype:
+        raise NotBatchable("the reference kernel refuses a change of dtype")
+    return result
+
+
+#: functions whose every output element is its inputs' elements at that position, rounded
+#: once by IEEE arithmetic (+, -, *, /, sqrt), compared, combined bit by bit or passed on:
+#: whichever numpy loop computes an element -- one element alone or a stack, SIMD or not,
+#: aligned or not -- it gets the same bits
+EXACT = frozenset((
+    np.add, np.subtract, np.multiply, np.divide, np.negative, np.absolute, np.sqrt,
+    np.floor, np.ceil, np.equal, np.not_equal, np.less, np.less_equal, np.greater,
+    np.greater_equal, np.logical_and, np.logical_or, np.logical_xor, np.logical_not,
+    np.bitwise_and, np.bitwise_or, np.bitwise_xor, np.invert, same_values))
+
+
+@attrs.frozen(repr=False)
+class Elementwise:
+    """The batched form of an elementwise kernel `fct`: stacked arguments get singleton
+    axes after the batch axis (`aligned`), so that their elements broadcast against the
+    invariants as they do one by one; `finish(result, first_arg)` adjusts the result as the
+    kernel does."""
+
+    fct: Callable
+    finish: Optional[Callable] = None
+
+    def __call__(self, args, flags):
+        result = np.asarray(self.fct(*aligned(args, flags)))
+        return result if self.finish is None else self.finish(result, args[0])
+
+    @property
+    def exact(self) -> bool:
+        """Whether each element of the batch is, bit for bit, `fct` of that element's
+        arguments, for arguments of one dtype (`EXACT`, nothing done after but `same_dtype`'s
+        refusal): the engine then checks no element of the batch against the kernel
+        (`stream/map`). One dtype, since numpy before 2 types a 0-D argument by its value,
+        a stacked one by its dtype."""
+        try:
+            return self.finish in (None, same_dtype) and self.fct in EXACT
+        except TypeError:  # an unhashable callable: not one of them
+            return False
+
+    def __repr__(self):
+        names = [getattr(f, "__name__", type(f).__name__) for f in (self.fct, self.finish)
+                 if f is not None]
+        return f"elementwise({', '.join(names)})"
+
+
+def elementwise(fct, finish=None) -> Elementwise:
+    """The batched form of an elementwise kernel (`Elementwise`)."""
+    return Elementwise(fct, finish)
 
 
 def aligned(args, flags):

@@ -81,7 +81,7 @@ def reduction(single):
         if axes is None or np.size(axes) == 0:
             raise NotBatchable("a reduction over every axis would reduce the batch axis")
         rank = stack.ndim - 1
-        shifted = np.asarray([int(a) % rank + 1 for a in np.ravel(axes)], np.int64)
+        shifted = np.array([int(a) % rank + 1 for a in np.ravel(axes).tolist()], np.int64)
         return single(stack, shifted, *args[2:])
     return batched
 

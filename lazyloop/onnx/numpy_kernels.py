@@ -24,7 +24,8 @@ from typing import Callable, Optional
 
 import numpy as np
 
-from ..core.kernel import ELLIPSIS_OUT, Kernel, NotBatchable, elementwise
+from ..core.kernel import (ELLIPSIS_OUT, Kernel, NotBatchable, elementwise, same_dtype,
+                           same_values)
 from ..core.result_types import (axes_added, cast_to, cast_to_like, chosen_elementwise,
                                  elementwise_in, expanded, joined_along, matrix_product,
                                  rank_from, reshaped, same_as_argument, shape_vector, sliced,
@@ -129,12 +130,6 @@ def with_single(single: Callable, where: str, reads_only=False, passes_input=Fal
         f.__qualname__ = f"kernel[{where}]"
     return Kernel(call, single, batched, reads_only, passes_input, ufunc, pure=True,
                   shape_only=shape_only, gives=gives, returns_plain=returns_plain)
-
-
-def same_dtype(result, first):
-    if result.dtype != first.dtype:
-        raise NotBatchable("the reference kernel refuses a change of dtype")
-    return result
 
 
 def cast_back(result, first):
@@ -395,7 +390,7 @@ def direct(op_type: str, arity: int, slow: Callable, where: str,
     elif op_type == "CastLike" and arity == 2:
         single, gives, plain = cast_like(slow), cast_to_like(), "like"
     elif op_type == "Identity" and arity == 1:
-        single, batched = identity(slow), elementwise(lambda x: x)
+        single, batched = identity(slow), elementwise(same_values)
         gives, plain = same_as_argument(), "any"
     elif arity == 1 and op_type in SAME_DTYPE_UNARY:
         fct = SAME_DTYPE_UNARY[op_type]

@@ -22,7 +22,14 @@ evaluator's. So a stream is batched only when
 * n is within the fuel, and the batched result's first and last elements equal, in dtype,
   shape and bytes, the per-element kernel applied to the inputs' first and last elements
   (a batched form is the kernel's promise for every element; these two catch a form that
-  breaks it at the edges, or sums in another order where memory alignment differs).
+  breaks it at the edges, or sums in another order where memory alignment differs) --
+  except where the form is an exact `Elementwise` one on arguments of one dtype (an
+  IEEE-exact ufunc, Identity: `kernel.EXACT`), whose every element has the kernel's bits
+  whichever loop computes it; no element is computed again for it (`exact_batch`).
+
+Which streams batch, how (their steps: batch_steps.py) and which streams every trip forces
+is decided once per demand (`batch_plan`, a `BatchPlan` kept in the plan's derived facts);
+a run follows the steps and installs what they made.
 
 Batching pays only where the trips it saves cost more than the batches (the measured
 bounds below): a run of `FEWEST_WHOLE` trips or more whose batches may take all of its work
@@ -45,17 +52,13 @@ arguments is undefined anywhere makes a plain array and no mask (`plain_batch`).
 """
 from __future__ import annotations
 
-import numpy as np
+import attrs
 
-from ..reference.rules import iterator_elements, map_element
-from ..kernel import NotBatchable, aligned
 from ..plan import Iterator, Map, Recurrence
-from ..types import TensorType
-from ..undefined import Partial, full_mask, join, mapped, split
-from .accumulate import FEWEST_TRIPS, NotAccumulable, accumulate, accumulated_pairs
+from ..undefined import Partial
+from .accumulate import FEWEST_TRIPS, accumulated_pairs
+from .batch_steps import MAX_BATCH_BYTES, batch_step, head
 
-# A batch larger than this many bytes per stream is not made: memory stays bounded.
-MAX_BATCH_BYTES = 1 << 27
 
 #: a run of fewer trips is batched only where the batches take all of its work: batches
 #: made beside trips that run anyway save those trips little (measured, CPU time per call:
@@ -64,11 +67,12 @@ MAX_BATCH_BYTES = 1 << 27
 #: whose input products batch, 64 trips 1855 against 1800, 96 trips 2657 against 2660)
 FEWEST_BATCHED = 96
 #: a run whose batches take all of its work is batched from this many trips: making the
-#: batches (three kernel calls a map, for its batch and the checks of its first and last
-#: elements) costs more than fewer trips (measured, CPU time per call of skl2onnx's
-#: squared-distance Scan, three maps: 1 trip 61 us batched against 27 us trip by trip, 8
-#: trips 67 against 52, 12 trips 67 against 66, 16 trips 68 against 77)
-FEWEST_WHOLE = 12
+#: batches (a kernel call a map whose form is exact, three where its first and last
+#: elements are checked) costs more than fewer trips (measured, CPU time per call of
+#: skl2onnx's squared-distance Scan -- an exact Sub, a checked reduction, an Identity --
+#: 1 trip 44 us batched against 24 us trip by trip, 8 trips 47 against 44, 10 trips 46
+#: against 50, 12 trips 47 against 56)
+FEWEST_WHOLE = 10
 
 
 def candidates(demand):
@@ -163,20 +167,20 @@ def batch_maps(schedule, n, max_bytes=MAX_BATCH_BYTES) -> int:
     them. Returns the trip the schedule starts at: n when the batches hold all the work of
     every trip (what each trip forces, and what CONCATENATE/REVERSE collect, which then take
     the batch itself), else 0; nothing changes where batching does not apply."""
-    d = schedule.d
-    steps = recipe(d)
-    if not steps or n > schedule.m.max_trips or not worth_batching(schedule, n):
+    plan = batch_plan(schedule.d)
+    if not plan.steps or n > schedule.m.max_trips or not worth_batching(schedule, n):
         return 0
     try:
-        batches = make_batches(schedule, steps, n, max_bytes)
+        batches = make_batches(schedule, plan.steps, n, max_bytes)
     except Exception:  # noqa: BLE001 -- any failure: the per-element path reports it
         return 0
     if not batches:
         return 0
     install(schedule, batches)
-    certain = d.certain
-    if not all(k in batches and extent(batches[k]) == n + certain[k] for k in per_trip(d)):
-        return 0
+    for k, offset in plan.every:  # does every trip's work lie in the batches?
+        batch = batches.get(k)
+        if batch is None or extent(batch) != n + offset:
+            return 0
     collected = schedule.collected
     if not all(src in batches for src in collected):
         return 0
@@ -185,21 +189,27 @@ def batch_maps(schedule, n, max_bytes=MAX_BATCH_BYTES) -> int:
     return n
 
 
-def recipe(demand) -> tuple:
-    """What `make_batches` reads of each candidate, in order (derived once per plan): its
-    id, its node, its `certain` offset, the loop's streams among its arguments (a map's),
-    and whether its elements are tensors (checked by `structure/shapes`)."""
-    key = ("batch recipe", demand.key)
+@attrs.frozen
+class BatchPlan:
+    """What a run's batches are made of (`stream/map`), decided once per demand: `steps`,
+    one per candidate in `candidates`' order (batch_steps.py), and `every`, each stream
+    every trip forces with its `certain` offset (a run is wholly batched when each has a
+    batch n + offset long)."""
+
+    steps: tuple
+    every: tuple
+
+
+def batch_plan(demand) -> BatchPlan:
+    """The demand's `BatchPlan` (derived once per plan)."""
+    key = ("batch plan", demand.key)
     derived = demand.plan.derived
     found = derived.get(key)
     if found is None:
         members = demand.members
-        found = derived[key] = tuple(
-            (nid, node, demand.certain[nid],
-             frozenset(a for a in node.args if a in members) if isinstance(node, Map)
-             else frozenset(),
-             isinstance(node.type, TensorType))
-            for nid, node in ((k, members[k]) for k in candidates(demand)))
+        found = derived[key] = BatchPlan(
+            tuple(batch_step(demand, members[k]) for k in candidates(demand)),
+            tuple((k, demand.certain[k]) for k in per_trip(demand)))
     return found
 
 
@@ -207,210 +217,32 @@ def recipe(demand) -> tuple:
 # `Partial` of that array and a bool array of the same shape: the elements' masks stacked.
 
 def extent(batch) -> int:
-    return len(split(batch)[0])
-
-
-def head(batch, length):
-    """The first `length` stacked elements of a batch, with their masks."""
-    if type(batch) is Partial:
-        return Partial(batch.value[:length], batch.mask[:length])
-    return batch[:length]
+    return len(batch.value if type(batch) is Partial else batch)
 
 
 def make_batches(schedule, steps, n, max_bytes=MAX_BATCH_BYTES) -> dict:
-    """The batches of one run of n trips, stream by stream in the order of `recipe`: each
-    iterator's elements, each map's whose streams are batched, each recurrence's that
-    shifts or accumulates a batch; a stream whose batch cannot be made is left out (it and
-    what reads it run element by element)."""
-    batches, check = {}, schedule.check
-    for nid, node, offset, inside, typed in steps:
-        length = n + offset
-        if length <= 0 or nid in batches:  # a next-value map: made with its recurrence
-            continue
-        if isinstance(node, Recurrence):
-            made = (shift(schedule, node, batches[node.next], n) if node.next in batches
-                    else accumulation(schedule, node, batches, n, max_bytes))
-            for k, batch in made.items():
-                keep(schedule, batches, k, batch,
-                     check and isinstance(schedule.d.members[k].type, TensorType))
-            continue
-        if isinstance(node, Iterator):
-            # iterator/forward, iterator/reverse (A2 "guide"): the first `length` elements
-            batch = iterated(node, schedule.invariant(node.source), length)
-        elif batches.keys() >= inside:
-            try:
-                batch = map_batch(schedule, node, batches, length, max_bytes)
-            except NotBatchable:  # this stream (and what reads it) runs element by element
-                continue
-        else:
-            continue
-        if batch is not None:
-            keep(schedule, batches, nid, batch, check and typed)
+    """The batches of one run of n trips, step by step (`BatchPlan.steps`): each iterator's
+    elements, each map's whose streams are batched, each recurrence's that shifts or
+    accumulates a batch; a stream whose batch cannot be made is left out (it and what reads
+    it run element by element)."""
+    batches = {}
+    for step in steps:
+        step.make(schedule, batches, n, max_bytes)
     return batches
-
-
-def keep(schedule, batches, nid, batch, check):
-    """A batch made: read-only from now on (`stream/memo`), its element 0 checked where
-    `check` says (a tensor stream in a profile that checks, `structure/shapes`: one
-    element's shape is all of theirs)."""
-    values = split(batch)[0]
-    values.setflags(write=False)
-    if check:
-        schedule.check_element(schedule.d.members[nid], values[0, ...])
-    batches[nid] = batch
-
-
-def iterated(node, whole, length):
-    """An iterator's first `length` elements stacked (`iterator/forward`, `iterator/reverse`,
-    A2 "guide"): a wholly defined tensor iterated along its first axis is sliced as it is
-    (no axis to move); any other as `iterator_elements` makes them."""
-    if (node.axis == 0 and type(whole) is np.ndarray and whole.ndim
-            and length <= whole.shape[0]):
-        return whole[::-1][:length] if node.reverse else whole[:length]
-    return iterator_elements(node, whole, length)
-
-
-def accumulation(schedule, node, batches, n, max_bytes=MAX_BATCH_BYTES) -> dict:
-    """The batches of a recurrence and of its next-value map, rows of one accumulation
-    (`recurrence/def`, accumulate.py); none where it does not apply."""
-    d = schedule.d
-    step = d.members[node.next]
-    length = max(n + d.certain[step.id], n + d.certain[node.id] - 1)
-    x = step.args[1]
-    elements = batches.get(x) if x in d.members else repeated(schedule.invariant(x), length)
-    if (type(elements) is not np.ndarray or n < FEWEST_TRIPS
-            or (length + 1) * elements[0].nbytes > max_bytes):
-        return {}  # masked elements, a short run or too large a batch: element by element
-    try:
-        rows = accumulate(step, schedule.invariant(node.init), elements, length,
-                          schedule.blocks)
-    except NotAccumulable:
-        return {}
-    return {node.id: rows[:n + d.certain[node.id]], step.id: rows[1:1 + n + d.certain[step.id]]}
-
-
-def repeated(value, length):
-    """An invariant as the stack of its `length` elements (`stream/invariant`: every one is
-    the value itself), a read-only view that copies nothing; None for a masked value."""
-    if type(value) is not np.ndarray:
-        return None
-    return np.broadcast_to(value, (length,) + value.shape)
-
-
-def shift(schedule, node, next_batch, n) -> dict:
-    """The batch of a recurrence whose next value is batched (`shifted`): element 0 its
-    initial value, element k + 1 the next value's element k (`recurrence/def`), where the
-    initial value is an array of the elements' dtype and shape; none elsewhere (a masked
-    batch, a short run, a carried value that changes shape, A11)."""
-    d = schedule.d
-    init = schedule.invariant(node.init)
-    length = n + d.certain[node.id]
-    if (type(next_batch) is not np.ndarray or type(init) is not np.ndarray or n < FEWEST_TRIPS
-            or init.dtype != next_batch.dtype or init.shape != next_batch.shape[1:]
-            or len(next_batch) < length - 1):
-        return {}
-    rows = np.concatenate([init[None], next_batch[:length - 1]])
-    return {node.id: rows}
-
-
-def map_batch(schedule, node, batches, length, max_bytes=MAX_BATCH_BYTES):
-    """`stream/map` over stacked elements: the batched kernel on the first `length`
-    elements of the batched arguments and the invariants as they are; None where an
-    invariant is not an array. A batch of wholly defined arguments is a plain array and
-    pays no mask work (`plain_batch`); masks are made only where some argument is undefined
-    somewhere (`masked_batch`)."""
-    args, flags, masked = [], [], False
-    for a in node.args:
-        stacked = a in batches
-        value = head(batches[a], length) if stacked else schedule.invariant(a)
-        if not stacked and not isinstance(split(value)[0], np.ndarray):
-            return None
-        masked = masked or type(value) is Partial
-        args.append(value)
-        flags.append(stacked)
-    if masked:
-        return masked_batch(node, args, tuple(flags), length, max_bytes)
-    return plain_batch(node, args, tuple(flags), length, max_bytes)
-
-
-def plain_batch(node, args, flags, length, max_bytes=MAX_BATCH_BYTES):
-    """`stream/map` on wholly defined arguments: the batched kernel's value, whose element 0
-    and last element must equal the kernel's own on the arguments' elements 0 and last, in
-    dtype, shape and bytes (`kernel_agrees`); the size is bounded before the batch is made."""
-    one = np.asarray(node.fn(*[v[0, ...] if f else v for v, f in zip(args, flags)]))
-    if length * one.nbytes > max_bytes:
-        raise NotBatchable(f"{node.id}: {length} elements of {one.nbytes} bytes")
-    result = np.asarray(node.kernel.batched(args, flags))
-    if not kernel_agrees(node, args, flags, result, one, length):
-        raise NotBatchable(f"{node.id}: the batched form differs from the kernel")
-    return result
-
-
-def kernel_agrees(node, args, flags, result, one, length) -> bool:
-    """The batched result holds `length` elements of the dtype and shape of `one` (the
-    kernel's element 0), its element 0 is `one` byte for byte, and its last is the kernel's
-    own (`same_last`)."""
-    return (result.shape[:1] == (length,) and result.dtype == one.dtype
-            and result.shape[1:] == one.shape and result[0, ...].tobytes() == one.tobytes()
-            and same_last(node, args, flags, result))
-
-
-def masked_batch(node, args, flags, length, max_bytes=MAX_BATCH_BYTES):
-    """`stream/map` where some argument is undefined somewhere: the values batch as
-    `plain_batch` makes them, checked against the element rule on elements 0 (`map_element`
-    on `Partial` elements); the masks of undefined arguments make the batch's mask by the
-    rule elements follow (`undefined.mapped`, a position-wise kernel's masks aligned as its
-    values are), and its row 0 must be element 0's mask."""
-    values, masks, firsts = [], [], []
-    for arg, stacked in zip(args, flags):
-        value, mask = split(arg)
-        if stacked:
-            firsts.append(value[0, ...] if mask is None else join(value[0, ...], mask[0, ...]))
-        else:
-            firsts.append(arg)
-            mask = None if mask is None else full_mask(value, mask)
-        values.append(value)
-        masks.append(mask)
-    one, one_mask = split(map_element(node, firsts))
-    one = np.asarray(one)
-    if length * one.nbytes > max_bytes:  # decided before the batch is made
-        raise NotBatchable(f"{node.id}: {length} elements of {one.nbytes} bytes")
-    result = np.asarray(node.kernel.batched(values, flags))
-    if not kernel_agrees(node, values, flags, result, one, length):
-        raise NotBatchable(f"{node.id}: the batched form differs from the kernel")
-    stand_ins = aligned([v if m is None else m for v, m in zip(values, masks)], flags)
-    batch = mapped(result, [s for s, m in zip(stand_ins, masks) if m is not None],
-                   node.positionwise, False)
-    mask = split(batch)[1]
-    if not np.array_equal(full_mask(one, one_mask),
-                          full_mask(one, None if mask is None else mask[0, ...])):
-        raise NotBatchable(f"{node.id}: the batched mask differs from the element rule's")
-    return batch
-
-
-def same_last(node, args, flags, result) -> bool:
-    """The last element too equals the kernel's own (its bytes sit elsewhere in memory than
-    element 0's, which a reduction's order of summing could notice); a kernel that refuses
-    it leaves the stream to the per-element path, which reports that element's error."""
-    if len(result) < 2:
-        return True
-    try:
-        last = np.asarray(node.fn(*[v[-1, ...] if f else v for v, f in zip(args, flags)]))
-    except Exception:  # noqa: BLE001 -- reported by the per-element path
-        return False
-    return last.dtype == result.dtype and last.tobytes() == result[-1, ...].tobytes()
 
 
 def install(schedule, batches):
     """Elements below each batch's length are views of it; others are computed as before."""
     schedule.batched = frozenset(batches)
-    schedule.masked_batches = frozenset(k for k, b in batches.items() if type(b) is Partial)
-    record = schedule.record
-    if record is not None:
-        for nid, batch in batches.items():
-            record.extend((nid, k) for k in range(extent(batch)))
+    steps, memo, record, masked = schedule.steps, schedule.memo, schedule.record, []
     for nid, batch in batches.items():
-        schedule.steps[nid] = batched_step(schedule.memo[nid], batch, schedule.steps[nid])
+        if type(batch) is Partial:
+            masked.append(nid)
+        if record is not None:
+            record.extend((nid, k) for k in range(extent(batch)))
+        steps[nid] = batched_step(memo[nid], batch, steps[nid])
+    if masked:
+        schedule.masked_batches = frozenset(masked)
 
 
 def batched_step(memo, batch, per_element):
