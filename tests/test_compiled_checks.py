@@ -358,3 +358,24 @@ def test_a_stacked_map_of_one_known_shape_is_not_checked():
         got = lo.evaluate(model, feeds, mode="compiled")
         np.testing.assert_array_equal(got["zs"], (y0 + k * x) * x)
         np.testing.assert_array_equal(got["y"], y0 + 3 * x)
+
+
+def test_a_raw_binary_ufunc_as_a_function_layer_gives_its_first_item_in_every_mode():
+    # rule: stream/map, structure/shapes -- a function layer's kernel returns a tuple whose
+    # first item is the value: np.add given as one gives row 0 of x_t + x_t, a [2] element of
+    # a [2, 2] x_t. The compiled trips call the layer's function, not the ufunc itself, and
+    # its value is checked (it once failed there with "element shape changed")
+    from nets import concat, const
+    rows = 40  # long enough for the compiled trips to run
+    net = ll.Network("onnx")
+    x = net.add_input("x", ll.float32, (rows, 2, 2))
+    loop = net.add_loop()
+    loop.add_trip_limit(const(net, rows, np.int32), ll.TripLimit.COUNT)
+    e = loop.add_iterator(x).get_output(0)
+    y = net.add_function(np.add, [e, e], [ll.TensorType(ll.float32, (2,))], op="AddFirst")
+    net.mark_output(concat(net, loop, y.get_output(0), rows))
+    values = np.arange(rows * 4, dtype=np.float32).reshape(rows, 2, 2)
+    want = values[:, 0, :] * 2  # row 0 of each x_t + x_t, by numpy
+    for mode in ("reference",) + ENGINE_MODES:
+        (got,) = ll.evaluate(net, {"x": values}, mode=mode).values()
+        assert np.asarray(got).tolist() == want.tolist(), mode

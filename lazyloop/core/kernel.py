@@ -100,7 +100,10 @@ class Kernel:
         batched = self.batched  # a ufunc's own form gives its whole value, not the first
         if isinstance(batched, Elementwise) and batched.fct is fn:  # item of it: none
             batched = None
-        return attrs.evolve(self, function=first, batched=batched)
+        # what the facts below say of the function's whole value is not said of its first
+        # item: the compiled trips must call `first`, not the ufunc, and check its value
+        return attrs.evolve(self, function=first, batched=batched, ufunc=None, gives=None,
+                            returns_plain=None)
 
 
 def kernel_of(fn) -> Kernel:
