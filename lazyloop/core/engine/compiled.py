@@ -52,6 +52,7 @@ from .reuse import shape_derived
 HOT_TRIPS = 64  # by default a loop is compiled once a run of it reaches this trip,
 ACROSS_RUNS = 4  # or once its runs on the plan add up to this many times HOT_TRIPS trips (256)
 INLINE_DEPTH = 8  # streams no phase schedules are written in line this many deep (then: steps),
+EARLY_TRIPS = 3  # trips 0 .. first - 1 are written on registers when there are at most this many
 INLINE_LINES = 3000  # while the function is shorter than this many lines (a branch's cone)
 
 
@@ -162,8 +163,8 @@ class Emitter:
                     depth += 1
                 at = len(self.lines)
                 self.emit(depth, f"j0 = {index}  # {k!r}")
-                self.rel["j0"] = low  # steady: i + low >= 1, never element 0
-                self.compute(depth, k, 0, low if self.regs.zero else 1)
+                self.rel["j0"] = low
+                self.compute(depth, k, 0, self.regs.least(low))
                 self.regs.made(k, low)
                 if not any(USES_J0.search(line) for line in self.lines[at + 1:]):
                     self.lines[at] = "    " * depth + f"# {k!r}"  # its index is not read
@@ -234,7 +235,7 @@ class Emitter:
         memo form, or on registers while `self.regs` is set (registers.py)."""
         d, regs = self.d, self.regs
         self.lines, self.rel = [], {"i": 0}
-        self.fetched = {} if regs is not None and not regs.zero else None
+        self.fetched = {} if regs is not None and regs.trip is None else None
         self.certain = True
         stop = "return i" if regs is None else "break"  # on registers: written back first
         self.emit(2, "try:")
@@ -248,7 +249,7 @@ class Emitter:
                 self.read(3, cond, "i", "w")
                 self.emit(3, "if not w:")
             ended = stop
-            if regs is not None and not regs.zero and all(
+            if regs is not None and regs.trip is None and all(
                     off <= 0 for e in (d.edges, d.cond_edges) for r in e.values() for _, off in r):
                 for line in regs.write_back(regs.read_after_the_loop(d)):
                     self.emit(4, line)  # what is read once the loop ended, written back
@@ -312,16 +313,19 @@ class Emitter:
         return lines + ["    except Exception:  # noqa: BLE001 -- the caller's trip fetches it",
                         "        until = i"]
 
-    def first_trip(self, collected):
-        """The lines of trip 0 on registers and its registers (registers.py, `zero`), or
-        (None, None) when trip 0 cannot leave them as steady trip 1 reads them."""
+    def early_trips(self, collected):
+        """The lines of trips 0 .. first - 1 on registers (registers.py, `trip`), each after
+        the one before, and trip 0's registers; (None, None) when a run cannot leave them as
+        the first steady trip reads them, or more than EARLY_TRIPS would be written."""
         steady = self.regs
-        zero = Registers(self.d, self.ids, steady.offsets, zero=True)
-        if zero.first > 1:  # trip 1 is not steady
+        if steady.first > EARLY_TRIPS:
             return None, None
-        self.regs = zero
+        trips = []
         try:
-            return self.trip(collected), zero
+            for t in range(steady.first):
+                self.regs = Registers(self.d, self.ids, steady.offsets, trip=t)
+                trips.append(self.trip(collected))
+            return trips, Registers(self.d, self.ids, steady.offsets, trip=0)
         except NotSteady:
             return None, None
         finally:
@@ -337,7 +341,7 @@ class Emitter:
         steady = self.steady_trip(collected)
         regs, fetched = self.regs, self.fetched
         self.fetched = None  # what else is written reads invariants where it needs them
-        first, zero = self.first_trip(collected) if regs is not None else (None, None)
+        early, zero = self.early_trips(collected) if regs is not None else (None, None)
         on_demand, made = compiled_steps(self) if not self.recording else ([], "{}")
         self.lines = []
         self.emit(0, "def bind(M, STEPS, F, U, N, D, K, S, INV, INVS, GET, ITERATE, INNER, CHECK, "
@@ -355,17 +359,23 @@ class Emitter:
         if self.reused_names:
             self.emit(2, f"{' = '.join(dict.fromkeys(self.reused_names))} = _M")
         memo_depth = 2
-        if zero is not None:  # a fresh run: trip 0 on registers, then steady trips
+        if zero is not None:  # a fresh run: trips 0 .. first - 1 on registers, then steady
             fresh = " or ".join(f"m{self.ids[k]}" for k in zero.high)
             self.emit(2, f"if i == 0 < until and unsteady < {UNSTEADY_TRIPS} "
                          f"and not ({fresh}):")
             for line in zero.first_lines():
                 self.emit(3, line)
-            self.emit(3, "while True:  # trip 0, once")
-            self.lines.extend("        " + line for line in first)
+            self.emit(3, "while True:  # " + (f"trips 0 .. {len(early) - 1}, once each"
+                                               if len(early) > 1 else "trip 0, once"))
+            for t, lines in enumerate(early):
+                if t:
+                    self.emit(4, f"if i == until:  # trip {t}: not asked for")
+                    self.emit(5, "break")
+                self.lines.extend("        " + line for line in lines)
             self.emit(4, "break")
-            self.emit(3, "if i == 0:  # trip 0 handed back, or the loop ends before it")
-            for line in zero.written_on_trip_0():
+            self.emit(3, f"if i < {len(early)}:  # an early trip handed back, ended the loop, "
+                         "or was not asked for")
+            for line in zero.written_early():
                 self.emit(4, line)
             self.emit(4, "return i")
             self.emit(2, "else:")
