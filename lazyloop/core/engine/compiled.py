@@ -43,6 +43,7 @@ import re
 import numpy as np
 
 from ..reference.steps import entry
+from .deep_reads import DeepReads
 from .element_checks import ElementChecks
 from .inline_steps import inline_form, iterated
 from .on_demand import compiled_steps
@@ -78,6 +79,8 @@ class Emitter:
         # trip reads (ref -> local), fetched once before them (`fetch_before`)
         self.certain = False  # whether a line at the trip's top level is sure to run
         self.rel = {}  # index names -> their offset from the trip, on a steady trip
+        self.deep = DeepReads()  # register trips' reads deeper than INLINE_DEPTH
+        self.inline_depth = INLINE_DEPTH  # 0 while a deep read is written (deep_reads.py)
 
     # -- names ----------------------------------------------------------------------------
     def invariant(self, ref):
@@ -110,7 +113,7 @@ class Emitter:
             if regs.unmade(ref, r):  # read before its phase makes it: made here, once
                 regs.early.add(ref)  # (it may be made already)
                 self.emit(depth, f"if {regs.name(ref, r)} is _M:")
-                if level >= INLINE_DEPTH:
+                if level >= self.inline_depth:
                     self.emit(depth + 1, f"raise UNSTEADY({ref!r})")
                 else:
                     self.emit(depth + 1, f"j{level + 1} = {at}")
@@ -119,13 +122,19 @@ class Emitter:
                 self.emit(depth, f"{target} = {regs.name(ref, r)}")
             else:
                 self.emit(depth, f"{target} = {regs.reading(ref, r)}")
-        elif ref in self.ids and (ref in self.scheduled or level >= INLINE_DEPTH
+        elif ref in self.ids and (ref in self.scheduled or level >= self.inline_depth
                                   or level >= 1 and len(self.lines) > INLINE_LINES):
             c = self.ids[ref]  # usually memoised already
             if self.regs is not None:  # its step reads the memos the registers hold: a
-                self.emit(depth, f"if {at} not in m{c}:")  # steady trip hands the trip back
-                self.emit(depth + 1, f"raise UNSTEADY({ref!r})")
-                self.emit(depth, f"{target} = m{c}[{at}]")
+                deep = self.deep.call(self, ref, self.offset(at))  # deep read, or the trip
+                self.emit(depth, f"if {at} not in m{c}:")  # hands itself back
+                if deep is None:
+                    self.emit(depth + 1, f"raise UNSTEADY({ref!r})")
+                    self.emit(depth, f"{target} = m{c}[{at}]")
+                    return
+                self.emit(depth + 1, f"{target} = {deep[0]}({', '.join([at] + deep[1])})")
+                self.emit(depth, "else:")
+                self.emit(depth + 1, f"{target} = m{c}[{at}]")
                 return
             self.emit(depth, "try:")
             self.emit(depth + 1, f"{target} = m{c}[{at}]")
@@ -398,6 +407,7 @@ class Emitter:
                 self.emit(2, line)
         self.emit(2, "return i")
         self.lines.extend(on_demand)
+        self.lines.extend(self.deep.lines)
         self.emit(1, f"return trips, {made}")
         return "\n".join(self.lines) + "\n"
 
