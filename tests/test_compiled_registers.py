@@ -251,11 +251,12 @@ def test_a_fresh_run_makes_trip_0_on_registers(trips, rows, monkeypatch):
 
 
 
-def while_a_trip_behind(limit, rows):
+def while_a_trip_behind(limit, rows, chain=1):
     """k = 0, 1, ...: k_next = k + 1; c = True, then k_next < limit: WHILE c, and at most
     100 trips (COUNT). Only the WHILE input reads k, and only at a trip the count allows:
     it reads k_next a trip back (made on demand), which reads k's element a trip before
     that: the window is 2 (as a jax2onnx while loop's or paddle's while with a break).
+    k_next is k + 1 then `chain` - 1 additions of 0, each a stream made on demand.
     y = 0, 2, 4, ...; outputs CONCATENATE(y + 2 + x[i]) (x: `rows` rows, an iterator) and
     LAST_VALUE(y)."""
     net = ll.Network()
@@ -263,6 +264,8 @@ def while_a_trip_behind(limit, rows):
     loop = net.add_loop()
     k = loop.add_recurrence(const(net, 0, np.int32))
     k_next = net.add_elementwise(k.get_output(0), const(net, 1, np.int32), SUM).get_output(0)
+    for _ in range(chain - 1):
+        k_next = net.add_elementwise(k_next, const(net, 0, np.int32), SUM).get_output(0)
     k.set_input(1, k_next)
     c = loop.add_recurrence(const(net, True, np.bool_))
     c.set_input(1, net.add_elementwise(k_next, const(net, limit, np.int32), LESS).get_output(0))
@@ -311,3 +314,44 @@ def test_a_window_of_two_runs_trips_0_and_1_on_registers(limit, rows, monkeypatc
     k = np.arange(limit)
     np.testing.assert_array_equal(got[0].reshape(-1), 2 * k + 2 + 10 * k)  # z_k = y_k + 2 + x[k]
     assert int(got[1]) == 2 * limit  # y after `limit` trips
+
+
+@pytest.mark.parametrize("limit, rows", [(2, 2), (7, 7), (5, 2)])
+def test_reads_deeper_than_the_in_line_depth_stay_on_registers(limit, rows, monkeypatch):
+    # rule: stream/memo, trip/while, iterator/bounds, laziness/modes -- the WHILE input reads
+    # a chain of 12 streams made on demand, deeper than INLINE_DEPTH: the register trips
+    # read the deep ones through deep reads (deep_reads.py) and never hand themselves back;
+    # the memos agree with the memo form's at every return, the values are worked out by hand
+    assert compiled.INLINE_DEPTH < 12
+    net = while_a_trip_behind(limit, rows, chain=12)
+    x = np.arange(rows, dtype=np.int32) * 10
+    bound = []
+    original = compiled.trip_function
+    monkeypatch.setattr(compiled, "trip_function", lambda *a, **k: bound.append(
+        original(*a, **k)) or bound[-1])
+    returns, error, sources, _ = run_watched(net, {"x": x}, False, monkeypatch)
+    assert any("    def h" in s for s in sources)  # a deep read is written
+    assert unsteady_count(next(b for b in bound if b is not None)) == 0
+    both_forms(net, {"x": x}, monkeypatch)
+    if rows < limit:
+        assert "iterator/bounds" in str(error) and returns[0][0] == rows
+        return
+    assert error is None and returns[0][0] == limit
+    got = [np.asarray(v) for v in ll.evaluate(net, {"x": x}, mode="compiled").values()]
+    k = np.arange(limit)
+    np.testing.assert_array_equal(got[0].reshape(-1), 2 * k + 2 + 10 * k)
+    assert int(got[1]) == 2 * limit
+
+
+def test_while_collatz_runs_on_registers(monkeypatch):
+    # rule: onnx/loop, stream/memo, laziness/modes -- jax2onnx's while_collatz reads its
+    # body (a cond in it) a trip back, about twenty streams deep: its register trips never
+    # hand themselves back, and it gives jax's answer
+    path, feeds, want, meta = load("jax2onnx/while_collatz")
+    bound = []
+    original = compiled.trip_function
+    monkeypatch.setattr(one_run, "trip_function", lambda *a, **k: bound.append(
+        original(*a, **k)) or bound[-1])
+    got = lo.evaluate(path, feeds, readings=meta["readings"] or None, mode="compiled")
+    assert differences(want, got) == []
+    assert unsteady_count(next(b for b in bound if b is not None)) == 0

@@ -17,10 +17,12 @@ turn, and takes as arguments the registers and invariants it reads. Anything out
 ordinary -- a kernel raising -- propagates to the trip, which hands itself back to the
 caller as before.
 
-A deep read only reads registers the trip holds from its start (never one the trip makes:
-where it would, and where it reads a map made from shapes (the trips' locals, reuse.py), an
-element below the window, or once the deep reads written reach DEEP_LINES lines, the trip
-hands itself back there, as it did before deep reads existed).
+A deep read writes its own arguments through deep reads in turn (none in line: each
+stream's step is written once per offset, not once per reader), and reads only registers
+the trip holds from its start, never one the trip makes. Where it would make one, where it
+reads a map made from shapes (the trips' locals, reuse.py), for an element below i - 1, and
+once the deep reads written reach DEEP_LINES lines, the trip hands itself back there, as it
+did before deep reads existed.
 """
 from __future__ import annotations
 
@@ -40,19 +42,19 @@ class DeepReads:
         self.lines = []  # the functions' lines, at `bind`'s depth
 
     def call(self, e, ref, r):
-        """The call text making element i + r of member `ref` on e's register trip, or None
-        where the trip hands itself back instead (the module's docstring)."""
-        d, key = e.d, (e.regs.trip, ref, r)
+        """(name, arguments) of the deep read making element i + r of member `ref` on e's
+        register trip, or None where the trip hands itself back instead: a stream a phase
+        schedules, a chain, an element below i - 1 (made by an earlier trip, memoised: a
+        trip makes fresh only what lies a trip back or ahead), or no room left."""
+        key = (e.regs.trip, ref, r)
         if key in self.made:
             return self.made[key]
-        if (ref in e.scheduled or ref in d.chains or ref in e.batched
-                or r < -1 or len(self.lines) > DEEP_LINES):
+        if (ref in e.scheduled or ref in e.d.chains or ref in e.batched or r < -1
+                or len(self.lines) > DEEP_LINES):
             return None
-        if key not in self.made:
-            self.made[key] = None  # while it is written: a read of itself is refused
-            self.made[key] = self.write(e, ref, r, key)
-        found = self.made[key]
-        return None if found is None else found
+        self.made[key] = None  # while it is written: a read of itself is refused
+        self.made[key] = self.write(e, ref, r, key)
+        return self.made[key]
 
     def write(self, e, ref, r, key):
         """Write the function for `key`; (name, arguments) or None when it cannot be."""
@@ -77,7 +79,9 @@ class DeepReads:
             return None
         trip = "s" if key[0] is None else key[0]
         name = f"h{c}_{trip}_{r}" if r >= 0 else f"h{c}_{trip}_m{-r}"
-        arguments = list(dict.fromkeys(NAMES.findall("\n".join(body))))
+        known = set(e.invariants.values()) | {regs.name(k, q) for k, hi in regs.high.items()
+                                              for q in range(-regs.window, hi + 1)}
+        arguments = [n for n in dict.fromkeys(NAMES.findall("\n".join(body))) if n in known]
         self.lines += [f"    def {name}({', '.join(['j0'] + arguments)}):  # {ref!r} at i + {r}"]
         self.lines += body + ["        return v0"]
         return name, arguments
