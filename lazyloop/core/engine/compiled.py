@@ -49,6 +49,7 @@ from .inline_steps import inline_form, iterated
 from .on_demand import compiled_steps
 from .registers import UNSTEADY_TRIPS, NotSteady, Registers, steady_streams
 from .reuse import shape_derived
+from .trip_binding import binding
 
 HOT_TRIPS = 64  # by default a loop is compiled once a run of it reaches this trip,
 ACROSS_RUNS = 4  # or once its runs on the plan add up to this many times HOT_TRIPS trips (256)
@@ -412,33 +413,9 @@ class Emitter:
         return "\n".join(self.lines) + "\n"
 
 
-def scalar_class(dtype):
-    """The numpy scalar class whose every instance has `dtype` (np.float32 for float32), or
-    None when its instances may have another (a byte order, a string length, a unit)."""
-    if dtype is None or not dtype.isbuiltin or np.dtype(dtype.type) != dtype:
-        return None
-    return dtype.type
-
-
 def source(schedule, batched=frozenset(), recording=False) -> str:
     """The generated trip function of `schedule`'s loop, as text."""
     return Emitter(schedule, batched, recording).trips(list(schedule.collected))
-
-
-def binding(schedule) -> tuple:
-    """What the trip function is bound to that no run changes, per member: the node, its
-    memo, kernel, ufunc (`Emitter.direct_ufunc`), dtype, scalar class and admitted shapes --
-    listed once per schedule (a run fed by batches binds the trips again)."""
-    if schedule.binding is None:
-        members = list(schedule.d.members.values())
-        dtypes = [getattr(n.type, "dtype", None) for n in members]
-        schedule.binding = (members, [schedule.memo[n.id] for n in members],
-                            [getattr(n, "fn", None) for n in members],
-                            [getattr(getattr(n, "kernel", None), "ufunc", None)
-                             for n in members], dtypes,
-                            [scalar_class(t) for t in dtypes],
-                            [schedule.shapes.get(n.id) for n in members])
-    return schedule.binding
 
 
 def trip_function(schedule, trip, hot=HOT_TRIPS):
