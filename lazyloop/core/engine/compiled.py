@@ -27,7 +27,8 @@ Once a run is steady, the function leaves the memo form for trips on registers
 (registers.py): each scheduled stream's elements live in local variables, and the memos are
 written back at every return, so the caller finds what the memo form leaves that a reader
 may still ask for. The invariants every steady trip reads before its WHILE test are fetched
-once before the steady trips. A few steps have shorter in-line forms of their own
+once before the steady trips; a stream made on demand read deeper than INLINE_DEPTH is made
+by a deep read (deep_reads.py). A few steps have shorter in-line forms of their own
 (inline_steps.py: an iterator's row, a map passing its argument, a ufunc with `out=...`).
 
 Compiling costs about a millisecond, so a loop is compiled only once a run of it reaches

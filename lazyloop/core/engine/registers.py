@@ -17,15 +17,18 @@ input false, a trip handed back half made because something raised -- the regist
 written back, and the memo holds what the trips step by step would have left in it (what
 the trip made before it stopped included). The registers are loaded once the memos are
 seen to be in the steady state (each holds exactly the elements i - window .. i + hi - 1, at a
-trip late enough that all of them exist); until then the compiled trips run in memo form.
+trip late enough that all of them exist); until then the compiled trips run in memo form --
+except in a run that starts with its memos empty, whose early trips (0 .. first - 1, at most
+EARLY_TRIPS) run on registers too, each holding what the trips before it made.
 
 A trip may read an element before its phase makes it (the WHILE input's cone reads a trip
 back): the reader makes it there, in its register, if it is not made yet, and the phase
 then finds it made. Streams no phase schedules (made on demand: a branch's, what the WHILE
 input reads a trip back) keep their memos, written in line as in the memo form; one so deep
 in such a chain that the memo form reads it through its step (which reads the memos the
-registers hold) instead hands the trip back to the caller (`NotSteady`, counted: a loop
-that does this `UNSTEADY_TRIPS` times stays in memo form). A loop whose trip reads an
+registers hold) is made by a deep read (deep_reads.py), or where none can be written hands
+the trip back to the caller (`NotSteady`, counted: a loop that does this `UNSTEADY_TRIPS`
+times stays in memo form). A loop whose trip reads an
 element no register holds is compiled in memo form alone.
 
 A stream whose elements come from a batch keeps its memo: its step takes element k from the
