@@ -281,9 +281,34 @@ def while_a_trip_behind(limit, rows, chain=1):
     return net
 
 
-def unsteady_count(bound):
-    """How many times the trip function's register trips handed themselves back."""
-    return dict(zip(bound.__code__.co_freevars, bound.__closure__))["unsteady"].cell_contents
+def watched_with_hand_backs(net, feeds, monkeypatch):
+    """`run_watched` (not recorded), and how many times the trip function's register trips
+    handed themselves back (its `unsteady` count)."""
+    bound = []
+    original = compiled.trip_function
+    monkeypatch.setattr(compiled, "trip_function", lambda *a, **k: bound.append(
+        original(*a, **k)) or bound[-1])
+    returns, error, sources, _ = run_watched(net, feeds, False, monkeypatch)
+    trips = next(b for b in bound if b is not None)
+    cells = dict(zip(trips.__code__.co_freevars, trips.__closure__))
+    return returns, error, sources, cells["unsteady"].cell_contents
+
+
+def check_a_trip_behind(net, x, limit, returns, error, monkeypatch):
+    """The memos agree with the memo form's at every return; a run handed back in an early
+    trip (x too short) fails as the reference does; else the values are the ones by hand."""
+    both_forms(net, {"x": x}, monkeypatch, steady_needed=False)
+    if len(x) < limit:
+        with pytest.raises(ll.LazyLoopError) as reference:
+            ll.evaluate(net, {"x": x}, mode="reference")
+        assert type(error) is type(reference.value) and "iterator/bounds" in str(error)
+        assert returns[0][0] == len(x)  # the trip without a row handed back
+        return
+    assert error is None and returns[0][0] == limit  # the WHILE input ended it, not a hand-back
+    got = [np.asarray(v) for v in ll.evaluate(net, {"x": x}, mode="compiled").values()]
+    k = np.arange(limit)
+    np.testing.assert_array_equal(got[0].reshape(-1), 2 * k + 2 + 10 * k)  # z_k = y_k + 2 + x[k]
+    assert int(got[1]) == 2 * limit  # y after `limit` trips
 
 
 @pytest.mark.parametrize("limit, rows", [(1, 1), (2, 2), (3, 3), (6, 6), (4, 1), (3, 0)])
@@ -295,25 +320,10 @@ def test_a_window_of_two_runs_trips_0_and_1_on_registers(limit, rows, monkeypatc
     # every return, the error is the reference's, the values are worked out by hand.
     net = while_a_trip_behind(limit, rows)
     x = np.arange(rows, dtype=np.int32) * 10
-    bound = []
-    original = compiled.trip_function
-    monkeypatch.setattr(compiled, "trip_function", lambda *a, **k: bound.append(
-        original(*a, **k)) or bound[-1])
-    returns, error, sources, _ = run_watched(net, {"x": x}, False, monkeypatch)
+    returns, error, sources, unsteady = watched_with_hand_backs(net, {"x": x}, monkeypatch)
     assert any("while True:  # trips 0 .. 1, once each" in s for s in sources)
-    assert unsteady_count(next(b for b in bound if b is not None)) == 0
-    both_forms(net, {"x": x}, monkeypatch, steady_needed=False)
-    if rows < limit:
-        with pytest.raises(ll.LazyLoopError) as reference:
-            ll.evaluate(net, {"x": x}, mode="reference")
-        assert type(error) is type(reference.value) and "iterator/bounds" in str(error)
-        assert returns[0][0] == rows  # the early trip without a row handed back
-        return
-    assert error is None and returns[0][0] == limit  # the WHILE input ended it, not a hand-back
-    got = [np.asarray(v) for v in ll.evaluate(net, {"x": x}, mode="compiled").values()]
-    k = np.arange(limit)
-    np.testing.assert_array_equal(got[0].reshape(-1), 2 * k + 2 + 10 * k)  # z_k = y_k + 2 + x[k]
-    assert int(got[1]) == 2 * limit  # y after `limit` trips
+    assert unsteady == 0
+    check_a_trip_behind(net, x, limit, returns, error, monkeypatch)
 
 
 @pytest.mark.parametrize("limit, rows", [(2, 2), (7, 7), (5, 2)])
@@ -325,33 +335,20 @@ def test_reads_deeper_than_the_in_line_depth_stay_on_registers(limit, rows, monk
     assert compiled.INLINE_DEPTH < 12
     net = while_a_trip_behind(limit, rows, chain=12)
     x = np.arange(rows, dtype=np.int32) * 10
-    bound = []
-    original = compiled.trip_function
-    monkeypatch.setattr(compiled, "trip_function", lambda *a, **k: bound.append(
-        original(*a, **k)) or bound[-1])
-    returns, error, sources, _ = run_watched(net, {"x": x}, False, monkeypatch)
+    returns, error, sources, unsteady = watched_with_hand_backs(net, {"x": x}, monkeypatch)
     assert any("    def h" in s for s in sources)  # a deep read is written
-    assert unsteady_count(next(b for b in bound if b is not None)) == 0
-    both_forms(net, {"x": x}, monkeypatch)
-    if rows < limit:
-        assert "iterator/bounds" in str(error) and returns[0][0] == rows
-        return
-    assert error is None and returns[0][0] == limit
-    got = [np.asarray(v) for v in ll.evaluate(net, {"x": x}, mode="compiled").values()]
-    k = np.arange(limit)
-    np.testing.assert_array_equal(got[0].reshape(-1), 2 * k + 2 + 10 * k)
-    assert int(got[1]) == 2 * limit
+    assert unsteady == 0
+    check_a_trip_behind(net, x, limit, returns, error, monkeypatch)
 
 
 def test_while_collatz_runs_on_registers(monkeypatch):
     # rule: onnx/loop, stream/memo, laziness/modes -- jax2onnx's while_collatz reads its
     # body (a cond in it) a trip back, about twenty streams deep: its register trips never
-    # hand themselves back, and it gives jax's answer
+    # hand themselves back, and it gives jax's answer (and the memo form's memos)
     path, feeds, want, meta = load("jax2onnx/while_collatz")
-    bound = []
-    original = compiled.trip_function
-    monkeypatch.setattr(one_run, "trip_function", lambda *a, **k: bound.append(
-        original(*a, **k)) or bound[-1])
-    got = lo.evaluate(path, feeds, readings=meta["readings"] or None, mode="compiled")
-    assert differences(want, got) == []
-    assert unsteady_count(next(b for b in bound if b is not None)) == 0
+    readings = meta["readings"] or None
+    assert differences(want, lo.evaluate(path, feeds, readings=readings, mode="compiled")) == []
+    lowered = lo.lower(path, readings)
+    _, error, _, unsteady = watched_with_hand_backs(lowered.network, lowered.core_feeds(feeds),
+                                                    monkeypatch)
+    assert error is None and unsteady == 0
