@@ -249,3 +249,106 @@ def test_a_fresh_run_makes_trip_0_on_registers(trips, rows, monkeypatch):
     np.testing.assert_array_equal(got[0].reshape(-1), 2 * k + 2 + 10 * k)
     assert int(got[1]) == 2 * trips  # y_trips
 
+
+
+def while_a_trip_behind(limit, rows, chain=1):
+    """k = 0, 1, ...: k_next = k + 1; c = True, then k_next < limit: WHILE c, and at most
+    100 trips (COUNT). Only the WHILE input reads k, and only at a trip the count allows:
+    it reads k_next a trip back (made on demand), which reads k's element a trip before
+    that: the window is 2 (as a jax2onnx while loop's or paddle's while with a break).
+    k_next is k + 1 then `chain` - 1 additions of 0, each a stream made on demand.
+    y = 0, 2, 4, ...; outputs CONCATENATE(y + 2 + x[i]) (x: `rows` rows, an iterator) and
+    LAST_VALUE(y)."""
+    net = ll.Network()
+    x = net.add_input("x", ll.int32, (rows,))
+    loop = net.add_loop()
+    k = loop.add_recurrence(const(net, 0, np.int32))
+    k_next = net.add_elementwise(k.get_output(0), const(net, 1, np.int32), SUM).get_output(0)
+    for _ in range(chain - 1):
+        k_next = net.add_elementwise(k_next, const(net, 0, np.int32), SUM).get_output(0)
+    k.set_input(1, k_next)
+    c = loop.add_recurrence(const(net, True, np.bool_))
+    c.set_input(1, net.add_elementwise(k_next, const(net, limit, np.int32), LESS).get_output(0))
+    loop.add_trip_limit(c.get_output(0), ll.TripLimit.WHILE)
+    loop.add_trip_limit(const(net, 100, np.int32), ll.TripLimit.COUNT)
+    y = loop.add_recurrence(const(net, 0, np.int32))
+    y2 = net.add_elementwise(y.get_output(0), const(net, 2, np.int32), SUM).get_output(0)
+    y.set_input(1, y2)
+    row = loop.add_iterator(x, 0).get_output(0)
+    z = net.add_elementwise(y2, row, SUM).get_output(0)
+    net.mark_output(concat(net, loop, z, max(limit, 1)))
+    net.mark_output(last(loop, y.get_output(0)))
+    return net
+
+
+def watched_with_hand_backs(net, feeds, monkeypatch):
+    """`run_watched` (not recorded), and how many times the trip function's register trips
+    handed themselves back (its `unsteady` count)."""
+    bound = []
+    original = compiled.trip_function
+    monkeypatch.setattr(compiled, "trip_function", lambda *a, **k: bound.append(
+        original(*a, **k)) or bound[-1])
+    returns, error, sources, _ = run_watched(net, feeds, False, monkeypatch)
+    trips = next(b for b in bound if b is not None)
+    cells = dict(zip(trips.__code__.co_freevars, trips.__closure__))
+    return returns, error, sources, cells["unsteady"].cell_contents
+
+
+def check_a_trip_behind(net, x, limit, returns, error, monkeypatch):
+    """The memos agree with the memo form's at every return; a run handed back in an early
+    trip (x too short) fails as the reference does; else the values are the ones by hand."""
+    both_forms(net, {"x": x}, monkeypatch, steady_needed=False)
+    if len(x) < limit:
+        with pytest.raises(ll.LazyLoopError) as reference:
+            ll.evaluate(net, {"x": x}, mode="reference")
+        assert type(error) is type(reference.value) and "iterator/bounds" in str(error)
+        assert returns[0][0] == len(x)  # the trip without a row handed back
+        return
+    assert error is None and returns[0][0] == limit  # the WHILE input ended it, not a hand-back
+    got = [np.asarray(v) for v in ll.evaluate(net, {"x": x}, mode="compiled").values()]
+    k = np.arange(limit)
+    np.testing.assert_array_equal(got[0].reshape(-1), 2 * k + 2 + 10 * k)  # z_k = y_k + 2 + x[k]
+    assert int(got[1]) == 2 * limit  # y after `limit` trips
+
+
+@pytest.mark.parametrize("limit, rows", [(1, 1), (2, 2), (3, 3), (6, 6), (4, 1), (3, 0)])
+def test_a_window_of_two_runs_trips_0_and_1_on_registers(limit, rows, monkeypatch):
+    # rule: stream/memo, trip/while, iterator/bounds, laziness/modes -- a window of 2:
+    # trips 0 and 1 are written on registers (then steady from trip 2); a fresh run makes
+    # them there without handing a trip back; it ends in them (one trip), is handed back
+    # in them (x too short), or goes on steady. The memos agree with the memo form's at
+    # every return, the error is the reference's, the values are worked out by hand.
+    net = while_a_trip_behind(limit, rows)
+    x = np.arange(rows, dtype=np.int32) * 10
+    returns, error, sources, unsteady = watched_with_hand_backs(net, {"x": x}, monkeypatch)
+    assert any("while True:  # trips 0 .. 1, once each" in s for s in sources)
+    assert unsteady == 0
+    check_a_trip_behind(net, x, limit, returns, error, monkeypatch)
+
+
+@pytest.mark.parametrize("limit, rows", [(2, 2), (7, 7), (5, 2)])
+def test_reads_deeper_than_the_in_line_depth_stay_on_registers(limit, rows, monkeypatch):
+    # rule: stream/memo, trip/while, iterator/bounds, laziness/modes -- the WHILE input reads
+    # a chain of 12 streams made on demand, deeper than INLINE_DEPTH: the register trips
+    # read the deep ones through deep reads (deep_reads.py) and never hand themselves back;
+    # the memos agree with the memo form's at every return, the values are worked out by hand
+    assert compiled.INLINE_DEPTH < 12
+    net = while_a_trip_behind(limit, rows, chain=12)
+    x = np.arange(rows, dtype=np.int32) * 10
+    returns, error, sources, unsteady = watched_with_hand_backs(net, {"x": x}, monkeypatch)
+    assert any("    def h" in s for s in sources)  # a deep read is written
+    assert unsteady == 0
+    check_a_trip_behind(net, x, limit, returns, error, monkeypatch)
+
+
+def test_while_collatz_runs_on_registers(monkeypatch):
+    # rule: onnx/loop, stream/memo, laziness/modes -- jax2onnx's while_collatz reads its
+    # body (a cond in it) a trip back, about twenty streams deep: its register trips never
+    # hand themselves back, and it gives jax's answer (and the memo form's memos)
+    path, feeds, want, meta = load("jax2onnx/while_collatz")
+    readings = meta["readings"] or None
+    assert differences(want, lo.evaluate(path, feeds, readings=readings, mode="compiled")) == []
+    lowered = lo.lower(path, readings)
+    _, error, _, unsteady = watched_with_hand_backs(lowered.network, lowered.core_feeds(feeds),
+                                                    monkeypatch)
+    assert error is None and unsteady == 0

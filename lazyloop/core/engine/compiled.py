@@ -27,7 +27,8 @@ Once a run is steady, the function leaves the memo form for trips on registers
 (registers.py): each scheduled stream's elements live in local variables, and the memos are
 written back at every return, so the caller finds what the memo form leaves that a reader
 may still ask for. The invariants every steady trip reads before its WHILE test are fetched
-once before the steady trips. A few steps have shorter in-line forms of their own
+once before the steady trips; a stream made on demand read deeper than INLINE_DEPTH is made
+by a deep read (deep_reads.py). A few steps have shorter in-line forms of their own
 (inline_steps.py: an iterator's row, a map passing its argument, a ufunc with `out=...`).
 
 Compiling costs about a millisecond, so a loop is compiled only once a run of it reaches
@@ -43,15 +44,18 @@ import re
 import numpy as np
 
 from ..reference.steps import entry
+from .deep_reads import DeepReads
 from .element_checks import ElementChecks
 from .inline_steps import inline_form, iterated
 from .on_demand import compiled_steps
 from .registers import UNSTEADY_TRIPS, NotSteady, Registers, steady_streams
 from .reuse import shape_derived
+from .trip_binding import binding
 
 HOT_TRIPS = 64  # by default a loop is compiled once a run of it reaches this trip,
 ACROSS_RUNS = 4  # or once its runs on the plan add up to this many times HOT_TRIPS trips (256)
 INLINE_DEPTH = 8  # streams no phase schedules are written in line this many deep (then: steps),
+EARLY_TRIPS = 3  # trips 0 .. first - 1 are written on registers when there are at most this many
 INLINE_LINES = 3000  # while the function is shorter than this many lines (a branch's cone)
 
 
@@ -77,6 +81,8 @@ class Emitter:
         # trip reads (ref -> local), fetched once before them (`fetch_before`)
         self.certain = False  # whether a line at the trip's top level is sure to run
         self.rel = {}  # index names -> their offset from the trip, on a steady trip
+        self.deep = DeepReads()  # register trips' reads deeper than INLINE_DEPTH
+        self.inline_depth = INLINE_DEPTH  # 0 while a deep read is written (deep_reads.py)
 
     # -- names ----------------------------------------------------------------------------
     def invariant(self, ref):
@@ -109,7 +115,7 @@ class Emitter:
             if regs.unmade(ref, r):  # read before its phase makes it: made here, once
                 regs.early.add(ref)  # (it may be made already)
                 self.emit(depth, f"if {regs.name(ref, r)} is _M:")
-                if level >= INLINE_DEPTH:
+                if level >= self.inline_depth:
                     self.emit(depth + 1, f"raise UNSTEADY({ref!r})")
                 else:
                     self.emit(depth + 1, f"j{level + 1} = {at}")
@@ -118,13 +124,19 @@ class Emitter:
                 self.emit(depth, f"{target} = {regs.name(ref, r)}")
             else:
                 self.emit(depth, f"{target} = {regs.reading(ref, r)}")
-        elif ref in self.ids and (ref in self.scheduled or level >= INLINE_DEPTH
+        elif ref in self.ids and (ref in self.scheduled or level >= self.inline_depth
                                   or level >= 1 and len(self.lines) > INLINE_LINES):
             c = self.ids[ref]  # usually memoised already
             if self.regs is not None:  # its step reads the memos the registers hold: a
-                self.emit(depth, f"if {at} not in m{c}:")  # steady trip hands the trip back
-                self.emit(depth + 1, f"raise UNSTEADY({ref!r})")
-                self.emit(depth, f"{target} = m{c}[{at}]")
+                deep = self.deep.call(self, ref, self.offset(at))  # deep read, or the trip
+                self.emit(depth, f"if {at} not in m{c}:")  # hands itself back
+                if deep is None:
+                    self.emit(depth + 1, f"raise UNSTEADY({ref!r})")
+                    self.emit(depth, f"{target} = m{c}[{at}]")
+                    return
+                self.emit(depth + 1, f"{target} = {deep[0]}({', '.join([at] + deep[1])})")
+                self.emit(depth, "else:")
+                self.emit(depth + 1, f"{target} = m{c}[{at}]")
                 return
             self.emit(depth, "try:")
             self.emit(depth + 1, f"{target} = m{c}[{at}]")
@@ -162,8 +174,8 @@ class Emitter:
                     depth += 1
                 at = len(self.lines)
                 self.emit(depth, f"j0 = {index}  # {k!r}")
-                self.rel["j0"] = low  # steady: i + low >= 1, never element 0
-                self.compute(depth, k, 0, low if self.regs.zero else 1)
+                self.rel["j0"] = low
+                self.compute(depth, k, 0, self.regs.least(low))
                 self.regs.made(k, low)
                 if not any(USES_J0.search(line) for line in self.lines[at + 1:]):
                     self.lines[at] = "    " * depth + f"# {k!r}"  # its index is not read
@@ -234,7 +246,7 @@ class Emitter:
         memo form, or on registers while `self.regs` is set (registers.py)."""
         d, regs = self.d, self.regs
         self.lines, self.rel = [], {"i": 0}
-        self.fetched = {} if regs is not None and not regs.zero else None
+        self.fetched = {} if regs is not None and regs.trip is None else None
         self.certain = True
         stop = "return i" if regs is None else "break"  # on registers: written back first
         self.emit(2, "try:")
@@ -248,7 +260,7 @@ class Emitter:
                 self.read(3, cond, "i", "w")
                 self.emit(3, "if not w:")
             ended = stop
-            if regs is not None and not regs.zero and all(
+            if regs is not None and regs.trip is None and all(
                     off <= 0 for e in (d.edges, d.cond_edges) for r in e.values() for _, off in r):
                 for line in regs.write_back(regs.read_after_the_loop(d)):
                     self.emit(4, line)  # what is read once the loop ended, written back
@@ -312,16 +324,19 @@ class Emitter:
         return lines + ["    except Exception:  # noqa: BLE001 -- the caller's trip fetches it",
                         "        until = i"]
 
-    def first_trip(self, collected):
-        """The lines of trip 0 on registers and its registers (registers.py, `zero`), or
-        (None, None) when trip 0 cannot leave them as steady trip 1 reads them."""
+    def early_trips(self, collected):
+        """The lines of trips 0 .. first - 1 on registers (registers.py, `trip`), each after
+        the one before, and trip 0's registers; (None, None) when a run cannot leave them as
+        the first steady trip reads them, or more than EARLY_TRIPS would be written."""
         steady = self.regs
-        zero = Registers(self.d, self.ids, steady.offsets, zero=True)
-        if zero.first > 1:  # trip 1 is not steady
+        if steady.first > EARLY_TRIPS:
             return None, None
-        self.regs = zero
+        trips = []
         try:
-            return self.trip(collected), zero
+            for t in range(steady.first):
+                self.regs = Registers(self.d, self.ids, steady.offsets, trip=t)
+                trips.append(self.trip(collected))
+            return trips, Registers(self.d, self.ids, steady.offsets, trip=0)
         except NotSteady:
             return None, None
         finally:
@@ -337,7 +352,7 @@ class Emitter:
         steady = self.steady_trip(collected)
         regs, fetched = self.regs, self.fetched
         self.fetched = None  # what else is written reads invariants where it needs them
-        first, zero = self.first_trip(collected) if regs is not None else (None, None)
+        early, zero = self.early_trips(collected) if regs is not None else (None, None)
         on_demand, made = compiled_steps(self) if not self.recording else ([], "{}")
         self.lines = []
         self.emit(0, "def bind(M, STEPS, F, U, N, D, K, S, INV, INVS, GET, ITERATE, INNER, CHECK, "
@@ -355,17 +370,23 @@ class Emitter:
         if self.reused_names:
             self.emit(2, f"{' = '.join(dict.fromkeys(self.reused_names))} = _M")
         memo_depth = 2
-        if zero is not None:  # a fresh run: trip 0 on registers, then steady trips
+        if zero is not None:  # a fresh run: trips 0 .. first - 1 on registers, then steady
             fresh = " or ".join(f"m{self.ids[k]}" for k in zero.high)
             self.emit(2, f"if i == 0 < until and unsteady < {UNSTEADY_TRIPS} "
                          f"and not ({fresh}):")
             for line in zero.first_lines():
                 self.emit(3, line)
-            self.emit(3, "while True:  # trip 0, once")
-            self.lines.extend("        " + line for line in first)
+            self.emit(3, "while True:  # " + (f"trips 0 .. {len(early) - 1}, once each"
+                                               if len(early) > 1 else "trip 0, once"))
+            for t, lines in enumerate(early):
+                if t:
+                    self.emit(4, f"if i == until:  # trip {t}: not asked for")
+                    self.emit(5, "break")
+                self.lines.extend("        " + line for line in lines)
             self.emit(4, "break")
-            self.emit(3, "if i == 0:  # trip 0 handed back, or the loop ends before it")
-            for line in zero.written_on_trip_0():
+            self.emit(3, f"if i < {len(early)}:  # an early trip handed back, ended the loop, "
+                         "or was not asked for")
+            for line in zero.written_early():
                 self.emit(4, line)
             self.emit(4, "return i")
             self.emit(2, "else:")
@@ -388,37 +409,14 @@ class Emitter:
                 self.emit(2, line)
         self.emit(2, "return i")
         self.lines.extend(on_demand)
+        self.lines.extend(self.deep.lines)
         self.emit(1, f"return trips, {made}")
         return "\n".join(self.lines) + "\n"
-
-
-def scalar_class(dtype):
-    """The numpy scalar class whose every instance has `dtype` (np.float32 for float32), or
-    None when its instances may have another (a byte order, a string length, a unit)."""
-    if dtype is None or not dtype.isbuiltin or np.dtype(dtype.type) != dtype:
-        return None
-    return dtype.type
 
 
 def source(schedule, batched=frozenset(), recording=False) -> str:
     """The generated trip function of `schedule`'s loop, as text."""
     return Emitter(schedule, batched, recording).trips(list(schedule.collected))
-
-
-def binding(schedule) -> tuple:
-    """What the trip function is bound to that no run changes, per member: the node, its
-    memo, kernel, ufunc (`Emitter.direct_ufunc`), dtype, scalar class and admitted shapes --
-    listed once per schedule (a run fed by batches binds the trips again)."""
-    if schedule.binding is None:
-        members = list(schedule.d.members.values())
-        dtypes = [getattr(n.type, "dtype", None) for n in members]
-        schedule.binding = (members, [schedule.memo[n.id] for n in members],
-                            [getattr(n, "fn", None) for n in members],
-                            [getattr(getattr(n, "kernel", None), "ufunc", None)
-                             for n in members], dtypes,
-                            [scalar_class(t) for t in dtypes],
-                            [schedule.shapes.get(n.id) for n in members])
-    return schedule.binding
 
 
 def trip_function(schedule, trip, hot=HOT_TRIPS):

@@ -17,15 +17,18 @@ input false, a trip handed back half made because something raised -- the regist
 written back, and the memo holds what the trips step by step would have left in it (what
 the trip made before it stopped included). The registers are loaded once the memos are
 seen to be in the steady state (each holds exactly the elements i - window .. i + hi - 1, at a
-trip late enough that all of them exist); until then the compiled trips run in memo form.
+trip late enough that all of them exist); until then the compiled trips run in memo form --
+except in a run that starts with its memos empty, whose early trips (0 .. first - 1, at most
+EARLY_TRIPS) run on registers too, each holding what the trips before it made.
 
 A trip may read an element before its phase makes it (the WHILE input's cone reads a trip
 back): the reader makes it there, in its register, if it is not made yet, and the phase
 then finds it made. Streams no phase schedules (made on demand: a branch's, what the WHILE
 input reads a trip back) keep their memos, written in line as in the memo form; one so deep
 in such a chain that the memo form reads it through its step (which reads the memos the
-registers hold) instead hands the trip back to the caller (`NotSteady`, counted: a loop
-that does this `UNSTEADY_TRIPS` times stays in memo form). A loop whose trip reads an
+registers hold) is made by a deep read (deep_reads.py), or where none can be written hands
+the trip back to the caller (`NotSteady`, counted: a loop that does this `UNSTEADY_TRIPS`
+times stays in memo form). A loop whose trip reads an
 element no register holds is compiled in memo form alone.
 
 A stream whose elements come from a batch keeps its memo: its step takes element k from the
@@ -64,15 +67,17 @@ def steady_streams(demand, batched, recording) -> dict:
 
 
 class Registers:
-    """The registers of one loop's steady trips -- or of its trip 0 (`zero`), which holds
-    nothing yet and makes each element at the offsets its phases make it -- names, and the
-    lines that load, slide and write them back."""
+    """The registers of one loop's steady trips -- or of one of its early trips `trip` (0 ..
+    `first` - 1), which holds only the elements the trips before it made (none on trip 0;
+    none below element 0) and makes each element at the offsets its phases make it -- names,
+    and the lines that load, slide and write them back."""
 
-    def __init__(self, demand, ids, offsets, zero=False):
+    def __init__(self, demand, ids, offsets, trip=None):
         self.window = demand.window
         self.ids = ids
         self.offsets = offsets
-        self.zero = zero
+        self.trip = trip  # None: a steady trip
+        self.zero = trip == 0
         self.high = {k: max(o) for k, o in offsets.items()}  # k -> hi
         self.fresh = set()  # members whose element i + hi this trip made so far
         self.made_at = set()  # (member, offset) this trip made so far
@@ -92,9 +97,21 @@ class Registers:
         return f"q{self.ids[k]}_{r}" if r >= 0 else f"q{self.ids[k]}_m{-r}"
 
     def held(self, k):
-        """The offsets whose elements a steady trip finds made: -window .. hi - 1 (none on
-        trip 0)."""
-        return range(0) if self.zero else range(-self.window, self.high[k])
+        """The offsets whose elements the trip finds made: -window .. hi - 1 on a steady
+        trip; on early trip t those of elements 0 and up (none on trip 0, whose phases and
+        readers make elements 0 .. hi: `unmade_on_trip_0`)."""
+        if self.trip is None:
+            return range(-self.window, self.high[k])
+        return range(0) if self.zero else range(max(-self.window, -self.trip), self.high[k])
+
+    def below_zero(self, r) -> bool:
+        """Whether element i + r is below element 0 on an early trip (none exists)."""
+        return self.trip is not None and r < -self.trip
+
+    def least(self, low):
+        """The least index of the element a trip makes at offset `low`: exactly trip + low
+        on an early trip; at least 1 on a steady one (never element 0)."""
+        return 1 if self.trip is None else self.trip + low
 
     def kept(self, k):
         """The held offsets whose registers are slid and written back: low .. hi - 1
@@ -103,29 +120,31 @@ class Registers:
 
     def unmade(self, k, r) -> bool:
         """Whether element i + r of k may not be made yet where it is read: its top one
-        before its phase makes it; on trip 0, any but one made already."""
-        if self.zero:
-            return r >= 0 and (k, r) not in self.made_at
+        before its phase makes it; on an early trip, any of element 0 and up not held nor
+        made already."""
+        if self.trip is not None:
+            return (not self.below_zero(r) and r not in self.held(k)
+                    and (k, r) not in self.made_at)
         return r == self.high[k] and k not in self.fresh
 
     def reading(self, k, r):
-        """The register holding element i + r of k at this point of the trip. On trip 0 an
-        element below 0 is read only where the index is tested first (a carried value's
-        element j - 1 where j > 0): its register, never assigned, is not read."""
-        if r < self.low[k] and not self.zero:  # pragma: no cover -- kept_below follows
-            # every read a steady trip makes
+        """The register holding element i + r of k at this point of the trip. On an early
+        trip an element below 0 is read only where the index is tested first (a carried
+        value's element j - 1 where j > 0): its register, never assigned, is not read."""
+        if r < self.low[k] and self.trip is None:  # pragma: no cover -- kept_below
+            # follows every read a steady trip makes (an early trip slides every register)
             raise NotSteady(f"{k!r} read at i + {r}, below its kept registers")
         if r in self.held(k) or r == self.high[k] and k in self.fresh or (
-                k, r) in self.made_at or self.zero and r < 0:
+                k, r) in self.made_at or self.below_zero(r):
             return self.name(k, r)
         raise NotSteady(f"{k!r} read at i + {r}")
 
     def making(self, k, r):
         """The register element i + r of k is stored in when the trip makes it (`made`
         says it did); None when a steady trip has it already."""
-        if r in self.held(k) or self.zero and r < 0:  # trip 0: no element below 0
+        if r in self.held(k) or self.below_zero(r):  # early trips: no element below 0
             return None
-        if r != self.high[k] and not self.zero:  # pragma: no cover -- hi is the highest
+        if r != self.high[k] and self.trip is None:  # pragma: no cover -- hi is the highest
             raise NotSteady(f"{k!r} made at i + {r}")  # offset made
         return self.name(k, r)
 
@@ -169,11 +188,12 @@ class Registers:
         return [f"{self.name(k, self.high[k])} = _M" for k in self.high]
 
     def slide(self):
-        """Lines after a steady trip (i is the next trip's): each kept register one down."""
+        """Lines after a trip (i is the next trip's): each kept register one down; after an
+        early trip every register (what an early trip reads may lie below the kept ones)."""
         lines = []
         for k, hi in self.high.items():
-            lines += [f"{self.name(k, r)} = {self.name(k, r + 1)}"
-                      for r in range(self.low[k], hi)]
+            bottom = self.low[k] if self.trip is None else -self.window
+            lines += [f"{self.name(k, r)} = {self.name(k, r + 1)}" for r in range(bottom, hi)]
             lines.append(f"{self.name(k, hi)} = _M")
         return lines
 
@@ -217,11 +237,13 @@ class Registers:
         return [" = ".join(self.name(k, r) for k, hi in self.high.items()
                            for r in range(-self.window, hi + 1)) + " = _M"]
 
-    def written_on_trip_0(self):
-        """Lines that leave in each memo (empty when trip 0 began) what trip 0 made before
-        it stopped, handed back or ended the loop."""
-        return [f"if {self.name(k, r)} is not _M: m{self.ids[k]}[{r}] = {self.name(k, r)}"
-                for k, hi in self.high.items() for r in range(hi + 1)]
+    def written_early(self):
+        """Lines that leave in each memo (empty when trip 0 began) what the early trips
+        made before one stopped, handed back or ended the loop, or before the trips asked
+        for ran out: every register holding an element (those below element 0 hold none;
+        the early trips slide all of them, so each holds element i + r)."""
+        return [f"if {self.name(k, r)} is not _M: m{self.ids[k]}[i + {r}] = {self.name(k, r)}"
+                for k, hi in self.high.items() for r in range(-self.window, hi + 1)]
 
 
 def kept_below(demand, offsets, high) -> dict:
