@@ -262,6 +262,10 @@ class Walk:
             self.emit(4, "raise")
             self.emit(3, "except Exception as exc:  # as MapStep.force names it (stream/map)")
             self.emit(4, f"raise REFUSED(N[{c}], 0, exc) from None")
+            may_pass = node.kernel.passes_input or not node.kernel.reads_only
+            self.store(node, c, [n for n, a in zip(names, node.args)
+                                 if may_pass and a is not None and a not in self.unmarked])
+            return
         elif isinstance(node, Project):
             self.emit(2, f"v = M[{self.key(node.call)}][0][{node.k}]")
         elif isinstance(node, Input):
@@ -314,15 +318,21 @@ class Walk:
     def key(self, ref):
         return f"k{self.ids[ref]}" if ref in self.ids else repr(ref)  # a node id: a str
 
-    def store(self, node, c):
-        """`Machine.store` outside loops, without a trace, the usual case in line."""
+    def store(self, node, c, marked_args=()):
+        """`Machine.store` outside loops, without a trace, the usual case in line. A value
+        that is one of `marked_args` itself (a kernel that `passes_input`) is read-only
+        already: the memo holds it so (`stream/memo`), and it is not marked again."""
         ty = node.type
         if not isinstance(ty, TensorType):
             self.emit(2, f"MACHINE.store(k{c}, ROOT_ACT, 0, v)")
             return
         self.emit(2, f"if v.__class__ is ND and v.dtype == D[{c}] and v.shape in S[{c}]:")
         if node.id not in self.unmarked or node.id in self.folded:
-            self.emit(3, "v.setflags(write=False)")
+            if marked_args:
+                self.emit(3, f"if {' and '.join(f'v is not {n}' for n in marked_args)}:")
+                self.emit(4, "v.setflags(write=False)")
+            else:
+                self.emit(3, "v.setflags(write=False)")
         self.emit(3, f"M[k{c}] = {{0: v}}")
         if node.id in self.folded:  # every evaluation would make it: kept with the plan
             self.emit(3, f"FOLDED[k{c}] = {{0: v}}")
