@@ -89,6 +89,8 @@ class EngineMachine(Machine):
             return force_root(self, nid)
         return super().demand(nid, act, i)
 
+    output_forcer = force_root  # `demand` of a value outside loops, called as f(machine, nid)
+
     def demand_by_driver(self, nid):
         """A value outside loops forced by the reference's driver; an output of a loop that
         runs on its schedule without it: the driver's one step for it would be that run
@@ -161,8 +163,7 @@ class EngineMachine(Machine):
         already computed and asks the driver for the others (`NeedsValue`): a chain of outer
         elements each needing the last never becomes a chain of Python calls (`stream/order`)."""
         if act.loop is None:
-            done = self.root.memo.get(nid)
-            return done[0] if done is not None else force_root(self, nid)
+            return force_root(self, nid)  # which reads the memo first
         where, k = self.locate(nid, act, i)
         memo = where.memo.get(nid)
         if memo is None or k not in memo:

@@ -71,8 +71,8 @@ def count_of(schedule, loop, m) -> int:
     c = schedule.invariants.get(loop.count, _MISSING)  # held from the start, usually
     if c is _MISSING:
         c = schedule.invariant(loop.count)
-    if c.__class__ is np.ndarray:
-        count = int(c.reshape(-1)[0])
+    if c.__class__ is np.ndarray and c.size:
+        count = int(c.item(0))  # its first element, as `count_limit` reads it
         if count >= 0:
             return count
     return count_limit(loop, c, m.readings["A4"], m.plan.profile)

@@ -198,6 +198,8 @@ class Machine:
                 sent = None
         return sent
 
+    output_forcer = demand  # element 0 of a value outside loops, called as f(machine, nid)
+
     def start(self, nid, act, i):
         node = self.nodes[nid]
         return FORCE[type(node)](self, node, act, i)
