@@ -88,3 +88,42 @@ def test_a_count_above_the_fuel_is_refused_before_any_trip():
             ll.evaluate(plan, {"n": np.array(9, np.int64)}, max_trips=4)
         assert info.value.rule == "trip/count" and "max_trips=4" in str(info.value)
     assert float(ll.evaluate(plan, {"n": np.array(4, np.int64)}, max_trips=4)["acc"]) == 8.5
+
+
+def casts_outside_loops():
+    """y = Identity(x); a = Cast(y, float32); b = Cast(y, int64); c = CastLike(y, k) with
+    k an int32 input; z = a + 1: outputs a, b, c, z."""
+    onnx = pytest.importorskip("onnx")
+    from onnx import TensorProto as T, helper as h
+    nodes = [h.make_node("Identity", ["x"], ["y"]),
+             h.make_node("Cast", ["y"], ["a"], to=T.FLOAT),
+             h.make_node("Cast", ["y"], ["b"], to=T.INT64),
+             h.make_node("CastLike", ["y", "k"], ["c"]),
+             h.make_node("Add", ["a", "one"], ["z"])]
+    graph = h.make_graph(
+        nodes, "casts", [h.make_tensor_value_info("x", T.FLOAT, [2]),
+                         h.make_tensor_value_info("k", T.INT32, [])],
+        [h.make_tensor_value_info(n, t, [2]) for n, t in
+         (("a", T.FLOAT), ("b", T.INT64), ("c", T.INT32), ("z", T.FLOAT))],
+        [h.make_tensor("one", T.FLOAT, [], [1.0])])
+    return h.make_model(graph, opset_imports=[h.make_opsetid("", 17)])
+
+
+def test_a_kernel_that_passes_its_array_is_not_called_by_the_compiled_walk():
+    # rule: stream/map, stream/memo -- Identity and a Cast to the dtype x has give x itself,
+    # read-only; a Cast to int64 and CastLike to int32 truncate (numpy's astype); z = x + 1;
+    # the same every evaluation, the compiled walk's too, and as the reference gives them
+    lo = pytest.importorskip("lazyloop.onnx")
+    lowered = lo.lower(casts_outside_loops())
+    x = np.array([2.75, -1.5], np.float32)
+    feeds = {"x": x, "k": np.array(0, np.int32)}
+    want = {"a": x, "b": x.astype(np.int64), "c": x.astype(np.int32), "z": x + 1}
+    for mode in ["reference"] + ["fast"] * (HOT_WALKS + 2):
+        got = lo.evaluate(lowered, feeds, mode=mode)
+        for name, value in want.items():
+            assert got[name].dtype == value.dtype, name
+            np.testing.assert_array_equal(got[name], value)
+    plan = plan_of(lowered.network, lowered.resolved)
+    a = dict(plan.outputs)["a"]
+    source = walk_source(plan, a)  # Identity's test, then the Cast's to the dtype x has
+    assert "elif a0.__class__ is ND:" in source and "(a0.dtype is d" in source
