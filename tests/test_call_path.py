@@ -92,19 +92,22 @@ def test_a_count_above_the_fuel_is_refused_before_any_trip():
 
 def casts_outside_loops():
     """y = Identity(x); a = Cast(y, float32); b = Cast(y, int64); c = CastLike(y, k) with
-    k an int32 input; z = a + 1: outputs a, b, c, z."""
+    k an int32 input; z = a + 1; w = Where(x < 1, x, a) (three arguments): outputs a, b,
+    c, z, w."""
     onnx = pytest.importorskip("onnx")
     from onnx import TensorProto as T, helper as h
     nodes = [h.make_node("Identity", ["x"], ["y"]),
              h.make_node("Cast", ["y"], ["a"], to=T.FLOAT),
              h.make_node("Cast", ["y"], ["b"], to=T.INT64),
              h.make_node("CastLike", ["y", "k"], ["c"]),
-             h.make_node("Add", ["a", "one"], ["z"])]
+             h.make_node("Add", ["a", "one"], ["z"]),
+             h.make_node("Less", ["x", "one"], ["small"]),
+             h.make_node("Where", ["small", "x", "a"], ["w"])]
     graph = h.make_graph(
         nodes, "casts", [h.make_tensor_value_info("x", T.FLOAT, [2]),
                          h.make_tensor_value_info("k", T.INT32, [])],
         [h.make_tensor_value_info(n, t, [2]) for n, t in
-         (("a", T.FLOAT), ("b", T.INT64), ("c", T.INT32), ("z", T.FLOAT))],
+         (("a", T.FLOAT), ("b", T.INT64), ("c", T.INT32), ("z", T.FLOAT), ("w", T.FLOAT))],
         [h.make_tensor("one", T.FLOAT, [], [1.0])])
     return h.make_model(graph, opset_imports=[h.make_opsetid("", 17)])
 
@@ -117,7 +120,7 @@ def test_a_kernel_that_passes_its_array_is_not_called_by_the_compiled_walk():
     lowered = lo.lower(casts_outside_loops())
     x = np.array([2.75, -1.5], np.float32)
     feeds = {"x": x, "k": np.array(0, np.int32)}
-    want = {"a": x, "b": x.astype(np.int64), "c": x.astype(np.int32), "z": x + 1}
+    want = {"a": x, "b": x.astype(np.int64), "c": x.astype(np.int32), "z": x + 1, "w": x}
     for mode in ["reference"] + ["fast"] * (HOT_WALKS + 2):
         got = lo.evaluate(lowered, feeds, mode=mode)
         for name, value in want.items():

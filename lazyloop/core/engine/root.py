@@ -273,7 +273,7 @@ class Walk:
             self.emit(2, f"{name} = None" if a is None else f"{name} = M[{self.key(a)}][0]")
         partial = " or ".join(f"{n}.__class__ is P" for n, a in zip(names, node.args)
                               if a is not None) or "False"
-        passed = plain_passed(node, c, *names) if names else None
+        passed = plain_passed(node, c, *names[:2]) if names else None  # (`a`, `b`)
         if passed is not None and f"d{c}" in passed:
             self.emit(2, f"d{c} = D[{c}]")
         self.emit(2, f"if {partial}:")
