@@ -210,6 +210,7 @@ class Prepared:
         self.template = template
         self.outputs = plan.outputs
         self.eager = template.readings["A10"] == "eager"
+        self.force = type(template).output_forcer  # f(machine, output id) -> its value
         self.fuel = Fuel()
 
     def __repr__(self):
@@ -228,9 +229,9 @@ class Prepared:
             fuel = Fuel(max_trips, max_seconds)  # checks them
         machine = self.template.for_feeds(feeds, fuel, None, False)
         result = {}
-        ndarray = np.ndarray
+        ndarray, force = np.ndarray, self.force
         for name, nid in self.outputs:
-            element = machine.demand(nid)
+            element = force(machine, nid)
             result[name] = np.array(element) if element.__class__ is ndarray else _plain(element)
         if self.eager:
             eager(machine, self.plan)

@@ -271,7 +271,7 @@ class CoreLoop:
 
         def conforming(v):
             if v.__class__ is np.ndarray and v.shape in admitted and v.dtype == dtype:
-                return (v,)  # the check depends on dtype and shape alone
+                return v  # the check depends on dtype and shape alone
             if isinstance(v, np.generic):
                 v = np.asarray(v)
             if not (isinstance(v, np.ndarray) and v.dtype == want.dtype and want.admits(v.shape)):
@@ -280,10 +280,11 @@ class CoreLoop:
                                  f"its value is {got}", "declare the type the value has "
                                  "(a symbolic dim for a size that varies)")
             admitted.add(v.shape)
-            return (v,)
+            return v
 
-        # its value is of the declared type, or it raises (result_types: no check after it)
-        sure = Kernel(conforming, gives=lambda types: want)
+        # its value is of the declared type, or it raises (result_types: no check after it);
+        # a one-output layer calls `conforming` itself (`Kernel.first_value`)
+        sure = Kernel(lambda v: (conforming(v),), single=conforming, gives=lambda types: want)
         return self.function(sure, [t], want, f"declared:{what}")
 
     def body(self, body: onnx.GraphProto, bound: List[tuple]):

@@ -28,7 +28,7 @@ from ..errors import LazyLoopError
 from ..feeds import input_table
 from ..fuel import DEFAULT_MAX_TRIPS, Fuel
 from ..plan import LoopOut, Recurrence
-from ..reference.machine import Machine, admitted_shapes
+from ..reference.machine import Machine, admitted_shapes, admitted_table
 from ..reference import rules
 from ..reference.rules import stacked_whole
 from .batch import MAX_BATCH_BYTES
@@ -72,6 +72,7 @@ class EngineMachine(Machine):
         self.constants = constants(plan)  # forced alike by every evaluation (root.py)
         self.walks = root_walks(plan)  # the walks of values outside loops (root.py)
         self.tensor_inputs = tuple(k for k, _, dtype, _ in input_table(plan) if dtype is not None)
+        self.admitted_by_id = admitted_table(plan)  # (`store_root`)
 
     def begin(self, feeds, fuel, trace=None, keep_trips=True):
         """One evaluation's state; its root memo starts with the constants and the inputs."""
@@ -88,6 +89,8 @@ class EngineMachine(Machine):
             return force_root(self, nid)
         return super().demand(nid, act, i)
 
+    output_forcer = force_root  # `demand` of a value outside loops, called as f(machine, nid)
+
     def demand_by_driver(self, nid):
         """A value outside loops forced by the reference's driver; an output of a loop that
         runs on its schedule without it: the driver's one step for it would be that run
@@ -95,7 +98,9 @@ class EngineMachine(Machine):
         its element stored as the driver stores it."""
         node = self.nodes[nid]
         if node.__class__ is LoopOut:
-            demand = self.static_demand(node.loop)
+            demand = self._demands.get(node.loop, _MISSING)  # the plan's, once asked
+            if demand is _MISSING or self.why:
+                demand = self.static_demand(node.loop)
             if demand is not None:
                 return self.store_root(node, self.run_schedule(node, self.root, 0, demand))
         return super().demand(nid, self.root, 0)
@@ -107,7 +112,8 @@ class EngineMachine(Machine):
         as the compiled walk stores one (`root.py`)."""
         ty = node.type
         if (value.__class__ is np.ndarray and value.dtype == getattr(ty, "dtype", None)
-                and value.shape in admitted_shapes(self.plan, node.id)):
+                and value.shape in (self.admitted_by_id.get(node.id)
+                                    or admitted_shapes(self.plan, node.id))):
             value.setflags(write=False)
             self.root.memo[node.id] = {0: value}
             return value
@@ -157,8 +163,7 @@ class EngineMachine(Machine):
         already computed and asks the driver for the others (`NeedsValue`): a chain of outer
         elements each needing the last never becomes a chain of Python calls (`stream/order`)."""
         if act.loop is None:
-            done = self.root.memo.get(nid)
-            return done[0] if done is not None else force_root(self, nid)
+            return force_root(self, nid)  # which reads the memo first
         where, k = self.locate(nid, act, i)
         memo = where.memo.get(nid)
         if memo is None or k not in memo:
@@ -356,6 +361,9 @@ def readings_refused(readings) -> str:
         if readings[key] != scheduled:
             return f"reading {key}={readings[key]}"
     return ""
+
+
+_MISSING = object()
 
 
 class NeedsValue(BaseException):

@@ -28,7 +28,8 @@ def run(schedule) -> int:
     fixed-point watch due."""
     loop, m = schedule.d.loop, schedule.m
     count = None if loop.count is None else count_of(schedule, loop, m)
-    m.fuel.before_first_trip(loop, count, may_settle=schedule.may_settle)
+    if count is not None and count > m.max_trips:  # what the fuel refuses, if anything
+        m.fuel.before_first_trip(loop, count, may_settle=schedule.may_settle)
     options = m.options
     if count is not None:
         if count >= FEWEST_WHOLE and loop.while_ is None and options.batch \
@@ -67,9 +68,11 @@ def stopped_by_while(schedule, i) -> bool:
 def count_of(schedule, loop, m) -> int:
     """`trip/count`: the COUNT limit's value -- a defined array whose count is >= 0 read
     at once, any other by `count_limit` (an undefined count, a negative one by A4)."""
-    c = schedule.invariant(loop.count)
-    if c.__class__ is np.ndarray:
-        count = int(c.reshape(-1)[0])
+    c = schedule.invariants.get(loop.count, _MISSING)  # held from the start, usually
+    if c is _MISSING:
+        c = schedule.invariant(loop.count)
+    if c.__class__ is np.ndarray and c.size:
+        count = int(c.item(0))  # its first element, as `count_limit` reads it
         if count >= 0:
             return count
     return count_limit(loop, c, m.readings["A4"], m.plan.profile)

@@ -31,6 +31,7 @@ from ..reference import rules
 from ..reference.machine import admitted_shapes
 from ..types import TensorType
 from ..undefined import Partial
+from .inline_steps import plain_passed
 from .needed import may_read
 
 
@@ -247,22 +248,9 @@ class Walk:
         node = self.plan.nodes[k]
         self.emit(1, f"if k{c} not in M:  # {k!r}")
         if isinstance(node, Map):
-            names = []
-            for p, a in enumerate(node.args):
-                names.append(f"a{p}")
-                self.emit(2, f"a{p} = None" if a is None else f"a{p} = M[{self.key(a)}][0]")
-            partial = " or ".join(f"{n}.__class__ is P" for n, a in zip(names, node.args)
-                                  if a is not None) or "False"
-            self.emit(2, f"if {partial}:")
-            self.emit(3, f"v = MAPPED(N[{c}], [{', '.join(names)}])")
-            self.emit(2, "else:")
-            self.emit(3, "try:")
-            self.emit(4, f"v = F[{c}]({', '.join(names)})")
-            self.emit(3, "except LLE:")
-            self.emit(4, "raise")
-            self.emit(3, "except Exception as exc:  # as MapStep.force names it (stream/map)")
-            self.emit(4, f"raise REFUSED(N[{c}], 0, exc) from None")
-        elif isinstance(node, Project):
+            self.map_node(node, c)
+            return
+        if isinstance(node, Project):
             self.emit(2, f"v = M[{self.key(node.call)}][0][{node.k}]")
         elif isinstance(node, Input):
             self.emit(2, f"v = MACHINE.feeds[k{c}]")
@@ -274,6 +262,35 @@ class Walk:
             self.emit(2, f"MACHINE.demand_by_driver(k{c})")
             return
         self.store(node, c)
+
+    def map_node(self, node, c):
+        """A map's element: by `map_element` where an argument is undefined; its first
+        argument itself where its kernel says it returns that plain array as it is
+        (`plain_passed`: Identity, a Cast or CastLike to the dtype it has), without a call;
+        else the kernel's call, a refusal naming the node (`stream/map`). Then stored."""
+        names = [f"a{p}" for p in range(len(node.args))]
+        for name, a in zip(names, node.args):
+            self.emit(2, f"{name} = None" if a is None else f"{name} = M[{self.key(a)}][0]")
+        partial = " or ".join(f"{n}.__class__ is P" for n, a in zip(names, node.args)
+                              if a is not None) or "False"
+        passed = plain_passed(node, c, *names[:2]) if names else None  # (`a`, `b`)
+        if passed is not None and f"d{c}" in passed:
+            self.emit(2, f"d{c} = D[{c}]")
+        self.emit(2, f"if {partial}:")
+        self.emit(3, f"v = MAPPED(N[{c}], [{', '.join(names)}])")
+        if passed is not None:
+            self.emit(2, f"elif {passed}:")
+            self.emit(3, "v = a0")
+        self.emit(2, "else:")
+        self.emit(3, "try:")
+        self.emit(4, f"v = F[{c}]({', '.join(names)})")
+        self.emit(3, "except LLE:")
+        self.emit(4, "raise")
+        self.emit(3, "except Exception as exc:  # as MapStep.force names it (stream/map)")
+        self.emit(4, f"raise REFUSED(N[{c}], 0, exc) from None")
+        may_pass = node.kernel.passes_input or not node.kernel.reads_only
+        self.store(node, c, [n for n, a in zip(names, node.args)
+                             if may_pass and a is not None and a not in self.unmarked])
 
     def if_output(self, node, c):
         """`if_element`: the condition (forced just before, `root_order`), then the taken
@@ -314,15 +331,21 @@ class Walk:
     def key(self, ref):
         return f"k{self.ids[ref]}" if ref in self.ids else repr(ref)  # a node id: a str
 
-    def store(self, node, c):
-        """`Machine.store` outside loops, without a trace, the usual case in line."""
+    def store(self, node, c, marked_args=()):
+        """`Machine.store` outside loops, without a trace, the usual case in line. A value
+        that is one of `marked_args` itself (a kernel that `passes_input`) is read-only
+        already: the memo holds it so (`stream/memo`), and it is not marked again."""
         ty = node.type
         if not isinstance(ty, TensorType):
             self.emit(2, f"MACHINE.store(k{c}, ROOT_ACT, 0, v)")
             return
         self.emit(2, f"if v.__class__ is ND and v.dtype == D[{c}] and v.shape in S[{c}]:")
         if node.id not in self.unmarked or node.id in self.folded:
-            self.emit(3, "v.setflags(write=False)")
+            if marked_args:
+                self.emit(3, f"if {' and '.join(f'v is not {n}' for n in marked_args)}:")
+                self.emit(4, "v.setflags(write=False)")
+            else:
+                self.emit(3, "v.setflags(write=False)")
         self.emit(3, f"M[k{c}] = {{0: v}}")
         if node.id in self.folded:  # every evaluation would make it: kept with the plan
             self.emit(3, f"FOLDED[k{c}] = {{0: v}}")

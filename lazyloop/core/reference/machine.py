@@ -80,12 +80,17 @@ def admitted_shapes(plan, nid) -> set:
     """Shapes an array of stream `nid`'s dtype was found to agree with its type: an array of
     one of them agrees too (`structure/shapes` depends on dtype and shape alone). Kept with
     the plan; the static shape of a static type from the start."""
-    shapes = plan.derived.setdefault(("admitted shapes",), {})
+    shapes = admitted_table(plan)
     found = shapes.get(nid)
     if found is None:
         ty = plan.nodes[nid].type
         found = shapes[nid] = {ty.shape} if ty.is_static else set()
     return found
+
+
+def admitted_table(plan) -> dict:
+    """{stream: its `admitted_shapes`}, for those asked so far, kept with the plan."""
+    return plan.derived.setdefault(("admitted shapes",), {})
 
 
 def with_trips(plan) -> dict:
@@ -192,6 +197,8 @@ class Machine:
                 stack.append((wid, wact, wi, self.start(wid, wact, wi), (key, k)))
                 sent = None
         return sent
+
+    output_forcer = demand  # element 0 of a value outside loops, called as f(machine, nid)
 
     def start(self, nid, act, i):
         node = self.nodes[nid]
