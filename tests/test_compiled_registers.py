@@ -352,3 +352,29 @@ def test_while_collatz_runs_on_registers(monkeypatch):
     _, error, _, unsteady = watched_with_hand_backs(lowered.network, lowered.core_feeds(feeds),
                                                     monkeypatch)
     assert error is None and unsteady == 0
+
+
+def test_a_run_starting_on_early_trips_keeps_no_more_states_than_the_memo_form():
+    # rule: stream/memo -- s = s + 1 over a 1 MiB state, 200 trips (too big to accumulate
+    # whole): once the loop is compiled, a fresh run starts on its early trips; the steady
+    # trips then hold s_(i-1), s_i and the new s_(i+1) as the memo form does, nothing more
+    # (an early trip once left s_1 in a register no steady trip slides: one state more)
+    import tracemalloc
+    elements = 2**18
+    net = ll.Network()
+    loop = net.add_loop()
+    loop.add_trip_limit(const(net, 200, np.int32), ll.TripLimit.COUNT)
+    s = loop.add_recurrence(const(net, np.zeros(elements, np.float32)))
+    ones = const(net, np.ones(elements, np.float32))
+    s.set_input(1, net.add_elementwise(s.get_output(0), ones, SUM).get_output(0))
+    net.mark_output(last(loop, s.get_output(0)))
+    ll.evaluate(net, {})  # a run of 200 trips is hot: the next ones start compiled
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        out = list(ll.run(net, {}, trace=False).outputs.values())[0]
+        growth = tracemalloc.get_traced_memory()[1] - before
+    finally:
+        tracemalloc.stop()
+    assert np.all(out == 200)  # 200 times +1
+    assert growth < 3.5 * elements * 4, growth / (elements * 4)

@@ -401,6 +401,8 @@ class Emitter:
             self.emit(memo_depth + 1, "return i")
             for line in regs.start():
                 self.emit(memo_depth, line)
+            for line in regs.dropped():
+                self.emit(2, line)
             for line in self.fetch_before(fetched):
                 self.emit(2, line)
             self.emit(2, "while i < until:")

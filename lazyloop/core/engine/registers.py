@@ -187,6 +187,14 @@ class Registers:
         """Lines before the first steady trip: nothing made yet at i + hi."""
         return [f"{self.name(k, self.high[k])} = _M" for k in self.high]
 
+    def dropped(self):
+        """Lines before the first steady trip, however the run reached it: no register below
+        a stream's kept ones holds an element -- the early trips slid every register, and an
+        element left there would stay alive through the steady trips, which neither read nor
+        slide it (`stream/memo`: a run holds what a reader may still ask for)."""
+        return [f"{self.name(k, r)} = _M" for k in self.high
+                for r in range(-self.window, self.low[k])]
+
     def slide(self):
         """Lines after a trip (i is the next trip's): each kept register one down; after an
         early trip every register (what an early trip reads may lie below the kept ones)."""
