@@ -1,41 +1,34 @@
 """The schedule's ordinary trips as one generated Python function per loop.
 
-`Schedule.run` is the per-trip loop, written step by step: each stream's element is a closure
-that reads its inputs' elements through other closures and stores what it computes. Most
-trips of a long loop are *ordinary*: phase A's elements, the WHILE test passing, phase B's
-elements, the collected elements, the window sliding by one -- no error, no clock reading,
+The per-trip loop (`one_run.trips`) is written step by step: each stream's element is a
+closure that reads its inputs' elements through other closures and stores what it computes.
+Most trips of a long loop are *ordinary*: phase A's elements, the WHILE test passing, phase
+B's elements, the collected elements, the window sliding by one -- no error, no clock reading,
 no fixed-point comparison, no stop. For those trips the schedule calls a function generated
 once per loop (and per kind of run) from the same demand analysis: the same elements, in the
 same order, read and stored in the same memo dictionaries, with the closures' bodies written
 out in line. It is the schedule's loop with the calls taken out, not another semantics.
 
 The generated function runs trips from `i` while they are ordinary and returns the first trip
-it did not finish: the caller runs that trip step by step. So anything out of the ordinary --
-a kernel raising, an element failing its stream's type, the WHILE input false, a trip after
-which the fuel clock or the fixed-point watch is due -- is left to `Schedule.run`, which does
-and reports what it did before. Elements a trip stored before it handed back are memoised and
-not computed twice (`stream/memo`). A stream whose elements come from a batch
-(`lazyloop.core.engine.batch`) is read through its step, which takes them from the batch.
+it did not finish, which the caller runs step by step: anything out of the ordinary -- a
+kernel raising, an element failing its stream's type, the WHILE input false, the fuel clock or
+the fixed-point watch due -- is left to the per-trip loop, which does and reports what it did
+before. Elements a trip stored before it handed back are memoised, not computed twice
+(`stream/memo`). A stream fed by a batch (batch.py) is read through its step.
 
-A trip checks each element it makes against its stream's type cheaply: an array whose dtype
-is the stream's (the same object first) and whose shape was admitted before, or a numpy
-scalar of the dtype's own class, passes at once; anything else goes to the full check. An
-element sure to pass -- a carried element that its next value made, of a type no wider; an
-element whose arguments' types decide a type its stream's contains -- is not checked again
-(element_checks.py).
-Once a run is steady, the function leaves the memo form for trips on registers
-(registers.py): each scheduled stream's elements live in local variables, and the memos are
-written back at every return, so the caller finds what the memo form leaves that a reader
-may still ask for. The invariants every steady trip reads before its WHILE test are fetched
-once before the steady trips; a stream made on demand read deeper than INLINE_DEPTH is made
-by a deep read (deep_reads.py). A few steps have shorter in-line forms of their own
-(inline_steps.py: an iterator's row, a map passing its argument, a ufunc with `out=...`).
+A trip checks each element it makes against its stream's type cheaply (an array of the
+stream's dtype and of a shape admitted before, or a numpy scalar of the dtype's own class,
+passes at once; anything else goes to the full check), and not at all where it is sure to
+pass (element_checks.py). Once a run is steady, its trips run on registers (registers.py):
+each scheduled stream's elements in local variables, the memos written back at every return
+with what a reader may still ask for. The invariants every steady trip reads before its WHILE
+test are fetched once; a stream made on demand read deeper than INLINE_DEPTH is made by a deep
+read (deep_reads.py); a few steps have shorter forms of their own (inline_steps.py).
 
 Compiling costs about a millisecond, so a loop is compiled only once a run of it reaches
 `HOT_TRIPS` trips, or its runs on a plan have added up to `ACROSS_RUNS` times that many; the
-function is kept with the plan's derived data, and later runs start compiled from their
-first trip.
-`source(schedule)` returns the generated text, for reading.
+function is kept with the plan's derived data, and later runs start compiled from their first
+trip. `source(schedule)` returns the generated text, for reading.
 """
 from __future__ import annotations
 
