@@ -37,7 +37,7 @@ from .demand import demand_of, why_not
 from .needed import outputs_to_compute
 from .root import constants, force_root, root_walks, store_inputs
 from .masked_steps import MasksNeeded
-from .schedule import Schedule, pool_of
+from .schedule import Schedule
 
 
 @attrs.frozen
@@ -297,9 +297,7 @@ class EngineMachine(Machine):
         if self.record is not None or self.log is not None or node.loop in self.masked_loops:
             return None
         self.scheduled_loops[node.loop] = demand
-        pool = pool_of(demand, False)
-        schedule = pool.pop().begin(self, act, i, outer, path) if pool else Schedule(
-            demand, self, act, i, None, False, outer, path)
+        schedule = Schedule.take(demand, self, act, i, outer=outer, path=path)
         try:
             n = schedule.run()
             return n, schedule.outputs(n)
