@@ -190,8 +190,8 @@ class Lowered:
                 return None
             if value.dtype is not dtype and value.dtype != dtype:
                 return None  # (`convert` takes an array of its dtype as it is: `entry_rows`)
-            value = np.array(value)  # a read-only copy, as check_feeds makes
-            value.setflags(write=False)
+            value = value.view()  # read-only for the call, the caller's array untouched:
+            value.setflags(write=False)  # nothing keeps it past the call (outputs are copies)
             checked[b.core_name] = value
         return checked
 
