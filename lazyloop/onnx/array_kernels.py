@@ -21,10 +21,12 @@ import math
 
 import numpy as np
 
+from .arithmetic_kernels import clip, cum_sum, is_nan, mod
 from .einsum_kernels import einsum
 from .gather_kernels import gather_elements, gather_nd
 from .reduce_kernels import extreme, reduce_mean, reduce_prod, reduce_sum, reduce_sum_square
 from .scatter_kernels import scatter_elements, scatter_nd
+from .select_kernels import array_feature_extractor, compress, position_of
 
 _ndarray = np.ndarray
 _index_types = (np.ndarray, np.integer)
@@ -112,15 +114,21 @@ def arange(attributes, slow):
 
 
 def squeeze(attributes, slow):
-    """Squeeze (axes as an input): `np.squeeze(data, tuple(axes))`, which calls
-    `data.squeeze`."""
-    def single(data, axes):
+    """Squeeze (axes as an input, opset 13 on): `np.squeeze(data, tuple(axes))`, which calls
+    `data.squeeze`; with no axes, `np.squeeze(data)`: every axis of length 1 (`data.squeeze()`;
+    a 0-D data is itself there, as in the reference)."""
+    if "axes" in attributes:  # Squeeze 1 and 11: the axes an attribute
+        return None
+
+    def single(data, axes=None):
+        if type(data) is _ndarray and axes is None:
+            return data.squeeze()
         if type(data) is _ndarray and type(axes) is _ndarray and axes.ndim == 1:
             try:
                 return data.squeeze(axis=tuple(axes.tolist()))
             except Exception:  # noqa: BLE001
                 pass
-        return slow(data, axes)[0]
+        return slow(data)[0] if axes is None else slow(data, axes)[0]
     return single
 
 
@@ -341,6 +349,15 @@ def shape(attributes, slow):
     return part
 
 
+def size(attributes, slow):
+    """Size: `np.array(data.size, dtype=int64)`, the count of data's elements."""
+    def single(data):
+        if type(data) is _ndarray:
+            return np.array(data.size, dtype=np.int64)
+        return slow(data)[0]
+    return single
+
+
 def _index_vector(v) -> bool:
     return type(v) is _ndarray and v.ndim == 1 and v.dtype.kind == "i"
 
@@ -405,7 +422,12 @@ ARRAY_OPS = {("Reshape", 2): reshape, ("Unsqueeze", 2): unsqueeze, ("Squeeze", 2
              ("Flatten", 1): flatten, ("ConstantOfShape", 1): constant_of_shape,
              ("NonZero", 1): nonzero, ("GatherElements", 2): gather_elements,
              ("GatherND", 2): gather_nd, ("ScatterElements", 3): scatter_elements,
-             ("Slice", 3): slice_, ("Slice", 4): slice_, ("Slice", 5): slice_}
+             ("Slice", 3): slice_, ("Slice", 4): slice_, ("Slice", 5): slice_,
+             ("Squeeze", 1): squeeze, ("Size", 1): size, ("CumSum", 2): cum_sum,
+             ("Mod", 2): mod, ("IsNaN", 1): is_nan, ("Clip", 1): clip, ("Clip", 2): clip,
+             ("Clip", 3): clip, ("Compress", 2): compress, ("ArgMax", 1): position_of("argmax"),
+             ("ArgMin", 1): position_of("argmin"),
+             ("ArrayFeatureExtractor", 2): array_feature_extractor}
 
 
 def array_kernel(op_type: str, arity: int, attributes: dict, slow):

@@ -30,6 +30,7 @@ from ..core.result_types import (axes_added, cast_to, cast_to_like, chosen_eleme
                                  elementwise_in, expanded, joined_along, matrix_product,
                                  rank_from, reshaped, same_as_argument, shape_vector, sliced,
                                  summed, taken_along)
+from .arithmetic_kernels import RESULT_TYPES
 from .array_kernels import array_kernel
 from .sort_kernels import top_k
 from .split_kernels import split
@@ -347,6 +348,8 @@ def gemm_type(attributes) -> Callable:
 def array_type(op_type: str, arity: int, attributes: dict) -> Optional[Callable]:
     """The type an array kernel's value has from its arguments' types (`result_types`),
     for the shape and indexing ops exporters write in loop bodies; None for the others."""
+    if op_type in RESULT_TYPES:
+        return RESULT_TYPES[op_type](attributes)
     axis = attributes.get("axis")
     ranked = {"Reshape": reshaped, "Expand": expanded, "Unsqueeze": axes_added,
               "Slice": sliced}
@@ -437,6 +440,6 @@ def direct(op_type: str, arity: int, slow: Callable, where: str,
     if single is None:
         return None
     return with_single(single, where, reads_only=True,
-                       passes_input=op_type in ("Identity", "Cast", "CastLike", "Where"),
+                       passes_input=op_type in ("Identity", "Cast", "CastLike", "Where", "Clip"),
                        batched=batched, shape_only=op_type == "Shape", gives=gives,
                        returns_plain=plain)
