@@ -237,3 +237,26 @@ def test_the_bindings_say_they_only_read(op, arity, attributes):
     fn, _ = bound_pair(op, arity, opset=13, **attributes)
     assert fn.reads_only and fn.pure and fn.single is not None
     assert feature_pair()[0].reads_only
+
+
+@pytest.mark.parametrize("dtype", NUMBERS + (np.bool_,))
+def test_expand_keeps_its_last_ones_per_shape_and_dtype(dtype):
+    # rule: onnx/node -- data times ones of the shape, the ones kept while the shape and
+    # dtype stay: shapes and dtypes in turn, each the reference's value (NaN, -0.0 kept)
+    fn, slow = bound_pair("Expand", 2)
+    x = tied(dtype, (3, 1))
+    for shape in (i64(3, 4), i64(3, 4), i64(2, 1, 5), i64(3, 4), i64(1), i64(3, 0)):
+        answers(fn, slow, (x, shape))
+        answers(fn, slow, (x.astype(np.float64), shape))
+    answers(fn, slow, (x, i64(-1, 4)))  # refused by both
+
+
+@pytest.mark.parametrize("dtype", NUMBERS)
+def test_scatter_elements_keeps_its_coordinates_per_shape(dtype):
+    # rule: onnx/node -- the positions' own coordinates kept while the indices' shape
+    # stays: shapes in turn, each the reference's value
+    fn, slow = bound_pair("ScatterElements", 3, opset=18, axis=1)
+    for rows in (5, 5, 2, 5):
+        data = edge_values(dtype, (rows, 3))
+        indices = (np.arange(rows) % 3 - 1).reshape(rows, 1)
+        answers(fn, slow, (data, indices, edge_values(dtype, (rows, 1), seed=3)))

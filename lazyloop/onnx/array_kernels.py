@@ -88,11 +88,23 @@ def with_ones(shape, axes):
 
 
 def expand(attributes, slow):
-    """Expand: `data * np.ones(shape, dtype=data.dtype)`."""
+    """Expand: `data * np.ones(shape, dtype=data.dtype)`. The ones depend on the shape's
+    values and the dtype alone: the node keeps the last ones it made (read-only, as every
+    stream element is) with what they were made from, and makes others only when these
+    change (an exporter's shape is a node's constant, or nearly)."""
+    last = [(None, None)]  # [((the shape's dimensions, the dtype), the ones)]
+
     def single(data, shape):
-        if type(data) is _ndarray and type(shape) is _ndarray and shape.dtype == np.int64:
+        if (type(data) is _ndarray and type(shape) is _ndarray and shape.dtype == np.int64
+                and shape.ndim == 1):
             try:
-                return data * np.ones(shape, dtype=data.dtype)
+                made = (shape.tolist(), data.dtype)
+                built, ones = last[0]
+                if built != made:
+                    ones = np.ones(made[0], dtype=data.dtype)
+                    ones.setflags(write=False)
+                    last[0] = (made, ones)
+                return data * ones
             except Exception:  # noqa: BLE001
                 pass
         return slow(data, shape)[0]
@@ -101,12 +113,14 @@ def expand(attributes, slow):
 
 def arange(attributes, slow):
     """Range: `np.arange(start, limit, delta)` in the start's dtype (not float16 or
-    bfloat16, which the reference computes in its stash type)."""
+    bfloat16, which the reference computes in its stash type); a range numpy makes in that
+    dtype already is not copied again."""
     def single(start, limit, delta):
         if (type(start) is _ndarray and type(limit) is _ndarray and type(delta) is _ndarray
                 and start.dtype.kind in "iuf" and start.dtype != np.float16):
             try:
-                return np.arange(start.item(), limit.item(), delta.item()).astype(start.dtype)
+                r = np.arange(start.item(), limit.item(), delta.item())
+                return r if r.dtype == start.dtype else r.astype(start.dtype)
             except Exception:  # noqa: BLE001
                 pass
         return slow(start, limit, delta)[0]
@@ -264,8 +278,10 @@ def constant_of_shape(attributes, slow):
 
     def single(shape):
         if type(shape) is _ndarray and shape.ndim == 1 and shape.dtype.kind == "i":
-            try:
-                return np.full(tuple(shape.tolist()), fill)
+            try:  # what np.full does: an empty array of the value's dtype, filled with it
+                r = np.empty(shape.tolist(), fill.dtype)
+                r.fill(fill)
+                return r
             except Exception:  # noqa: BLE001 -- a negative dimension: the reference's
                 pass
         return slow(shape)[0]

@@ -18,7 +18,7 @@ _ndarray = np.ndarray
 
 def scatter_nd(attributes, slow):
     """ScatterND with no reduction: a copy of the data (`np.copy`, which keeps its memory
-    order), then, for each index tuple of `indices` in order (the last of a repeated tuple
+    order: the array's `copy(order="K")`), then, for each index tuple of `indices` in order (the last of a repeated tuple
     wins), `copy[tuple] = updates[its position]`, for integer indices of depth at least 1 and
     updates of the shape the operator gives them (indices.shape[:-1] + data.shape[depth:])."""
     if attributes.get("reduction") not in (None, "none"):
@@ -30,7 +30,7 @@ def scatter_nd(attributes, slow):
             depth, lead = indices.shape[-1], indices.shape[:-1]
             if 1 <= depth <= data.ndim and updates.shape == lead + data.shape[depth:]:
                 try:
-                    output = np.copy(data)
+                    output = data.copy(order="K")  # np.copy's own call
                     rows = updates.reshape((-1,) + data.shape[depth:])
                     for k, index in enumerate(indices.reshape(-1, depth).tolist()):
                         output[tuple(index)] = rows[k]
@@ -55,15 +55,20 @@ def scatter_elements(attributes, slow):
     if attributes.get("reduction") not in (None, "none"):
         return None
     axis = attributes.get("axis", 0)
+    last = [((), ())]  # [(the indices' shape, the coordinates `coordinates` gives for it)]
 
     def single(data, indices, updates):
         if (type(data) is _ndarray and type(indices) is _ndarray and type(updates) is _ndarray
                 and isinstance(axis, int) and 0 <= axis < data.ndim == indices.ndim
                 and indices.dtype.kind == "i" and indices.shape[axis] == 1
                 and updates.shape == indices.shape and updates.dtype == data.dtype):
+            built, around = last[0]
+            if built != indices.shape:
+                around = coordinates(indices.shape, axis)
+                last[0] = (indices.shape, around)
             try:
-                output = np.copy(data)
-                output[positions(indices, axis)] = updates
+                output = data.copy(order="K")  # np.copy's own call
+                output[around[:axis] + (indices,) + around[axis + 1:]] = updates
                 return output
             except IndexError:  # an index past the end: the reference's error
                 pass
@@ -71,10 +76,15 @@ def scatter_elements(attributes, slow):
     return single
 
 
-def positions(indices, axis: int) -> tuple:
-    """The index that reaches, for every position of `indices`, the element at its own
-    coordinates with the one along `axis` replaced by its value."""
-    rank = indices.ndim
-    return tuple(indices if k == axis else
-                 np.arange(n).reshape((n,) + (1,) * (rank - 1 - k))
-                 for k, n in enumerate(indices.shape))
+def coordinates(shape: tuple, axis: int) -> tuple:
+    """For indices of `shape`, each position's own coordinate along every axis (None along
+    `axis`, where the index takes the indices themselves): `np.arange` along that axis,
+    broadcast against the others. The node keeps them per shape (they are read-only)."""
+    rank = len(shape)
+    around = []
+    for k, n in enumerate(shape):
+        position = None if k == axis else np.arange(n).reshape((n,) + (1,) * (rank - 1 - k))
+        if position is not None:
+            position.setflags(write=False)
+        around.append(position)
+    return tuple(around)
