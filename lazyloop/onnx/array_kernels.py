@@ -162,10 +162,13 @@ def gather(attributes, slow):
     integer = np.integer
 
     def single(x, indices):
-        if type(x) is _ndarray and type(indices) is _ndarray and indices.ndim and (
-                indices.dtype is INT64):  # the usual case: take's value is an array
-            try:
-                return x.take(indices, axis=axis)
+        if type(x) is _ndarray and type(indices) is _ndarray and indices.dtype is INT64:
+            try:  # the usual cases: take's value of an index vector is an array
+                if indices.ndim:
+                    return x.take(indices, axis=axis)
+                if axis == 0:  # one row: x[i], a view (a 0-D array made of an element)
+                    r = x[indices.item()]
+                    return r if type(r) is _ndarray else np.array(r)
             except Exception:  # noqa: BLE001
                 return slow(x, indices)[0]
         if (type(x) is _ndarray and isinstance(indices, _index_types)
@@ -188,12 +191,15 @@ def concat(attributes, slow):
     axis = attributes.get("axis")
 
     def single(*args):
-        if isinstance(axis, int) and all(type(a) is _ndarray and -a.ndim <= axis < a.ndim
-                                         for a in args):
-            try:
-                return np.concatenate(args, axis)
-            except Exception:  # noqa: BLE001
-                pass
+        if isinstance(axis, int):
+            for a in args:  # a loop, not all() of a generator: a frame fewer per input
+                if type(a) is not _ndarray or not -a.ndim <= axis < a.ndim:
+                    break
+            else:
+                try:
+                    return np.concatenate(args, axis)
+                except Exception:  # noqa: BLE001
+                    pass
         return slow(*args)[0]
     return single
 
