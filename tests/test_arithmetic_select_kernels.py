@@ -286,3 +286,19 @@ def test_gather_of_int64_indices_is_the_reference(dtype):
         fn, slow = bound_pair("Gather", 2, axis=axis)
         for indices in (i64(0, 2, -1), i64(), i64(4, 4)[None], i64(5), i64(-6), i64(1)):
             answers(fn, slow, (x, indices))
+
+
+@pytest.mark.parametrize("dtype", NUMBERS + (np.bool_,))
+@pytest.mark.parametrize("axis", [0, 1, -1, -2, 2])
+def test_concat_is_the_reference(axis, dtype):
+    # rule: onnx/node -- joined along the axis, counted from the end where negative; an
+    # axis outside an input's rank, 0-D inputs and shapes that do not fit refused as the
+    # reference refuses; inputs of two dtypes as the reference joins them
+    fn, slow = bound_pair("Concat", 2, axis=axis)
+    for shapes in (((2, 3), (2, 3)), ((1, 3), (4, 3)), ((2,), (3,)), ((), ()), ((2, 3), (3,)),
+                   ((0, 3), (2, 3))):
+        a, b = tied(dtype, shapes[0]), tied(dtype, shapes[1], seed=1)
+        answers(fn, slow, (a, b))
+        answers(fn, slow, (a, b.astype(np.float64)))
+    fn, slow = bound_pair("Concat", 3, axis=axis)
+    answers(fn, slow, (tied(dtype, (2, 2)),) * 3)
