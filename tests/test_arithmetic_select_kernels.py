@@ -302,3 +302,19 @@ def test_concat_is_the_reference(axis, dtype):
         answers(fn, slow, (a, b.astype(np.float64)))
     fn, slow = bound_pair("Concat", 3, axis=axis)
     answers(fn, slow, (tied(dtype, (2, 2)),) * 3)
+
+
+@pytest.mark.parametrize("dtype", NUMBERS)
+@pytest.mark.parametrize("axis", [0, 1, 2])
+def test_gather_elements_along_every_axis_of_3d_data_is_the_reference(axis, dtype):
+    # rule: onnx/node -- the one indexing by the positions' own coordinates (kept per
+    # shape) and the indices along the axis picks np.choose's elements, negative indices
+    # from the end; shapes in turn, so the kept coordinates are checked to follow them
+    fn, slow = bound_pair("GatherElements", 2, axis=axis)
+    rng = np.random.default_rng(axis)
+    for shape in ((2, 3, 4), (3, 3, 3), (2, 3, 4), (1, 5, 2)):
+        data = edge_values(dtype, shape)
+        lookup = list(shape)
+        lookup[axis] = 2
+        n = shape[axis]
+        answers(fn, slow, (data, rng.integers(-n, n, lookup)))

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .gather_kernels import coordinates
+
 _ndarray = np.ndarray
 
 
@@ -55,17 +57,13 @@ def scatter_elements(attributes, slow):
     if attributes.get("reduction") not in (None, "none"):
         return None
     axis = attributes.get("axis", 0)
-    last = [((), ())]  # [(the indices' shape, the coordinates `coordinates` gives for it)]
 
     def single(data, indices, updates):
         if (type(data) is _ndarray and type(indices) is _ndarray and type(updates) is _ndarray
                 and isinstance(axis, int) and 0 <= axis < data.ndim == indices.ndim
                 and indices.dtype.kind == "i" and indices.shape[axis] == 1
                 and updates.shape == indices.shape and updates.dtype == data.dtype):
-            built, around = last[0]
-            if built != indices.shape:
-                around = coordinates(indices.shape, axis)
-                last[0] = (indices.shape, around)
+            around = coordinates(indices.shape, axis)  # the positions' own, kept per shape
             try:
                 output = data.copy(order="K")  # np.copy's own call
                 output[around[:axis] + (indices,) + around[axis + 1:]] = updates
@@ -74,17 +72,3 @@ def scatter_elements(attributes, slow):
                 pass
         return slow(data, indices, updates)[0]
     return single
-
-
-def coordinates(shape: tuple, axis: int) -> tuple:
-    """For indices of `shape`, each position's own coordinate along every axis (None along
-    `axis`, where the index takes the indices themselves): `np.arange` along that axis,
-    broadcast against the others. The node keeps them per shape (they are read-only)."""
-    rank = len(shape)
-    around = []
-    for k, n in enumerate(shape):
-        position = None if k == axis else np.arange(n).reshape((n,) + (1,) * (rank - 1 - k))
-        if position is not None:
-            position.setflags(write=False)
-        around.append(position)
-    return tuple(around)

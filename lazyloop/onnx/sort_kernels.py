@@ -30,10 +30,10 @@ def stable_order(data, axis: int, largest: bool):
     """The indices along `axis` that order `data` as the reference's lexsort orders it,
     smallest or largest first, equal values by ascending index."""
     if not largest:
-        return np.argsort(data, axis=axis, kind="stable")
+        return data.argsort(axis, kind="stable")  # what np.argsort calls
     n = data.shape[axis]
-    backwards = np.argsort(np.flip(data, axis), axis=axis, kind="stable")
-    return np.flip(n - 1 - backwards, axis)
+    flip = (_WHOLE,) * axis + (slice(None, None, -1),)  # np.flip's own index
+    return (n - 1 - data[flip].argsort(axis, kind="stable"))[flip]
 
 
 def top_k(attributes: dict, slow, where: str) -> Optional[Kernel]:
