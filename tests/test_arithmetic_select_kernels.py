@@ -318,3 +318,16 @@ def test_gather_elements_along_every_axis_of_3d_data_is_the_reference(axis, dtyp
         lookup[axis] = 2
         n = shape[axis]
         answers(fn, slow, (data, rng.integers(-n, n, lookup)))
+
+
+def test_shape_keeps_its_last_value_read_only_while_the_shape_stays():
+    # rule: onnx/node -- the reference's int64 dimensions for shapes in turn (the kept one
+    # given again only for the same shape), each value read-only as stream elements are
+    from kernel_checks import agrees_with_the_reference
+    fn, slow = bound_pair("Shape", 1)
+    seen = []
+    for shape in ((2, 3), (2, 3), (3, 2), (), (0, 4), (2, 3)):
+        got = agrees_with_the_reference(fn, slow, (np.zeros(shape, np.float32),))
+        assert not got.flags.writeable
+        seen.append(got)
+    assert seen[0] is seen[1] and seen[1] is not seen[5] and seen[5].tolist() == [2, 3]

@@ -302,14 +302,24 @@ def flatten(attributes, slow):
 
 
 def shape(attributes, slow):
-    """Shape: `np.array(x.shape, dtype=int64)`; with a start or an end (Shape 15), the
+    """Shape: `np.array(x.shape, dtype=int64)` -- the node keeps the last one it made,
+    read-only as every stream element is, and gives it again while x's shape stays (a
+    stream element is never written: `stream/memo`); with a start or an end (Shape 15), the
     dimensions from start to end, the interval the reference kernel's own `_interval`
     makes of them for x's rank, found once per rank."""
     start, end = attributes.get("start", 0), attributes.get("end")
     if start in (0, None) and end is None:
+        last = [(None, None)]  # [(x's shape, its Shape)]
+
         def single(x):
             if type(x) is _ndarray:
-                return np.array(x.shape, dtype=np.int64)
+                dims = x.shape
+                kept, made = last[0]
+                if dims != kept:
+                    made = np.array(dims, dtype=np.int64)
+                    made.setflags(write=False)
+                    last[0] = (dims, made)
+                return made
             return slow(x)[0]
         return single
     from onnx.reference.ops import op_shape
