@@ -376,7 +376,8 @@ def attributes_of(kernel) -> dict:
 
 def direct(op_type: str, arity: int, slow: Callable, where: str,
            kernel=None, batched_form=None) -> Optional[Kernel]:
-    """The direct binding of a default-domain node with `arity` inputs, or None; with its
+    """The direct binding of a default-domain node (or of an ai.onnx.ml one that
+    `kernels.ML_DIRECT` lists) with `arity` inputs, or None; with its
     batched form where one gives the same values (`slow`: the reference kernel's call; the
     ops of `array_kernels` keep `batched_form`, the reference kernel's batched form), and
     the type its value has where its arguments' types say it (`result_types`: a cast's, an
