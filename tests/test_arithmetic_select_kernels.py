@@ -331,3 +331,33 @@ def test_shape_keeps_its_last_value_read_only_while_the_shape_stays():
         assert not got.flags.writeable
         seen.append(got)
     assert seen[0] is seen[1] and seen[1] is not seen[5] and seen[5].tolist() == [2, 3]
+
+
+MATMUL_SHAPES = [((1, 4), (4, 4)), ((4,), (4,)), ((4,), (4, 3)), ((2, 4), (4,)), ((), ()),
+                 ((2, 1, 4), (4, 3)), ((2, 3, 4), (2, 4, 5)), ((0, 4), (4, 2)), ((2, 3), (4, 2))]
+
+
+@pytest.mark.parametrize("dtype", NUMBERS + (np.int8,))
+@pytest.mark.parametrize("shapes", MATMUL_SHAPES)
+def test_matmul_is_the_reference(shapes, dtype):
+    # rule: onnx/node -- a's dot method is np.dot's product (rank 2 or less), np.matmul
+    # above; the value in a's dtype (int8 products wrap as numpy's do); shapes that do not
+    # fit, and operands of two dtypes, refused or joined as the reference does
+    fn, slow = bound_pair("MatMul", 2)
+    a, b = edge_values(dtype, shapes[0]), edge_values(dtype, shapes[1], seed=1)
+    answers(fn, slow, (a, b))
+    answers(fn, slow, (a, b.astype(np.float64)))
+
+
+@pytest.mark.parametrize("dtype", (np.float32, np.float64))
+@pytest.mark.parametrize("trans", list(itertools.product((0, 1), (0, 1))))
+def test_gemm_by_the_dot_method_is_the_reference(trans, dtype):
+    # rule: onnx/node -- alpha 1, beta 0 or 1: A'.dot(B') plus C as the reference's np.dot
+    # and sum give it, on edge values (NaN, infinities, -0.0, extremes)
+    trans_a, trans_b = trans
+    for beta in (0.0, 1.0):
+        fn, slow = bound_pair("Gemm", 3, transA=trans_a, transB=trans_b, beta=beta)
+        a = edge_values(dtype, (4, 1) if trans_a else (1, 4))
+        b = edge_values(dtype, (3, 4) if trans_b else (4, 3), seed=1)
+        for c in (edge_values(dtype, (3,), seed=2), edge_values(dtype, (1, 3), seed=3)):
+            answers(fn, slow, (a, b, c))

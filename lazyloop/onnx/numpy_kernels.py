@@ -32,6 +32,7 @@ from ..core.result_types import (axes_added, cast_to, cast_to_like, chosen_eleme
                                  summed, taken_along)
 from .arithmetic_kernels import RESULT_TYPES
 from .array_kernels import array_kernel
+from .gemm_kernels import matmul
 from .sort_kernels import top_k
 from .split_kernels import split
 
@@ -96,11 +97,6 @@ def sigmoid(slow):
                 pass
         return slow(x)[0]
     return single
-
-
-def _matmul():
-    from onnx.reference.ops.op_matmul import numpy_matmul
-    return numpy_matmul
 
 
 # op type -> numpy function whose output must keep the input's dtype (OpRunUnaryNum)
@@ -412,7 +408,7 @@ def direct(op_type: str, arity: int, slow: Callable, where: str,
         single, batched = binary(fct, slow, True), one_dtype(elementwise(fct, same_dtype))
         gives = elementwise_in(lambda dtype: dtype)
     elif arity == 2 and op_type == "MatMul":
-        single, batched = binary(_matmul(), slow, True), matmul_batched(_matmul())
+        single, batched = binary(matmul, slow, True), matmul_batched(matmul)
         gives = matrix_product()
     elif arity == 2 and op_type in BOOL_BINARY:
         fct = BOOL_BINARY[op_type]
