@@ -361,3 +361,19 @@ def test_gemm_by_the_dot_method_is_the_reference(trans, dtype):
         b = edge_values(dtype, (3, 4) if trans_b else (4, 3), seed=1)
         for c in (edge_values(dtype, (3,), seed=2), edge_values(dtype, (1, 3), seed=3)):
             answers(fn, slow, (a, b, c))
+
+
+@pytest.mark.parametrize("op", ["ReduceSum", "ReduceProd", "ReduceMax", "ReduceMin"])
+@pytest.mark.parametrize("dtype", NUMBERS + (np.int8,))
+@pytest.mark.parametrize("keepdims", [0, 1])
+def test_reductions_to_one_value_are_the_reference(keepdims, dtype, op):
+    # rule: onnx/node -- over every axis (no axes, or an empty list), or one axis: a 0-D
+    # value is an array of x's dtype (numpy's out=... where it takes it), as the reference's
+    # numpy scalar made an array; sums and products wrap in small integer dtypes
+    for shape in ((3,), (1, 3), (2, 3, 2), ()):
+        x = tied(dtype, shape)
+        fn, slow = bound_pair(op, 1, opset=18, keepdims=keepdims)
+        answers(fn, slow, (x,))
+        fn, slow = bound_pair(op, 2, opset=18, keepdims=keepdims)
+        answers(fn, slow, (x, i64()))
+        answers(fn, slow, (x, i64(-1)))

@@ -12,7 +12,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..core.kernel import ELLIPSIS_OUT
+
 _ndarray = np.ndarray
+#: the `out` a reduction is called with: `...` where numpy takes it (its 0-D value then an
+#: array, not a numpy scalar made one after), else None
+AN_ARRAY = ... if ELLIPSIS_OUT else None
 _sum = np.add.reduce  # what np.sum calls for an ndarray: (x, axis, dtype, out, keepdims=)
 _product = np.multiply.reduce  # what np.prod calls for an ndarray
 
@@ -23,7 +28,7 @@ def reduce_sum(attributes, slow):
     if "axes" in attributes:  # ReduceSum 1 and 11: axes as an attribute
         return None
     return reduced(attributes, slow, lambda x, axis, keepdims:  # np.sum of an ndarray is this
-                   _sum(x, axis, x.dtype, None, keepdims=keepdims))
+                   _sum(x, axis, x.dtype, out=AN_ARRAY, keepdims=keepdims))
 
 
 def reduce_mean(attributes, slow):
@@ -43,7 +48,7 @@ def reduce_prod(attributes, slow):
     if "axes" in attributes:  # ReduceProd 1 to 13: axes as an attribute
         return None
     return reduced(attributes, slow, lambda x, axis, keepdims:
-                   _product(x, axis, x.dtype, None, keepdims=keepdims))
+                   _product(x, axis, x.dtype, out=AN_ARRAY, keepdims=keepdims))
 
 
 def extreme(ufunc):
@@ -54,8 +59,8 @@ def extreme(ufunc):
     def binder(attributes, slow):
         if "axes" in attributes:  # opsets 1 to 13: axes as an attribute
             return None
-        return reduced(attributes, slow, lambda x, axis, keepdims:
-                       ufunc.reduce(x, axis, None, None, keepdims=keepdims) if x.size else None)
+        return reduced(attributes, slow, lambda x, axis, keepdims: ufunc.reduce(
+            x, axis, None, out=AN_ARRAY, keepdims=keepdims) if x.size else None)
     return binder
 
 
