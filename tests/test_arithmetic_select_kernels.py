@@ -377,3 +377,20 @@ def test_reductions_to_one_value_are_the_reference(keepdims, dtype, op):
         fn, slow = bound_pair(op, 2, opset=18, keepdims=keepdims)
         answers(fn, slow, (x, i64()))
         answers(fn, slow, (x, i64(-1)))
+
+
+@pytest.mark.parametrize("op,ufunc", [("Less", np.less), ("Greater", np.greater),
+                                      ("Equal", np.equal), ("LessOrEqual", np.less_equal),
+                                      ("GreaterOrEqual", np.greater_equal),
+                                      ("And", np.logical_and), ("Or", np.logical_or),
+                                      ("Xor", np.logical_xor)])
+def test_comparisons_say_they_are_their_ufunc(op, ufunc):
+    # rule: onnx/node -- the record's ufunc (which compiled trips call without the function's
+    # layer) gives the binding's value, and the reference's, for one dtype and for two
+    fn, slow = bound_pair(op, 2)
+    assert fn.ufunc is ufunc
+    for a, b in ((tied(np.float32, (2, 3)), tied(np.float32, (3,), seed=1)),
+                 (tied(np.int32, (4,)), tied(np.int64, (4,), seed=2)),
+                 (np.array(1.5), np.array(2.0, np.float32))):
+        want = answers(fn, slow, (a, b))
+        assert np.asarray(ufunc(a, b)).tobytes() == want.tobytes()

@@ -107,7 +107,8 @@ SAME_DTYPE_UNARY = {"Abs": np.absolute, "Neg": np.negative, "Tanh": np.tanh,
 CAST_BACK_UNARY = {"Exp": np.exp, "Relu": lambda x: np.maximum(x, 0)}
 # op type -> binary numpy function, inputs of one dtype, output of that dtype (OpRunBinaryNum)
 SAME_DTYPE_BINARY = {"Max": np.maximum, "Min": np.minimum}
-# op type -> binary numpy function, inputs of one dtype (OpRunBinary, comparisons)
+# op type -> binary numpy ufunc, inputs of one dtype (OpRunBinary, comparisons): the
+# reference's bound `_run` is the ufunc alone, so the record says so (`Kernel.ufunc`)
 BOOL_BINARY = {"Equal": np.equal, "Less": np.less, "Greater": np.greater,
                "LessOrEqual": np.less_equal, "GreaterOrEqual": np.greater_equal,
                "And": np.logical_and, "Or": np.logical_or, "Xor": np.logical_xor}
@@ -378,7 +379,7 @@ def direct(op_type: str, arity: int, slow: Callable, where: str,
     ops of `array_kernels` keep `batched_form`, the reference kernel's batched form), and
     the type its value has where its arguments' types say it (`result_types`: a cast's, an
     elementwise op's whose fast path and reference both keep or refuse the dtype)."""
-    single = batched = gives = plain = None
+    single = batched = gives = plain = ufunc = None
     if op_type == "Split" and arity in (1, 2):  # several outputs: a record of its own
         return split(attributes_of(kernel), getattr(kernel, "n_outputs", 0), slow, where)
     if op_type == "TopK" and arity == 2:  # values and indices: a record of its own too
@@ -413,7 +414,7 @@ def direct(op_type: str, arity: int, slow: Callable, where: str,
     elif arity == 2 and op_type in BOOL_BINARY:
         fct = BOOL_BINARY[op_type]
         single, batched = binary(fct, slow, False), one_dtype(elementwise(fct))
-        gives = elementwise_in(lambda dtype: BOOL)
+        gives, ufunc = elementwise_in(lambda dtype: BOOL), fct  # the reference's _run: fct
     elif arity == 2 and op_type == "Div":  # floats; integers as the reference truncates
         single = divide(getattr(kernel, "numpy_fct", None), slow)
         batched = one_dtype(elementwise(np.divide, same_dtype))
@@ -438,5 +439,5 @@ def direct(op_type: str, arity: int, slow: Callable, where: str,
         return None
     return with_single(single, where, reads_only=True,
                        passes_input=op_type in ("Identity", "Cast", "CastLike", "Where", "Clip"),
-                       batched=batched, shape_only=op_type == "Shape", gives=gives,
-                       returns_plain=plain)
+                       batched=batched, ufunc=ufunc, shape_only=op_type == "Shape",
+                       gives=gives, returns_plain=plain)
