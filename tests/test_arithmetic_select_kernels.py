@@ -394,3 +394,26 @@ def test_comparisons_say_they_are_their_ufunc(op, ufunc):
                  (np.array(1.5), np.array(2.0, np.float32))):
         want = answers(fn, slow, (a, b))
         assert np.asarray(ufunc(a, b)).tobytes() == want.tobytes()
+
+
+@pytest.mark.parametrize("dtype", NUMBERS)
+def test_gather_nd_of_one_column_is_the_reference(dtype):
+    # rule: onnx/node -- one index column picks along the data's leading axis (take's
+    # elements): a vector of indices on a vector gives a 0-D array, negative indices count
+    # from the end, past either end refused
+    fn, slow = bound_pair("GatherND", 2, opset=13)
+    for shape in ((5,), (1, 23), (3, 2, 2)):
+        data = edge_values(dtype, shape)
+        for indices in (i64(0), i64(-1), i64(2, 0, -2)[:, None], np.array([[[1]], [[0]]]),
+                        i64(5), i64(-6), np.zeros((0, 1), np.int64)):
+            answers(fn, slow, (data, indices if indices.ndim else indices[None]))
+
+
+@pytest.mark.parametrize("dtype", NUMBERS + (np.bool_,))
+@pytest.mark.parametrize("shape", [(5,), (0,), (1,), (2, 3), (2, 0, 3)])
+def test_nonzero_of_a_vector_is_the_reference(shape, dtype):
+    # rule: onnx/node -- a vector's non-zero positions as the one row of an int64 matrix
+    # (NaN non-zero, -0.0 zero), none at all giving (1, 0); matrices by np.array as before
+    fn, slow = bound_pair("NonZero", 1)
+    answers(fn, slow, (tied(dtype, shape),))
+    answers(fn, slow, (np.zeros(shape, dtype),))

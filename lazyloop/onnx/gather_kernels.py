@@ -107,8 +107,9 @@ def gather_nd(attributes, slow):
                 and data.dtype.kind in NUMBERS and indices.dtype.kind == "i"
                 and 1 <= indices.shape[-1] <= data.ndim):
             try:
-                if indices.shape[-1] == 1:  # one column: the data's leading axis
-                    return data[indices[..., 0]]
+                if indices.shape[-1] == 1:  # one column: the data's leading axis, by take
+                    r = data.take(indices[..., 0], 0)  # (fancy indexing's elements)
+                    return r if type(r) is _ndarray else np.array(r)
                 columns = indices.reshape(-1, indices.shape[-1]).T
                 return data[tuple(columns)].reshape(indices.shape[:-1]
                                                     + data.shape[indices.shape[-1]:])
