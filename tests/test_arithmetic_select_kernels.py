@@ -363,7 +363,8 @@ def test_gemm_by_the_dot_method_is_the_reference(trans, dtype):
             answers(fn, slow, (a, b, c))
 
 
-@pytest.mark.parametrize("op", ["ReduceSum", "ReduceProd", "ReduceMax", "ReduceMin"])
+@pytest.mark.parametrize("op", ["ReduceSum", "ReduceProd", "ReduceMax", "ReduceMin",
+                                "ReduceSumSquare"])
 @pytest.mark.parametrize("dtype", NUMBERS + (np.int8,))
 @pytest.mark.parametrize("keepdims", [0, 1])
 def test_reductions_to_one_value_are_the_reference(keepdims, dtype, op):

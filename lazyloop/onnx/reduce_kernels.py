@@ -69,7 +69,7 @@ def reduce_sum_square(attributes, slow):
     (opsets 1 to 13, as the kernel normalised them: None or a tuple) or an input (18 on,
     `reduced`); a 0-D sum made an array."""
     def square_sum(x, axis, keepdims):  # np.sum of an ndarray is this call
-        return _sum(np.square(x), axis, None, None, keepdims=keepdims)
+        return _sum(np.square(x), axis, None, out=AN_ARRAY, keepdims=keepdims)
     if "axes" not in attributes:
         return reduced(attributes, slow, square_sum)
     axes = attributes["axes"]
