@@ -76,11 +76,23 @@ class EngineMachine(Machine):
 
     def begin(self, feeds, fuel, trace=None, keep_trips=True):
         """One evaluation's state; its root memo starts with the constants and the inputs."""
-        Machine.begin(self, feeds, fuel, None, keep_trips)
         self.scheduled_loops = {}  # loop -> the demand its last run on a schedule followed
         self.masked_loops = set()  # loops whose schedule met an undefined value (masked_steps.py)
+        Machine.begin(self, feeds, fuel, None, keep_trips)
+
+    def again(self, feeds, fuel):
+        """The reference's `again`; the root memo starts with the constants and the inputs."""
+        Machine.again(self, feeds, fuel)
         self.root.memo.update(self.constants)
         store_inputs(self)
+
+    def finished(self):
+        """The reference's `finished`; which loops ran on a schedule, or masked, forgotten."""
+        Machine.finished(self)
+        if self.scheduled_loops:
+            self.scheduled_loops.clear()
+        if self.masked_loops:
+            self.masked_loops.clear()
 
     def demand(self, nid, act=None, i=0):
         """As the reference's, but a value outside loops is forced by a walk of its static
