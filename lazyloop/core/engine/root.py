@@ -31,6 +31,7 @@ from ..reference import rules
 from ..reference.machine import admitted_shapes
 from ..types import TensorType
 from ..undefined import Partial
+from .element_checks import sure_of_type
 from .inline_steps import plain_passed
 from .needed import may_read
 
@@ -154,6 +155,24 @@ def unmarked_roots(plan) -> frozenset:
     return found
 
 
+def sure_roots(plan) -> frozenset:
+    """`structure/shapes` outside loops: the maps whose every array element passes the check
+    because their arguments' elements did (`sure_of_type`: the type their kernel gives for
+    their arguments' types is contained in theirs) -- every element outside loops was
+    checked when stored, or was sure. The compiled walk stores an array they give without
+    the check, as compiled trips do (element_checks.py); anything else they give (an
+    undefined element, a numpy scalar) is stored by `Machine.store`, which checks it.
+    Derived once per plan."""
+    key = ("sure roots",)
+    found = plan.derived.get(key)
+    if found is None:
+        nodes = plan.nodes
+        found = plan.derived[key] = frozenset(
+            k for k, node in nodes.items() if node.scope is None and isinstance(node, Map)
+            and sure_of_type(nodes, node))
+    return found
+
+
 HOT_WALKS = 8  # a value's walk is compiled once it has been walked this many times
 
 
@@ -234,6 +253,7 @@ class Walk:
         self.budget = INLINE_NODES  # how many more nodes branches may write in line
         self.unmarked = unmarked_roots(plan)
         self.folded = folded(plan)
+        self.sure = sure_roots(plan)
 
     def emit(self, depth, text):
         self.lines.append("    " * (depth + self.indent) + text)
@@ -339,7 +359,10 @@ class Walk:
         if not isinstance(ty, TensorType):
             self.emit(2, f"MACHINE.store(k{c}, ROOT_ACT, 0, v)")
             return
-        self.emit(2, f"if v.__class__ is ND and v.dtype == D[{c}] and v.shape in S[{c}]:")
+        if node.id in self.sure:  # what its arguments' types give it: an array passes
+            self.emit(2, "if v.__class__ is ND:")
+        else:
+            self.emit(2, f"if v.__class__ is ND and v.dtype == D[{c}] and v.shape in S[{c}]:")
         if node.id not in self.unmarked or node.id in self.folded:
             if marked_args:
                 self.emit(3, f"if {' and '.join(f'v is not {n}' for n in marked_args)}:")
