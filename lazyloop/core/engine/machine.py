@@ -83,7 +83,7 @@ class EngineMachine(Machine):
 
     def again(self, feeds, fuel):
         """The reference's `again`; the root memo starts with the constants and the inputs."""
-        Machine.again(self, feeds, fuel)
+        self.feeds, self.fuel, self.max_trips = feeds, fuel, fuel.max_trips  # (the reference's)
         self.root.memo.update(self.constants)
         store_inputs(self)
 
