@@ -13,6 +13,7 @@ import lazyloop as ll
 from lazyloop.core.ambiguity import resolve
 from lazyloop.core.engine import EngineMachine, root, root_loop
 from lazyloop.core.evaluate import plan_of, prepared
+from lazyloop.core.kernel import Kernel
 from nets import SUM, concat, const, counter, counting, last
 
 X = np.arange(12, dtype=np.float32).reshape(4, 3)
@@ -133,3 +134,89 @@ def test_the_compiled_walk_checks_what_no_kernel_settles():
     finally:
         SHAPE[0] = (3,)
     np.testing.assert_array_equal(ll.evaluate(plan, {"x": x})["z"], x + 1)
+
+
+def carried_on(writes):
+    """y = x + 1; p = pass(y), a kernel that says it may return its argument itself (as
+    Identity does); z = kernel(p), a kernel that scribbles on its argument (`writes`) or one
+    that says it only reads (both give 2 p); w = z + y."""
+    def scribble(v):
+        v[...] = 7
+        return (v * 2,)
+    kernel = scribble if writes else Kernel(lambda v: (v * 2,), reads_only=True)
+    same = [ll.TensorType(ll.float32, (2,))]
+    net = ll.Network("onnx")
+    x = net.add_input("x", ll.float32, (2,))
+    y = net.add_elementwise(x, const(net, np.ones(2, np.float32)), SUM).get_output(0)
+    p = net.add_function(Kernel(lambda v: (v,), reads_only=True, passes_input=True), [y],
+                         same, op="Pass").get_output(0)
+    z = net.add_function(kernel, [p], same, op="K").get_output(0)
+    w = net.add_elementwise(z, y, SUM).get_output(0)
+    y.name, p.name, w.name = "y", "p", "w"
+    net.mark_output(w)
+    return net
+
+
+@pytest.mark.parametrize("writes", [False, True])
+def test_what_reaches_a_writing_kernel_as_it_is_stays_read_only(writes):
+    # stream/memo -- y reaches z's kernel as itself, through a kernel that may pass it on:
+    # marked read-only when z's kernel might write (and its writing is then refused, node by
+    # node and by the compiled walk), left unmarked when it says it only reads (every
+    # answer then 2 (x + 1) + (x + 1))
+    plan = ll.compile_network(carried_on(writes))
+    unmarked = root.unmarked_roots(plan)
+    assert ("y" in unmarked, "p" in unmarked) == (not writes, not writes)
+    x = np.array([1.0, -3.0], np.float32)
+    for _ in range(root.HOT_WALKS + 2):
+        if writes:
+            with pytest.raises(ll.EvaluationError) as info:
+                ll.evaluate(plan, {"x": x})
+            assert info.value.rule == "stream/map"
+        else:
+            np.testing.assert_array_equal(ll.evaluate(plan, {"x": x})["w"], 3 * (x + 1))
+    assert x.tolist() == [1.0, -3.0]  # the caller's array, never written
+
+
+def chosen(reader):
+    """ONNX: y = x + 1; q = If(c, then: Identity(y), else: Identity(x)); z = reader(q);
+    w = z + y."""
+    onnx = pytest.importorskip("onnx")
+    from onnx import TensorProto as T, helper as h
+    vec = [h.make_tensor_value_info(n, T.FLOAT, [2]) for n in ("t", "e")]
+    then = h.make_graph([h.make_node("Identity", ["y"], ["t"])], "then", [], vec[:1])
+    orelse = h.make_graph([h.make_node("Identity", ["x"], ["e"])], "else", [], vec[1:])
+    nodes = [h.make_node("Add", ["x", "one"], ["y"]),
+             h.make_node("If", ["c"], ["q"], then_branch=then, else_branch=orelse),
+             h.make_node(reader, ["q"], ["z"]),
+             h.make_node("Cast", ["z"], ["zf"], to=T.FLOAT),
+             h.make_node("Add", ["zf", "y"], ["w"])]
+    graph = h.make_graph(
+        nodes, "chosen", [h.make_tensor_value_info("x", T.FLOAT, [2]),
+                          h.make_tensor_value_info("c", T.BOOL, [])],
+        [h.make_tensor_value_info("w", T.FLOAT, [2])],
+        [h.make_tensor("one", T.FLOAT, [], [1.0])])
+    return onnx, h.make_model(graph, opset_imports=[h.make_opsetid("", 17)])
+
+
+@pytest.mark.parametrize("reader", ["Neg", "IsNaN"])
+def test_a_branch_taken_as_it_is_is_marked_as_what_reads_the_conditional(reader):
+    # stream/memo -- an If's element is its taken branch's, itself: y (through Identity and
+    # the then-branch) is left unmarked when the If's one reader says it only reads (Neg, a
+    # numpy ufunc), marked when it does not say so (IsNaN); the answers are the same,
+    # -q + y or 0 + y, every call, as ONNX's reference evaluator gives them
+    onnx, model = chosen(reader)
+    lo = pytest.importorskip("lazyloop.onnx")
+    from onnx.reference import ReferenceEvaluator
+    lowered = lo.lower(model)
+    plan = plan_of(lowered.network, lowered.resolved)
+    reads_only = reader == "Neg"
+    assert ("y" in root.unmarked_roots(plan)) == reads_only
+    x = np.array([1.0, -3.0], np.float32)
+    for c in (True, False):
+        feeds = {"x": x, "c": np.array(c)}
+        q = x + 1 if c else x
+        want = (-q if reads_only else np.isnan(q).astype(np.float32)) + (x + 1)
+        np.testing.assert_array_equal(ReferenceEvaluator(model).run(None, feeds)[0], want)
+        for _ in range(root.HOT_WALKS + 2):
+            (got,) = lo.evaluate(lowered, feeds).values()
+            np.testing.assert_array_equal(got, want)
