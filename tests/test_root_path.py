@@ -14,7 +14,7 @@ from lazyloop.core.ambiguity import resolve
 from lazyloop.core.engine import EngineMachine, root, root_loop
 from lazyloop.core.evaluate import plan_of, prepared
 from lazyloop.core.kernel import Kernel
-from nets import SUM, concat, const, counter, counting, last
+from nets import SUM, concat, const, counter, counting, last, padded_input_rows
 
 X = np.arange(12, dtype=np.float32).reshape(4, 3)
 
@@ -57,11 +57,7 @@ def padding_read():
     """Loop 0 stacks t0 rows of x padded to 4 (p, t0 an input); loop 1 adds 1 to the first
     two rows of p (padding, undefined, where t0 < 2)."""
     net = ll.Network()
-    x = net.add_input("x", ll.float32, (4, 3))
-    t0 = net.add_input("t0", ll.int32, ())
-    first = net.add_loop()
-    first.add_trip_limit(t0, ll.TripLimit.COUNT)
-    p = concat(net, first, first.add_iterator(x).get_output(0), 4)
+    p = padded_input_rows(net, "t0")
     second = net.add_loop()
     second.add_trip_limit(const(net, 2, np.int32), ll.TripLimit.COUNT)
     row = second.add_iterator(p).get_output(0)
