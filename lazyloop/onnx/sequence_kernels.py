@@ -29,6 +29,13 @@ from .numpy_kernels import with_single
 _ndarray = np.ndarray
 _WHOLE = slice(None)
 _INT64 = np.int64
+_integer = np.integer
+
+
+def integral(x) -> bool:
+    """Whether x is an integer array or numpy integer scalar (a Loop's iteration number is
+    one), which the reference kernels read as Python reads an index."""
+    return (x.__class__ is _ndarray or isinstance(x, _integer)) and x.dtype.kind in "iu"
 
 
 def sequence_empty(attributes, slow):
@@ -58,16 +65,17 @@ def sequence_length(attributes, slow):
 
 def sequence_at(attributes, slow):
     def single(seq, position):
-        """SequenceAt: the list's element at an integer 0-D position in [-n, n) (negative
-        counts from the end), itself -- what the reference's `seq[position]` picks; any
-        other position, and an element that is not an array, the slow call's."""
-        if (seq.__class__ is list and position.__class__ is _ndarray and position.ndim == 0
-                and position.dtype.kind in "iu"):
-            at = int(position)
-            if -len(seq) <= at < len(seq):
-                value = seq[at]
-                if value.__class__ is _ndarray:
-                    return value
+        """SequenceAt: the reference's `seq[position]` itself -- for a list, the element at
+        an integer 0-D position (an array or numpy scalar) in [-n, n), negative counting
+        from the end -- when it is an array; any position Python's indexing refuses, and an
+        element that is not an array, the slow call's answer or refusal."""
+        if seq.__class__ is list:
+            try:
+                value = seq[position]
+            except (IndexError, TypeError):
+                value = None
+            if value.__class__ is _ndarray:
+                return value
         return slow(seq, position)[0]
     return single
 
@@ -82,7 +90,7 @@ def sequence_insert(attributes, slow):
             at = position[0] if position else None
             if at is None:
                 return [*seq, tensor]
-            if at.__class__ is _ndarray and at.size == 1 and at.dtype.kind in "iu":
+            if integral(at) and at.size == 1:
                 at = at.item()
                 if -len(seq) <= at <= len(seq):
                     longer = list(seq)
@@ -173,7 +181,7 @@ def lengths_of(split, dim: int) -> Optional[list]:
     way, or refuses them)."""
     if split is None:
         return [1] * dim
-    if split.__class__ is not _ndarray or split.dtype.kind not in "iu":
+    if not integral(split):
         return None
     if split.ndim == 0:
         length = int(split)
