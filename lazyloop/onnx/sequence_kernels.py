@@ -163,14 +163,17 @@ def split_to_sequence(attributes, slow):
             given = split[0] if split else None
             lengths = lengths_of(given, x.shape[at])
             if lengths is not None:
-                lead = (_WHOLE,) * at
                 if given is None and not keepdims:
-                    return [x[lead + (k,)] for k in range(x.shape[at])]
-                pieces, start = [], 0
-                for length in lengths:
-                    pieces.append(x[lead + (slice(start, start + length),)])
-                    start += length
-                return pieces
+                    places = range(x.shape[at])
+                else:
+                    places, start = [], 0
+                    for length in lengths:
+                        places.append(slice(start, start + length))
+                        start += length
+                if at == 0:  # x[place] is x[(place,)]
+                    return [x[place] for place in places]
+                lead = (_WHOLE,) * at
+                return [x[lead + (place,)] for place in places]
         return slow(x, *split)[0]
     return single
 
