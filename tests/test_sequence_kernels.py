@@ -32,14 +32,15 @@ def values(dtype, shape, seed=0):
 
 
 def pair(op, arity, **attributes):
-    """(the node's binding, the reference kernel's public `run` on the same node)."""
+    """(the node's binding, the reference kernel's public `run` on the same node, the
+    reference kernel as bound without the direct path)."""
     node = node_with(op, arity, **attributes)
     run_params = {"log": lambda *a, **k: None, "opsets": {"": OPSET}, "verbose": 0,
                   "new_ops": None, "existing_functions": {}, "evaluator_cls": None}
     reference = kernels.kernel_class("", op, OPSET)(node, run_params)
     bound = kernels.bind(node, {"": OPSET}, f"node {op}")
     assert bound.single is not None  # the direct binding, not the reference's call
-    return bound, reference.run
+    return bound, reference.run, kernels._bound_reference(reference, f"node {op}")
 
 
 def same_value(got, want):
@@ -54,14 +55,18 @@ def same_value(got, want):
         same(got, np.asarray(want))
 
 
-def agree(bound, reference, args):
-    """The binding gives the reference's value, or refuses (EvaluationError, naming the
-    node) where the reference raises; its value (None where refused)."""
+def agree(bound, reference, slow, args):
+    """The binding gives the reference's value, or refuses where the reference raises, with
+    the error the node's slow call gives (an EvaluationError naming the node and quoting
+    the reference); its value (None where refused)."""
     try:
         want = reference(*args)[0]
     except Exception:  # noqa: BLE001 -- whatever the reference raises is a refusal
-        with pytest.raises(EvaluationError, match="node"):
+        with pytest.raises(EvaluationError, match="node") as refused:
             bound(*args)
+        with pytest.raises(EvaluationError) as slow_refused:
+            slow(*args)
+        assert str(refused.value) == str(slow_refused.value)
         return None
     got = bound(*args)[0]
     same_value(got, want)
@@ -153,9 +158,9 @@ def test_sequence_at_and_length_are_the_reference(length, dtype):
     # element itself; the others refused as the reference refuses them
     seq = [values(dtype, (2, k)) for k in range(length)] if length != 1 else [
         values(dtype, ())]
-    at, at_reference = pair("SequenceAt", 2)
+    at = pair("SequenceAt", 2)
     for position in POSITIONS:
-        got = agree(at, at_reference, (seq, position))
+        got = agree(*at, (seq, position))
         if got is not None:
             assert got is seq[int(position)]
     agree(*pair("SequenceLength", 1), (seq,))
@@ -173,8 +178,8 @@ def test_sequence_construct_and_empty_are_the_reference(dtype):
     for arity in (1, 2, 3):
         got = agree(*pair("SequenceConstruct", arity), tensors[:arity])
         assert all(g is t for g, t in zip(got, tensors))
-    empty, reference = pair("SequenceEmpty", 0, dtype=1)
-    assert agree(empty, reference, ()) == [] and empty()[0] is not empty()[0]
+    empty = pair("SequenceEmpty", 0, dtype=1)
+    assert agree(*empty, ()) == [] and empty[0]()[0] is not empty[0]()[0]
 
 
 INSERT_POSITIONS = [None] + [np.array(k) for k in range(-4, 5)] + [
@@ -192,12 +197,12 @@ def test_sequence_insert_is_lazyloops_kernel(length, dtype):
     own = kernels._bound_call(kernels.sequence_insert_kernel, {}, "node i")
     for position in INSERT_POSITIONS:
         before = list(seq)
-        got = agree(bound, own, (seq, tensor, position))
+        got = agree(bound, own, own, (seq, tensor, position))
         assert seq == before or all(a is b for a, b in zip(seq, before))
         if got is not None:
             assert got is not seq and sum(g is tensor for g in got) == 1
     assert agree(kernels.bind(node_with("SequenceInsert", 2), {"": OPSET}, "node i"), own,
-                 (seq, tensor))[-1] is tensor
+                 own, (seq, tensor))[-1] is tensor
 
 
 def test_inserting_in_range_makes_no_reference_call():
@@ -223,7 +228,8 @@ def test_optionals_are_the_reference(held):
     if isinstance(x, (np.ndarray, list)):
         assert got is x
     bound = kernels.bind(node_with("Optional", 1), {"": OPSET}, "node o")
-    got = agree(bound, kernels._bound_call(kernels.optional_kernel, {}, "node o"), (x,))
+    own = kernels._bound_call(kernels.optional_kernel, {}, "node o")
+    got = agree(bound, own, own, (x,))
     if isinstance(x, (np.ndarray, list)) or x is None:
         assert got is x
 
