@@ -90,8 +90,7 @@ def sequence_insert(attributes, slow):
             at = position[0] if position else None
             if at is None:
                 return [*seq, tensor]
-            if (at.__class__ is _ndarray or integral(at)) and at.size == 1 and (
-                    at.dtype.kind in "iu"):
+            if integral(at) and at.size == 1:
                 at = at.item()
                 if -len(seq) <= at <= len(seq):
                     longer = list(seq)
