@@ -7,7 +7,9 @@ call goes straight to its inner `_run` method with the node's attributes already
 nothing is re-validated per trip (DESIGN §7). lazyloop writes a kernel itself only where
 the reference one is wrong (`OWN_KERNELS`: Optional, Softsign, SequenceInsert,
 QLinearMatMul; QLinearConv on ConvInteger's kernel; OneHot's float indices and
-NonMaxSuppression's scalar limits), and says why in spec/30.
+NonMaxSuppression's scalar limits), and says why in spec/30. Sequence and optional nodes,
+the reference's or its own, are bound to the list or numpy operation they are
+(`sequence_kernels.py`), the usual cases only.
 """
 from __future__ import annotations
 
