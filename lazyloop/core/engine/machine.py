@@ -11,10 +11,11 @@ what each run of a schedule did.
 
 What a run costs besides its trips is kept small, since a lowered model is evaluated again
 and again (issue 25): a loop outside loops is run, and its outputs stored as the compiled
-walk stores a value, by a runner bound once per plan and loop (`root_loop.py`); a run on the engine with no trip counts kept only marks its loop "engine"
-(`ran`); a stacked output of plain arrays is stacked at once (`stacked_plainly`, what
-`rules.stack` does then); an inner loop's schedule is one kept with the plan, taken again
-for every element of the enclosing loop (`Schedule.take`).
+walk stores a value, by a runner bound once per plan and loop (`root_loop.py`); a run on the
+engine with no trip counts kept only marks its loop "engine" (`ran`); a stacked output of
+plain arrays is stacked at once (`stacked_plainly`, what `rules.stack` does then); an inner
+loop's schedule is one kept with the plan, taken again for every element of the enclosing
+loop (`Schedule.take`).
 """
 from __future__ import annotations
 
