@@ -32,14 +32,15 @@ class RootLoop:
         self.loop = demand.loop.name
         self.pool = pool_of(demand, False)  # the plan's kept plain schedules of the loop
         relaxed = plan.profile != "tensorrt"
-        self.outputs = tuple(  # (output, stacked, its dtype, admitted shapes), as `outputs`
+        self.outputs = tuple(  # (output, stacked, dtype, admitted shapes), as the schedule
+            # answers them (`Schedule.outputs`)
             (out, out.kind is not LoopOutput.LAST_VALUE, out.type.dtype,
              admitted_shapes(plan, out.id)) if relaxed and isinstance(out.type, TensorType)
             else (out, out.kind is not LoopOutput.LAST_VALUE, None, ())
             for out in (plan.nodes[o] for o in demand.outputs))
 
     def __repr__(self):
-        return f"root_loop(<plan>, {self.loop!r})"
+        return f"root_loop(<plan>, <demand of {self.loop!r}>)"
 
     def __call__(self, machine, nid):
         """Run the loop, store every output of it as the walk stores a value outside loops
