@@ -265,12 +265,14 @@ def test_scatter_elements_keeps_its_coordinates_per_shape(dtype):
 @pytest.mark.parametrize("dtype", NUMBERS + (np.bool_,))
 @pytest.mark.parametrize("shape", [(1, 23), (3,), (2, 0), (1,), ()])
 def test_where_of_a_0d_choice_is_the_reference(shape, dtype):
-    # rule: onnx/node -- a 0-D x beside y of the condition's shape: y with x where the
-    # condition holds (NaN, -0.0 and extremes kept bit for bit); the condition all true, all
-    # false, or of ints (the reference's own reading: not a mask)
+    # rule: onnx/node -- an x of one element beside y of the condition's shape: y with x
+    # where the condition holds (NaN, -0.0 and extremes kept bit for bit); an x of higher
+    # rank than y broadcast as np.where does; the condition all true, all false, or of ints
+    # (the reference's own reading: not a mask)
     fn, slow = bound_pair("Where", 3)
     y = tied(dtype, shape)
-    for x in (tied(dtype, (5,))[k:k + 1].reshape(()) for k in range(5)):
+    ones = [(), (1,), (1, 1), (1, 1, 1)]  # x of one element, of rank up to y's and one more
+    for x in (tied(dtype, (5,))[k:k + 1].reshape(ones[k % 4]) for k in range(5)):
         for condition in (edge_values(np.int32, shape) > 0, np.ones(shape, bool),
                           np.zeros(shape, bool), edge_values(np.int32, shape)):
             answers(fn, slow, (condition, x, y))

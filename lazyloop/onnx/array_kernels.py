@@ -207,8 +207,9 @@ def concat(attributes, slow):
 def where(attributes, slow):
     """Where: `np.where(condition, x, y)` for x and y of one numeric dtype; of a boolean
     0-D condition between 0-D x and y, x or y itself (the value np.where copies; stream
-    elements are read-only, so the kernel's record says it passes an input on); of a 0-D x
-    and a boolean condition of y's shape, a copy of y with x written where the condition
+    elements are read-only, so the kernel's record says it passes an input on); of an x of
+    one element and of no higher rank than y, and a boolean condition of y's shape (which
+    is then the broadcast shape), a copy of y with x's value written where the condition
     holds (np.where's value, in one copy and one masked write rather than its broadcast of
     three operands: (1, 23) float32, 0.7 -> 0.4 us)."""
     def single(condition, x, y):
@@ -216,9 +217,10 @@ def where(attributes, slow):
                 and x.dtype == y.dtype and x.dtype.kind in "biuf"):
             if not (condition.ndim or x.ndim or y.ndim) and condition.dtype.kind == "b":
                 return x if condition.item() else y
-            if not x.ndim and condition.shape == y.shape and condition.dtype.kind == "b":
+            if (x.size == 1 and x.ndim <= y.ndim and condition.shape == y.shape
+                    and condition.dtype.kind == "b"):
                 r = y.copy()  # the value np.where gives: y, with x where the condition holds
-                r[condition] = x
+                r[condition] = x.reshape(())
                 return r
             try:
                 r = np.where(condition, x, y)
