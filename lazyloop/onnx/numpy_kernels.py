@@ -371,6 +371,10 @@ def attributes_of(kernel) -> dict:
     return {name: getattr(kernel, name) for name in getattr(kernel, "attributes_names_", ())}
 
 
+#: the direct kernels that may return an input itself (`Kernel.passes_input`)
+PASSING = frozenset(("Identity", "Cast", "CastLike", "Where", "Clip"))
+
+
 def direct(op_type: str, arity: int, slow: Callable, where: str,
            kernel=None, batched_form=None) -> Optional[Kernel]:
     """The direct binding of a default-domain node (or of an ai.onnx.ml one that
@@ -437,7 +441,6 @@ def direct(op_type: str, arity: int, slow: Callable, where: str,
             gives = array_type(op_type, arity, attributes_of(kernel))
     if single is None:
         return None
-    return with_single(single, where, reads_only=True,
-                       passes_input=op_type in ("Identity", "Cast", "CastLike", "Where", "Clip"),
+    return with_single(single, where, reads_only=True, passes_input=op_type in PASSING,
                        batched=batched, ufunc=ufunc, shape_only=op_type == "Shape",
                        gives=gives, returns_plain=plain)

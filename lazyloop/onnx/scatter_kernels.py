@@ -20,9 +20,10 @@ _ndarray = np.ndarray
 
 def scatter_nd(attributes, slow):
     """ScatterND with no reduction: a copy of the data (`np.copy`, which keeps its memory
-    order: the array's `copy(order="K")`), then, for each index tuple of `indices` in order (the last of a repeated tuple
-    wins), `copy[tuple] = updates[its position]`, for integer indices of depth at least 1 and
-    updates of the shape the operator gives them (indices.shape[:-1] + data.shape[depth:])."""
+    order: the array's `copy(order="K")`), then, for each index tuple of `indices` in order
+    (the last of a repeated tuple wins), `copy[tuple] = updates[its position]`, for integer
+    indices of depth at least 1 and updates of the shape the operator gives them
+    (indices.shape[:-1] + data.shape[depth:])."""
     if attributes.get("reduction") not in (None, "none"):
         return None
 
