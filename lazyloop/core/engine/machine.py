@@ -30,7 +30,6 @@ from ..fuel import DEFAULT_MAX_TRIPS, Fuel
 from ..plan import LoopOut, Recurrence
 from ..reference.machine import Machine, admitted_shapes, admitted_table
 from ..reference import rules
-from ..reference.rules import stacked_whole
 from .batch import MAX_BATCH_BYTES
 from .compiled import HOT_TRIPS
 from .demand import demand_of, why_not
@@ -38,6 +37,7 @@ from .needed import outputs_to_compute
 from .root import constants, force_root, root_walks, store_inputs
 from .masked_steps import MasksNeeded
 from .schedule import Schedule
+from .stacking import stacked_plainly
 
 
 @attrs.frozen
@@ -314,28 +314,6 @@ class EngineMachine(Machine):
         self.log.append(ScheduleRun(schedule.d.loop.name, schedule.masked,
                                     schedule.batched, schedule.masked_batches,
                                     schedule.compiled, schedule.settled))
-
-
-def stacked_plainly(out, elements):
-    """`output/concat`, `output/reverse` in the usual case, or None: an output without a
-    length input (its length is the trip count) of n >= 1 elements that are all arrays of
-    its dtype -- all defined, of one shape (`structure/shapes` checked each as it was
-    stored) -- stacked by `rules.stacked_whole`, as `rules.stack` stacks them then, without
-    looking at each for a mask. Elements of one dtype and one shape are stacked
-    by `np.array` (not objects or records), which makes what `np.stack` makes of them at a
-    fraction of its cost."""
-    if out.length is not None or elements.__class__ is not list or not elements:
-        return None
-    ndarray = np.ndarray
-    first = elements[0]
-    if first.__class__ is not ndarray:
-        return None
-    dtype, shape, same = first.dtype, first.shape, first.dtype.kind not in "OV"
-    for e in elements:
-        if e.__class__ is not ndarray:
-            return None
-        same = same and e.dtype is dtype and e.shape == shape
-    return stacked_whole(out, np.array(elements) if same else elements)
 
 
 @attrs.frozen
