@@ -219,12 +219,8 @@ class EngineMachine(Machine):
         loop's elements at k (`structure/nesting`). The run computes every output of the
         inner loop the enclosing demand needs at k (`Demand.runs`); the others are stored
         in `outer` beside this one."""
-        found = outer.inner_runs.get(node.loop)
-        if found is None:  # the inner demand and its outputs, asked once per outer schedule
-            demand = demand_of(self.plan, node.loop, outer.d.runs[node.loop])
-            found = outer.inner_runs[node.loop] = (
-                demand, tuple(self.plan.nodes[o] for o in demand.output_order))
-        demand, outs = found
+        runs = outer.inner_runs[node.loop]  # decided once per outer schedule (inner_run.py)
+        demand, outs = runs.demand, runs.outs
         path = None  # the run's (loop, index) path, made only where trips or records keep it
         if self.trips is not None or self.record is not None:
             path = outer.path + ((outer.d.loop.name, k),)
