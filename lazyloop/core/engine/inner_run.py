@@ -29,7 +29,8 @@ from .stacking import stacker
 
 class InnerRuns:
     """The runs of inner loop `loop` for the elements of the enclosing schedule `outer`
-    (kept in its `inner_runs`, so for as long as that schedule is kept with the plan)."""
+    (kept in its `inner_runs`, so for as long as that schedule is kept with the plan; it
+    holds `outer`'s finishers, which `Schedule.release` drops with it)."""
 
     def __init__(self, outer, loop):
         plan = outer.d.plan
@@ -42,6 +43,8 @@ class InnerRuns:
         # `stacker` -- None for an output with a length input)
         self.made = tuple((out, nodes[out.id].source, None if out.kind is LoopOutput.LAST_VALUE
                            else stacker(out) or False) for out in self.outs)
+        # per output: how `outer` stores it when another output of the run is asked for
+        self.stores = tuple(outer.finishers[out.id] for out in self.outs)
 
     def __repr__(self):
         return f"InnerRuns({self.loop!r})"
@@ -73,13 +76,13 @@ class InnerRuns:
             schedule.release()
         if values is None:  # the loop runs masked: step by step
             return m.inner_output(outer, node, k)
-        m.ran(loop, None, n, engine=True)
+        m.ran(loop, None, n, True)
         found = None
-        for out, value in zip(self.outs, values):
+        for out, value, store in zip(self.outs, values, self.stores):
             if out is node:
                 found = value
             else:
-                outer.store(out.id, k, value)
+                store(k, value)
         return found
 
     def values(self, schedule, n, outer, k) -> list:

@@ -37,9 +37,10 @@ def run(schedule) -> int:
             return trips(schedule, count, batch_maps(schedule, count, options.max_batch_bytes))
         if not count:
             return stopped_at(schedule, 0)
-    bound = schedule.bound  # the bound trips (compiled.py), no batch feeding this run
-    if bound is None or options.compile_after is None:
+    hot = options.compile_after
+    if schedule.bound is None or hot is None:
         return trips(schedule, count, 0)
+    bound = trip_function(schedule, 0, hot)  # the bound trips (compiled.py)
     watch = schedule.watch
     check_at = -1 if watch is None else first_check(watch, count)
     schedule.compiled = True

@@ -375,6 +375,7 @@ class Schedule:
         self.plain_steps.clear()
         self.raw.clear()
         self.finishers.clear()
+        self.inner_runs.clear()
         self.bound = self.parts = self.binding = None
 
     def outputs(self, n):
