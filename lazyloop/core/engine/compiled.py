@@ -41,7 +41,7 @@ from .deep_reads import DeepReads
 from .element_checks import ElementChecks
 from .inline_steps import inline_form, iterated
 from .on_demand import compiled_steps
-from .registers import UNSTEADY_TRIPS, NotSteady, Registers, steady_streams
+from .registers import UNSTEADY_TRIPS, NotSteady, Registers, reads_back_only, steady_streams
 from .reuse import shape_derived
 from .trip_binding import binding
 
@@ -253,8 +253,7 @@ class Emitter:
                 self.read(3, cond, "i", "w")
                 self.emit(3, "if not w:")
             ended = stop
-            if regs is not None and regs.trip is None and all(
-                    off <= 0 for e in (d.edges, d.cond_edges) for r in e.values() for _, off in r):
+            if regs is not None and regs.trip is None and reads_back_only(d):
                 for line in regs.write_back(regs.read_after_the_loop(d)):
                     self.emit(4, line)  # what is read once the loop ended, written back
                 ended = "return i"
@@ -355,7 +354,7 @@ class Emitter:
             self.emit(1, f"[{', '.join(names + str(c) for c in self.ids.values())}] = {group}")
         if regs is not None:
             self.emit(1, "unsteady = 0  # steady trips handed back by a read they could not make")
-        self.emit(1, "def trips(i, until):")
+        self.emit(1, "def trips(i, until, last=False):")
         if regs is not None:
             self.emit(2, "nonlocal unsteady")
         for ref, name in self.invariants.items():
@@ -400,6 +399,8 @@ class Emitter:
                 self.emit(2, line)
             self.emit(2, "while i < until:")
             self.lines.extend("    " + line for line in steady)
+            for line in regs.at_the_stop(self.d):
+                self.emit(2, line)
             for line in regs.write_back():
                 self.emit(2, line)
         self.emit(2, "return i")
