@@ -42,7 +42,7 @@ from .element_checks import ElementChecks
 from .inline_steps import inline_form, iterated
 from .on_demand import compiled_steps
 from .registers import UNSTEADY_TRIPS, NotSteady, Registers, reads_back_only, steady_streams
-from .reuse import shape_derived
+from .reuse import emit_reused, shape_derived
 from .trip_binding import binding
 
 HOT_TRIPS = 64  # by default a loop is compiled once a run of it reaches this trip,
@@ -187,7 +187,7 @@ class Emitter:
         checked, memoised, recorded."""
         c, node = self.ids[k], self.d.members[k]
         if k in self.reused:
-            self.reuse(depth, k, c, node, level)
+            emit_reused(self, depth, k, c, node, level)
         else:
             write = inline_form(node) or entry(node).emit  # the engine's form, or its entry's
             write(self, depth, c, node, level, low)
@@ -200,28 +200,6 @@ class Emitter:
         for name, ref in zip(names, node.args):
             self.read(depth, ref, f"j{level}", name, level)
         return names
-
-    def reuse(self, depth, k, c, node, level):
-        """A map made from shapes (reuse.py): its previous element r<c> again while its
-        argument has the same shape (`shape_only`) or its arguments are the same objects
-        (`pure`); else its step, checked, kept with what it read (in p<c>_<n>)."""
-        names = self.arguments(depth, node, level)
-        kept = [f"p{c}_{p}" for p in range(len(names))]
-        if node.kernel.shape_only:
-            (a,), (p,) = names, kept
-            same = f"r{c} is not _M and {a}.__class__ is ND and {a}.shape == {p}"
-            keep = [f"{p} = {a}.shape if {a}.__class__ is ND else _M"]
-        else:
-            same = " and ".join(f"{a} is {p}" for a, p in zip(names, kept))
-            keep = [f"{p} = {a}" for a, p in zip(names, kept)]
-        self.reused_names += kept + [f"r{c}"]
-        self.emit(depth, f"if {same}:")
-        self.emit(depth + 1, f"v{level} = r{c}")
-        self.emit(depth, "else:")
-        self.emit(depth + 1, f"v{level} = f{c}({', '.join(names)})")
-        self.checks.emit(self, depth + 1, k, c, node, f"v{level}")
-        for line in keep + [f"r{c} = v{level}"]:
-            self.emit(depth + 1, line)
 
     def store(self, depth, k, c, j, v):
         """What `Schedule.finisher` does after the check: memoise (in its register, on a
