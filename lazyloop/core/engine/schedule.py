@@ -206,8 +206,11 @@ class Schedule:
         outer = self.outer
         if outer is None:
             return self.m.fetch(ref, self.act, self.index)
-        if ref in outer.memo:
-            return outer.get(ref, self.index)
+        memo = outer.memo.get(ref)
+        if memo is not None:  # a stream of the enclosing loop: as `outer.get` reads it
+            k = self.index
+            value = memo.get(k, _MISSING)
+            return outer.steps[ref](k) if value is _MISSING else value
         value = outer.invariants.get(ref, _MISSING)  # held already: the usual case
         return outer.invariant(ref) if value is _MISSING else value
 
