@@ -9,8 +9,8 @@ the outputs one run computes (`Demand.runs`), the list of its kept schedules (`S
 without a key per run), what a run reads of the enclosing schedule (its memos and held
 invariants, `Schedule.held_by_outer`), and how each output is made once the run stopped --
 a last value read at once, the collected elements of a CONCATENATE/REVERSE output without a
-length input stacked at once (`stacker`), anything else by the machine's
-`output_value` as before.
+length input stacked at once (`stacker`), anything else by the machine's stacking
+(`Machine.stacked`) as before.
 
 That path is an evaluation's usual run: nothing recorded or logged, no trip counts kept, the
 loop not met undefined. Any other run -- and a run that meets an undefined value of its loop
@@ -62,6 +62,8 @@ class InnerRuns:
         if kept:
             schedule = kept.pop().begin(m, None, k, outer)
         else:
+            # a kept one or a new one (`Schedule`, the enclosing schedule's class: schedule.py
+            # imports this module)
             schedule = outer.__class__.take(demand, m, None, k, outer=outer)
             self.kept = schedule.pool  # where its runs are kept from now on
         try:
@@ -88,8 +90,8 @@ class InnerRuns:
     def values(self, schedule, n, outer, k) -> list:
         """The run's outputs after n trips, in `outs`' order, as they are stored
         (`Schedule.outputs`, then `output_value`): a last value as it is; the elements of a
-        stacked output stacked at once where `stacked_plainly` can, else as the machine
-        stacks them (reading the length input at the enclosing element k)."""
+        stacked output stacked at once where its `stacker` can, else as the machine stacks
+        them (reading the length input at the enclosing element k)."""
         values = []
         for out, source, stack in self.made:
             if stack is None:
