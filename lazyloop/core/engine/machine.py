@@ -13,8 +13,9 @@ What a run costs besides its trips is kept small, since a lowered model is evalu
 and again (issue 25): a loop output outside loops is stored as the compiled walk stores one
 (`store_root`); a run on the engine with no trip counts kept only marks its loop "engine"
 (`ran`); a stacked output of plain arrays is stacked at once (`stacked_plainly`, what
-`rules.stack` does then); an inner loop's schedule is one kept with the plan, taken again
-for every element of the enclosing loop (`Schedule.take`).
+`rules.stack` does then); an inner loop's run for an element of the enclosing loop takes
+the path its enclosing schedule decided once (inner_run.py), and `inner_output` step by step
+only when that run is recorded, logged, keeps trip counts or carries masks.
 """
 from __future__ import annotations
 
@@ -218,7 +219,8 @@ class EngineMachine(Machine):
         element's run of the inner loop, on a schedule of its own that reads the enclosing
         loop's elements at k (`structure/nesting`). The run computes every output of the
         inner loop the enclosing demand needs at k (`Demand.runs`); the others are stored
-        in `outer` beside this one."""
+        in `outer` beside this one. Step by step: an evaluation's usual run takes the path
+        decided once (`InnerRuns.element`, inner_run.py), which makes the same values."""
         runs = outer.inner_runs[node.loop]  # decided once per outer schedule (inner_run.py)
         demand, outs = runs.demand, runs.outs
         path = None  # the run's (loop, index) path, made only where trips or records keep it
