@@ -44,6 +44,16 @@ def sums_of_rows(net, p, rows):
     return inner, concat(net, outer, last(inner, acc.get_output(0)), rows)
 
 
+def padded_input_rows(net, count="k"):
+    """Inputs x float32[4, 3] and `count` int32[]: loop 0 stacks the first `count` rows of
+    x, padded to 4 (CONCATENATE, length 4; the padding undefined). Returns the stack p."""
+    x = net.add_input("x", ll.float32, (4, 3))
+    k = net.add_input(count, ll.int32, ())
+    first = net.add_loop()
+    first.add_trip_limit(k, ll.TripLimit.COUNT)
+    return concat(net, first, first.add_iterator(x).get_output(0), 4)
+
+
 def counted(trips):
     """A network of one loop of `trips` COUNT trips whose one output is a counter's
     LAST_VALUE (`counter` from 0 by 1): i = 0; i += 1 for `trips` trips; LAST_VALUE(i) =

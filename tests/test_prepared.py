@@ -7,6 +7,7 @@ the second answer, or refusal, must be the one a fresh model gives. Expected val
 computed here with numpy. (rules: laziness/modes, stream/shape, stream/memo, trip/count,
 laziness/dead)"""
 import os
+import sys
 
 import numpy as np
 import pytest
@@ -47,16 +48,18 @@ def refusal(call):
 
 def test_the_set_up_is_made_once_per_mode(monkeypatch):
     # laziness/modes -- the engine's tables are prepared once for "fast" and once for
-    # "schedule"; every evaluation begins its own state, and the answers are x * (1 + sum i)
+    # "schedule"; every evaluation begins its own state (`again`) on a machine made once
+    # per mode (`begin`) and kept, and the answers are x * (1 + sum i)
     lowered = lo.lower(FOR_SUM)
     prepared = counting(monkeypatch, engine_machine.EngineMachine, "prepare")
-    begun = counting(monkeypatch, engine_machine.EngineMachine, "begin")
+    made = counting(monkeypatch, engine_machine.EngineMachine, "begin")
+    begun = counting(monkeypatch, engine_machine.EngineMachine, "again")
     for n in (3, 0, 5, 3):
         for mode in ("fast", "schedule"):
             feeds, want = for_sum([1.5, -2.0], n)
             np.testing.assert_allclose(only(lo.evaluate(lowered, feeds, mode=mode)), want,
                                        rtol=1e-6)
-    assert len(prepared) == 2 and len(begun) == 8
+    assert len(prepared) == 2 and len(begun) == 8 and len(made) == 2
     assert set(lowered.runs) == {"fast", "schedule"}
 
 
@@ -92,6 +95,54 @@ def test_each_evaluation_has_its_own_fuel():
     np.testing.assert_allclose(only(lo.evaluate(lowered, feeds, max_trips=5)), want,
                                rtol=1e-6)
     np.testing.assert_allclose(only(lo.evaluate(lowered, feeds)), want, rtol=1e-6)
+
+
+def test_a_kept_machine_holds_nothing_of_the_last_call():
+    # stream/memo -- a prepared evaluation keeps the machines of calls that answered for
+    # later calls, emptied: no feeds, fuel, memo, activations or paths are left in them;
+    # a call an error stopped keeps nothing (its machine is dropped), and the next answers
+    lowered = lo.lower(FOR_SUM)
+    for n in (3, 1):
+        feeds, want = for_sum([1.0, -1.0], n)
+        np.testing.assert_allclose(only(lo.evaluate(lowered, feeds)), want, rtol=1e-6)
+    spares = lowered.ready("fast").spares
+    assert spares
+    for machine in spares:
+        assert machine.feeds is None and machine.fuel is None and machine.root.memo == {}
+        assert not machine.root.children and not machine.paths
+        assert not machine.scheduled_loops and not machine.masked_loops
+    kept = list(spares)
+    feeds, want = for_sum([1.0, -1.0], 5)
+    assert refusal(lambda: lo.evaluate(lowered, feeds, max_trips=2))[1] == "trip/count"
+    assert len(spares) == len(kept) - 1 and all(m in kept for m in spares)
+    np.testing.assert_allclose(only(lo.evaluate(lowered, feeds)), want, rtol=1e-6)
+
+
+def test_calls_from_threads_each_answer_their_own_feeds():
+    # stream/memo -- calls of one lowered model from two threads at once each take a
+    # machine of their own (a kept one or a new one): every answer is its feeds' own
+    import threading
+    lowered = lo.lower(FOR_SUM)
+    wrong = []
+
+    def calls(x, n):
+        feeds, want = for_sum(x, n)
+        for _ in range(200):
+            got = only(lo.evaluate(lowered, feeds))
+            if not np.allclose(got, want, rtol=1e-6):
+                wrong.append((x, n, got))
+    threads = [threading.Thread(target=calls, args=args)
+               for args in (([1.0, 2.0], 3), ([5.0, -1.0, 0.5], 6), ([2.0], 0))]
+    switching = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # threads take turns often, mid-call
+    try:
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        sys.setswitchinterval(switching)
+    assert wrong == []
 
 
 def test_modes_are_checked_on_every_call():

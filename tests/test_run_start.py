@@ -15,7 +15,8 @@ from lazyloop.core.engine.schedule import Schedule
 from lazyloop.core.evaluate import plan_of
 from corpus_data import FOR_SUM, for_sum
 from lazyloop.strategies import networks
-from nets import LESS, SUM, concat, const, counted, counter, counting, last, sums_of_rows
+from nets import (LESS, SUM, const, counted, counter, counting, last, padded_input_rows,
+                  sums_of_rows)
 from test_modes import check_law, core_alone, outcome, same_values, settled
 
 
@@ -114,11 +115,7 @@ def padded_sums():
     trips over the rows r of p; per row an inner loop sums r 3 times: 3 * r, undefined for
     the padded rows; the outer loop stacks those sums."""
     net = ll.Network()
-    x = net.add_input("x", ll.float32, (4, 3))
-    k = net.add_input("k", ll.int32, ())
-    first = net.add_loop()
-    first.add_trip_limit(k, ll.TripLimit.COUNT)
-    p = concat(net, first, first.add_iterator(x).get_output(0), 4)
+    p = padded_input_rows(net)
     _, sums = sums_of_rows(net, p, 4)
     sums.name = "sums"
     net.mark_output(sums)

@@ -191,6 +191,9 @@ def prepared(plan, readings, mode, named=None) -> "Prepared":
     return found if named is None else found.named(named)
 
 
+SPARES = 2  # machines a prepared evaluation keeps for later calls (`Prepared.spare`)
+
+
 class Prepared:
     """One plan's evaluation on checked feeds, set up once (issue 25, "plan once, run
     many"): the evaluator of `mode` made as a template whose tables -- what depends on the
@@ -212,6 +215,7 @@ class Prepared:
         self.eager = template.readings["A10"] == "eager"
         self.force = type(template).output_forcer  # f(machine, output id) -> its value
         self.fuel = Fuel()
+        self.spares = []  # machines of evaluations that answered, emptied (`machine`)
 
     def __repr__(self):
         return f"prepared(<plan of {[name for name, _ in self.outputs]}>, {self.mode!r})"
@@ -227,7 +231,7 @@ class Prepared:
         if max_seconds is not None or max_trips.__class__ is not int \
                 or max_trips != fuel.max_trips:
             fuel = Fuel(max_trips, max_seconds)  # checks them
-        machine = self.template.for_feeds(feeds, fuel, None, False)
+        machine = self.machine(feeds, fuel)
         result = {}
         ndarray, force = np.ndarray, self.force
         for name, nid in self.outputs:
@@ -235,7 +239,27 @@ class Prepared:
             result[name] = np.array(element) if element.__class__ is ndarray else _plain(element)
         if self.eager:
             eager(machine, self.plan)
+        self.spare(machine)
         return result
+
+    def machine(self, feeds, fuel):
+        """The evaluator of one evaluation: a spare one begun `again`, else one made from
+        the template (`for_feeds`). Each call has its own: a call made while another runs
+        (from another thread, or from inside a kernel) takes another, or a new one."""
+        try:
+            machine = self.spares.pop()
+        except IndexError:
+            return self.template.for_feeds(feeds, fuel, None, False)
+        machine.again(feeds, fuel)
+        return machine
+
+    def spare(self, machine):
+        """Keep the machine of an evaluation that answered for a later one, emptied of
+        everything it held (`Machine.finished`); at most `SPARES`. A machine an error
+        stopped is never kept: what it held half-way goes with it."""
+        machine.finished()
+        if len(self.spares) < SPARES:
+            self.spares.append(machine)
 
 
 __all__ = ["evaluate", "evaluate_checked", "prepared", "Prepared", "run", "Evaluation",

@@ -7,7 +7,9 @@ call goes straight to its inner `_run` method with the node's attributes already
 nothing is re-validated per trip (DESIGN §7). lazyloop writes a kernel itself only where
 the reference one is wrong (`OWN_KERNELS`: Optional, Softsign, SequenceInsert,
 QLinearMatMul; QLinearConv on ConvInteger's kernel; OneHot's float indices and
-NonMaxSuppression's scalar limits), and says why in spec/30.
+NonMaxSuppression's scalar limits), and says why in spec/30. Sequence and optional nodes,
+the reference's or its own, are bound to the list or numpy operation they are
+(`sequence_kernels.py`), the usual cases only.
 """
 from __future__ import annotations
 
@@ -20,8 +22,9 @@ from ..core.errors import EvaluationError, LazyLoopError
 from ..core.kernel import Kernel, elementwise, kernel_of
 from ..core.result_types import of_ufunc
 from .batched_kernels import batched_form, with_batched
-from .numpy_kernels import as_arrays, direct, with_single
+from .numpy_kernels import as_arrays, attributes_of, direct, with_single
 from .requantise import qlinear_conv, qlinear_matmul
+from .sequence_kernels import sequence_kernel
 
 _ndarray = np.ndarray
 
@@ -136,7 +139,8 @@ def bind(node, opsets: dict, where: str) -> Optional[Kernel]:
     domain = node.domain or ""
     own = OWN_KERNELS.get(("" if domain == "ai.onnx" else domain, node.op_type))
     if own is not None:
-        return kernel_of(_bound_call(own, {}, where))
+        slow = _bound_call(own, {}, where)
+        return sequence_kernel(node.op_type, {}, slow, where) or kernel_of(slow)
     version = opsets.get(domain, opsets.get("ai.onnx" if domain == "" else domain))
     cls = kernel_class(domain, node.op_type, version)
     if cls is None:
@@ -152,6 +156,9 @@ def bind(node, opsets: dict, where: str) -> Optional[Kernel]:
     slow = kernel_of(_bound_reference(kernel, where))
     if domain not in ("", "ai.onnx"):
         return slow
+    sequence = sequence_kernel(node.op_type, attributes_of(kernel), slow.function, where)
+    if sequence is not None:  # lists and optionals: onnx/sequences
+        return sequence
     if node.op_type == "NonMaxSuppression":
         return kernel_of(scalar_limits_as_vectors(slow.function))
     if node.op_type == "OneHot":

@@ -73,25 +73,8 @@ class ElementChecks:
         return contains(node.type, given)
 
     def given(self, node):
-        """The type every element of `node` has from its arguments' types, or None: a map's
-        kernel says it (`Kernel.gives`, `lazyloop.core.result_types`); an iterator's slice
-        along its axis has its tensor's dtype and shape without that axis
-        (`iterator/forward`, `iterator/reverse`). What no source defines (A3) is not an
-        element of its type."""
-        nodes = self.d.plan.nodes
-        args = node.inputs() if isinstance(node, (Map, Iterator)) else (None,)
-        if None in args or any(isinstance(nodes[a], Undefined) for a in args):
-            return None
-        types = [nodes[a].type for a in args]
-        if not all(isinstance(t, TensorType) for t in types):
-            return None
-        if isinstance(node, Iterator):
-            (whole,) = types
-            if whole.shape is None or not 0 <= node.axis < len(whole.shape):
-                return None
-            return TensorType(whole.dtype, whole.shape[:node.axis] + whole.shape[node.axis + 1:])
-        gives = node.kernel.gives
-        return None if gives is None else gives(types)
+        """`given_type` of a member of the loop."""
+        return given_type(self.d.plan.nodes, node)
 
     def carried_checked(self, k, node) -> bool:
         """Whether element j >= 1 of the recurrence k, the element j - 1 of its next value,
@@ -105,3 +88,32 @@ class ElementChecks:
             return False
         return (contains(node.type, nxt.type) and k not in self.one_shape
                 and node.next not in self.one_shape)
+
+
+def given_type(nodes, node):
+    """The type every element of `node` has from its arguments' types, or None: a map's
+    kernel says it (`Kernel.gives`, `lazyloop.core.result_types`); an iterator's slice along
+    its axis has its tensor's dtype and shape without that axis (`iterator/forward`,
+    `iterator/reverse`). What no source defines (A3) is not an element of its type."""
+    args = node.inputs() if isinstance(node, (Map, Iterator)) else (None,)
+    if None in args or any(isinstance(nodes[a], Undefined) for a in args):
+        return None
+    types = [nodes[a].type for a in args]
+    if not all(isinstance(t, TensorType) for t in types):
+        return None
+    if isinstance(node, Iterator):
+        (whole,) = types
+        if whole.shape is None or not 0 <= node.axis < len(whole.shape):
+            return None
+        return TensorType(whole.dtype, whole.shape[:node.axis] + whole.shape[node.axis + 1:])
+    gives = node.kernel.gives
+    return None if gives is None else gives(types)
+
+
+def sure_of_type(nodes, node) -> bool:
+    """Whether every element of `node`, a stream that is not stacked, passes
+    `structure/shapes` because its arguments' elements did: the type they give it
+    (`given_type`) is contained in its own."""
+    given = given_type(nodes, node)
+    return given is not None and isinstance(node.type, TensorType) and contains(node.type,
+                                                                                given)

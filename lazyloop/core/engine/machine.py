@@ -10,12 +10,13 @@ gets a schedule per outer element. The engine keeps no forcing trace (the refere
 what each run of a schedule did.
 
 What a run costs besides its trips is kept small, since a lowered model is evaluated again
-and again (issue 25): a loop output outside loops is stored as the compiled walk stores one
-(`store_root`); a run on the engine with no trip counts kept only marks its loop "engine"
-(`ran`); a stacked output of plain arrays is stacked at once (`stacked_plainly`, what
-`rules.stack` does then); an inner loop's run for an element of the enclosing loop takes
-the path its enclosing schedule decided once (inner_run.py), and `inner_output` step by step
-only when that run is recorded, logged, keeps trip counts or carries masks.
+and again (issue 25): a loop outside loops is run, and its outputs stored as the compiled
+walk stores a value, by a runner bound once per plan and loop (`root_loop.py`); a run on the
+engine with no trip counts kept only marks its loop "engine" (`ran`); a stacked output of
+plain arrays is stacked at once (`stacked_plainly`, what `rules.stack` does then); an inner
+loop's run for an element of the enclosing loop takes the path its enclosing schedule
+decided once (inner_run.py), and `inner_output` step by step only when that run is
+recorded, logged, keeps trip counts or carries masks.
 """
 from __future__ import annotations
 
@@ -29,13 +30,14 @@ from ..errors import LazyLoopError
 from ..feeds import input_table
 from ..fuel import DEFAULT_MAX_TRIPS, Fuel
 from ..plan import LoopOut, Recurrence
-from ..reference.machine import Machine, admitted_shapes, admitted_table
+from ..reference.machine import Machine
 from ..reference import rules
 from .batch import MAX_BATCH_BYTES
 from .compiled import HOT_TRIPS
 from .demand import demand_of, why_not
 from .needed import outputs_to_compute
 from .root import constants, force_root, root_walks, store_inputs
+from .root_loop import root_loop
 from .masked_steps import MasksNeeded
 from .schedule import Schedule
 from .stacking import stacked_plainly
@@ -73,15 +75,27 @@ class EngineMachine(Machine):
         self.constants = constants(plan)  # forced alike by every evaluation (root.py)
         self.walks = root_walks(plan)  # the walks of values outside loops (root.py)
         self.tensor_inputs = tuple(k for k, _, dtype, _ in input_table(plan) if dtype is not None)
-        self.admitted_by_id = admitted_table(plan)  # (`store_root`)
+        self.root_loops = {}  # output id -> its loop's `RootLoop`, or False (`demand_by_driver`)
 
     def begin(self, feeds, fuel, trace=None, keep_trips=True):
         """One evaluation's state; its root memo starts with the constants and the inputs."""
-        Machine.begin(self, feeds, fuel, None, keep_trips)
         self.scheduled_loops = {}  # loop -> the demand its last run on a schedule followed
         self.masked_loops = set()  # loops whose schedule met an undefined value (masked_steps.py)
+        Machine.begin(self, feeds, fuel, None, keep_trips)
+
+    def again(self, feeds, fuel):
+        """The reference's `again`; the root memo starts with the constants and the inputs."""
+        self.feeds, self.fuel, self.max_trips = feeds, fuel, fuel.max_trips  # (the reference's)
         self.root.memo.update(self.constants)
         store_inputs(self)
+
+    def finished(self):
+        """The reference's `finished`; which loops ran on a schedule, or masked, forgotten."""
+        Machine.finished(self)
+        if self.scheduled_loops:
+            self.scheduled_loops.clear()
+        if self.masked_loops:
+            self.masked_loops.clear()
 
     def demand(self, nid, act=None, i=0):
         """As the reference's, but a value outside loops is forced by a walk of its static
@@ -94,31 +108,25 @@ class EngineMachine(Machine):
 
     def demand_by_driver(self, nid):
         """A value outside loops forced by the reference's driver; an output of a loop that
-        runs on its schedule without it: the driver's one step for it would be that run
-        (`loop_output`: a loop outside loops reads what it needs through `demand`), and
-        its element stored as the driver stores it."""
-        node = self.nodes[nid]
-        if node.__class__ is LoopOut:
-            demand = self._demands.get(node.loop, _MISSING)  # the plan's, once asked
-            if demand is _MISSING or self.why:
-                demand = self.static_demand(node.loop)
-            if demand is not None:
-                return self.store_root(node, self.run_schedule(node, self.root, 0, demand))
+        runs on its schedule by the loop's runner without it (`root_loop.py`): the driver's
+        one step for it would be that run (`loop_output`: a loop outside loops reads what
+        it needs through `demand`), and its element stored as the driver stores it."""
+        run = self.root_loops.get(nid)
+        if run is None:
+            run = self.root_loops[nid] = self.root_loop_of(nid)
+        if run:
+            return run(self, nid)
         return super().demand(nid, self.root, 0)
 
-    def store_root(self, node, value):
-        """`Machine.store` of an element outside loops, without a trace (the engine keeps
-        none): in the usual case -- an array of its stream's dtype and of a shape its type
-        was found to admit (`structure/shapes`) -- marked read-only and memoised at once,
-        as the compiled walk stores one (`root.py`)."""
-        ty = node.type
-        if (value.__class__ is np.ndarray and value.dtype == getattr(ty, "dtype", None)
-                and value.shape in (self.admitted_by_id.get(node.id)
-                                    or admitted_shapes(self.plan, node.id))):
-            value.setflags(write=False)
-            self.root.memo[node.id] = {0: value}
-            return value
-        return self.store(node.id, self.root, 0, value)
+    def root_loop_of(self, nid):
+        """The `RootLoop` of `nid`'s loop when `nid` is the output of a loop the schedule
+        runs exactly (`static_demand`), else False; asked once per prepared machine."""
+        node = self.nodes[nid]
+        if node.__class__ is LoopOut:
+            demand = self.static_demand(node.loop)
+            if demand is not None:
+                return root_loop(self.plan, demand)
+        return False
 
     def loop_output(self, node, act, i):
         """A loop's run on its schedule where it can (a loop nested in another gets a
@@ -189,13 +197,12 @@ class EngineMachine(Machine):
             except NeedsValue as need:
                 yield (need.ref, act, i)
 
-    def run_schedule(self, node, act, i, demand=None):
-        """Run the whole loop with its per-trip schedule and store every output of it
-        (`demand`: its `static_demand`, when the caller has it)."""
+    def run_schedule(self, node, act, i):
+        """Run the whole loop, in a loop the reference runs, with its per-trip schedule and
+        store every output of it (a loop outside loops: `RootLoop`)."""
+        demand = self.static_demand(node.loop)
         if demand is None:
-            demand = self.static_demand(node.loop)
-            if demand is None:
-                return None
+            return None
         n, values = (self.plain_values(demand, node, act, i, None, None)
                      or self.schedule_values(demand, node, act, i))
         self.ran(node.loop, act.path, n, engine=True)
@@ -208,8 +215,6 @@ class EngineMachine(Machine):
                                           lambda: self.demand(out.length, act, i))
             if out_id == node.id:
                 result = value
-            elif act is self.root:  # as the walk stores a value outside loops
-                self.store_root(out, value)
             else:
                 self.store(out_id, act, i, value)
         return result
@@ -335,9 +340,6 @@ def readings_refused(readings) -> str:
         if readings[key] != scheduled:
             return f"reading {key}={readings[key]}"
     return ""
-
-
-_MISSING = object()
 
 
 class NeedsValue(BaseException):

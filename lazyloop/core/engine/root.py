@@ -31,6 +31,7 @@ from ..reference import rules
 from ..reference.machine import admitted_shapes
 from ..types import TensorType
 from ..undefined import Partial
+from .element_checks import sure_of_type
 from .inline_steps import plain_passed
 from .needed import may_read
 
@@ -136,21 +137,62 @@ def store_inputs(machine):
 
 
 def unmarked_roots(plan) -> frozenset:
-    """`stream/memo` outside loops: the nodes whose elements only kernels that say they only
-    read (`Kernel.reads_only`, not returning an input itself) read -- no reader in a loop, no
-    loop output, conditional or other kind -- need not be made read-only when the compiled
-    walk stores them, as `readonly.py` leaves such streams of a loop unmarked (an output is
-    copied when returned). Derived once per plan."""
+    """`stream/memo` outside loops: the nodes whose elements reach no reader that might
+    write, or keep, them -- read only by kernels that say they only read (`Kernel.reads_only`)
+    and by if-conditionals (which read a condition's first element) -- need not be made
+    read-only when the compiled walk stores them, as `readonly.py` leaves such streams of a
+    loop unmarked (an output is copied when returned). An element also reaches the readers
+    of a node whose element may be it, itself: a kernel that may return its argument
+    (`Kernel.passes_input`: Identity, Where), an if-conditional (its taken branch's). A
+    reader in a loop, a loop output, a projection or a node of another kind might write.
+    Derived once per plan."""
     key = ("unmarked roots",)
     found = plan.derived.get(key)
     if found is None:
-        read = set()  # what a reader that might write, or keep it, reads
-        for node in plan.nodes.values():
-            if not (node.scope is None and isinstance(node, Map) and node.kernel.reads_only
-                    and not node.kernel.passes_input):
-                read.update(may_read(plan, node))
         found = plan.derived[key] = frozenset(
-            k for k, node in plan.nodes.items() if node.scope is None and k not in read)
+            k for k, node in plan.nodes.items()
+            if node.scope is None and k not in marked_roots(plan))
+    return found
+
+
+def marked_roots(plan) -> set:
+    """The nodes whose elements reach a reader that might write or keep them
+    (`unmarked_roots`): what such readers read, and what reaches a marked node's element
+    as that element itself."""
+    marked, carried = set(), []  # carried: (a node, a reader whose element may be its)
+    for k, node in plan.nodes.items():
+        if node.scope is None and isinstance(node, Map) and node.kernel.reads_only:
+            if node.kernel.passes_input:
+                carried.extend((a, k) for a in node.args if a is not None)
+        elif node.scope is None and isinstance(node, IfOutput):
+            carried.extend((a, k) for a in (node.then, node.orelse) if a is not None)
+        else:
+            marked.update(may_read(plan, node))
+    grew = True
+    while grew:  # what reaches a marked node's element as that element is marked too
+        grew = False
+        for a, k in carried:
+            if k in marked and a not in marked:
+                marked.add(a)
+                grew = True
+    return marked
+
+
+def sure_roots(plan) -> frozenset:
+    """`structure/shapes` outside loops: the maps whose every array element passes the check
+    because their arguments' elements did (`sure_of_type`: the type their kernel gives for
+    their arguments' types is contained in theirs) -- every element outside loops was
+    checked when stored, or was sure. The compiled walk stores an array they give without
+    the check, as compiled trips do (element_checks.py); anything else they give (an
+    undefined element, a numpy scalar) is stored by `Machine.store`, which checks it.
+    Derived once per plan."""
+    key = ("sure roots",)
+    found = plan.derived.get(key)
+    if found is None:
+        nodes = plan.nodes
+        found = plan.derived[key] = frozenset(
+            k for k, node in nodes.items() if node.scope is None and isinstance(node, Map)
+            and sure_of_type(nodes, node))
     return found
 
 
@@ -234,6 +276,7 @@ class Walk:
         self.budget = INLINE_NODES  # how many more nodes branches may write in line
         self.unmarked = unmarked_roots(plan)
         self.folded = folded(plan)
+        self.sure = sure_roots(plan)
 
     def emit(self, depth, text):
         self.lines.append("    " * (depth + self.indent) + text)
@@ -339,7 +382,10 @@ class Walk:
         if not isinstance(ty, TensorType):
             self.emit(2, f"MACHINE.store(k{c}, ROOT_ACT, 0, v)")
             return
-        self.emit(2, f"if v.__class__ is ND and v.dtype == D[{c}] and v.shape in S[{c}]:")
+        if node.id in self.sure:  # what its arguments' types give it: an array passes
+            self.emit(2, "if v.__class__ is ND:")
+        else:
+            self.emit(2, f"if v.__class__ is ND and v.dtype == D[{c}] and v.shape in S[{c}]:")
         if node.id not in self.unmarked or node.id in self.folded:
             if marked_args:
                 self.emit(3, f"if {' and '.join(f'v is not {n}' for n in marked_args)}:")

@@ -126,15 +126,34 @@ class Machine:
 
     def begin(self, feeds, fuel: Fuel, trace=None, keep_trips=True):
         """What one evaluation holds: its feeds, fuel, trace, trip counts, paths and memo."""
-        self.feeds = feeds
-        self.fuel = fuel
-        self.max_trips = fuel.max_trips
         self.trace = trace
         # loop -> [(outer indices, n)] of every run, for `run`'s Evaluation (None: not kept,
         # so that `evaluate` holds nothing per run of an inner loop)
         self.trips = {name: [] for name in self.plan.loops} if keep_trips else None
         self.paths = {}  # loop -> the path its runs took (`ran`)
         self.root = Activation(None, None, 0)
+        self.again(feeds, fuel)
+
+    def again(self, feeds, fuel: Fuel):
+        """What `begin` gives every evaluation, and all a machine that `finished` one needs
+        to begin the next (its emptied memo, activations and paths kept): the feeds and the
+        fuel."""
+        self.feeds = feeds
+        self.fuel = fuel
+        self.max_trips = fuel.max_trips
+
+    def finished(self):
+        """After an evaluation that answered, kept no trace and no trip counts (a prepared
+        one's): let go of everything it held -- feeds, fuel, the root memo and activations,
+        the paths -- so that the machine holds nothing of the caller's and may begin another
+        (`again`) as a new one would."""
+        self.feeds = self.fuel = None
+        root = self.root
+        root.memo.clear()
+        if root.children:
+            root.children.clear()
+        if self.paths:
+            self.paths.clear()
 
     @classmethod
     def prepared(cls, plan: Plan, readings, *args):
