@@ -56,8 +56,8 @@ def run_watched(net, feeds, recorded, monkeypatch, readings=None):
             return None
         sources.append(compiled.source(schedule, schedule.batched, schedule.record is not None))
 
-        def trips(i, until):
-            stopped = i = bound(i, until)
+        def trips(i, until, last=False):
+            stopped = i = bound(i, until, last)
             returns.append((stopped, {k: dict(m) for k, m in schedule.memo.items()}))
             return i
         return trips

@@ -41,8 +41,8 @@ from .deep_reads import DeepReads
 from .element_checks import ElementChecks
 from .inline_steps import inline_form, iterated
 from .on_demand import compiled_steps
-from .registers import UNSTEADY_TRIPS, NotSteady, Registers, steady_streams
-from .reuse import shape_derived
+from .registers import UNSTEADY_TRIPS, NotSteady, Registers, reads_back_only, steady_streams
+from .reuse import emit_reused, shape_derived
 from .trip_binding import binding
 
 HOT_TRIPS = 64  # by default a loop is compiled once a run of it reaches this trip,
@@ -187,7 +187,7 @@ class Emitter:
         checked, memoised, recorded."""
         c, node = self.ids[k], self.d.members[k]
         if k in self.reused:
-            self.reuse(depth, k, c, node, level)
+            emit_reused(self, depth, k, c, node, level)
         else:
             write = inline_form(node) or entry(node).emit  # the engine's form, or its entry's
             write(self, depth, c, node, level, low)
@@ -200,28 +200,6 @@ class Emitter:
         for name, ref in zip(names, node.args):
             self.read(depth, ref, f"j{level}", name, level)
         return names
-
-    def reuse(self, depth, k, c, node, level):
-        """A map made from shapes (reuse.py): its previous element r<c> again while its
-        argument has the same shape (`shape_only`) or its arguments are the same objects
-        (`pure`); else its step, checked, kept with what it read (in p<c>_<n>)."""
-        names = self.arguments(depth, node, level)
-        kept = [f"p{c}_{p}" for p in range(len(names))]
-        if node.kernel.shape_only:
-            (a,), (p,) = names, kept
-            same = f"r{c} is not _M and {a}.__class__ is ND and {a}.shape == {p}"
-            keep = [f"{p} = {a}.shape if {a}.__class__ is ND else _M"]
-        else:
-            same = " and ".join(f"{a} is {p}" for a, p in zip(names, kept))
-            keep = [f"{p} = {a}" for a, p in zip(names, kept)]
-        self.reused_names += kept + [f"r{c}"]
-        self.emit(depth, f"if {same}:")
-        self.emit(depth + 1, f"v{level} = r{c}")
-        self.emit(depth, "else:")
-        self.emit(depth + 1, f"v{level} = f{c}({', '.join(names)})")
-        self.checks.emit(self, depth + 1, k, c, node, f"v{level}")
-        for line in keep + [f"r{c} = v{level}"]:
-            self.emit(depth + 1, line)
 
     def store(self, depth, k, c, j, v):
         """What `Schedule.finisher` does after the check: memoise (in its register, on a
@@ -253,8 +231,7 @@ class Emitter:
                 self.read(3, cond, "i", "w")
                 self.emit(3, "if not w:")
             ended = stop
-            if regs is not None and regs.trip is None and all(
-                    off <= 0 for e in (d.edges, d.cond_edges) for r in e.values() for _, off in r):
+            if regs is not None and regs.trip is None and reads_back_only(d):
                 for line in regs.write_back(regs.read_after_the_loop(d)):
                     self.emit(4, line)  # what is read once the loop ended, written back
                 ended = "return i"
@@ -355,7 +332,7 @@ class Emitter:
             self.emit(1, f"[{', '.join(names + str(c) for c in self.ids.values())}] = {group}")
         if regs is not None:
             self.emit(1, "unsteady = 0  # steady trips handed back by a read they could not make")
-        self.emit(1, "def trips(i, until):")
+        self.emit(1, "def trips(i, until, last=False):")
         if regs is not None:
             self.emit(2, "nonlocal unsteady")
         for ref, name in self.invariants.items():
@@ -400,6 +377,8 @@ class Emitter:
                 self.emit(2, line)
             self.emit(2, "while i < until:")
             self.lines.extend("    " + line for line in steady)
+            for line in regs.at_the_stop(self.d):
+                self.emit(2, line)
             for line in regs.write_back():
                 self.emit(2, line)
         self.emit(2, "return i")

@@ -114,11 +114,13 @@ def ordinary_until(i: int, stop, check_at: int, max_trips: int) -> int:
     """The first trip from i on after which something is due: the stop, the fuel
     (`max_trips`), the fixed-point watch (`check_at`) or the clock. The trips before it are
     ordinary (compiled trips may run them)."""
-    until = min(max_trips, (i // CLOCK_EVERY + 1) * CLOCK_EVERY - 1)
-    if stop is not None:
-        until = min(until, stop)
-    if check_at > i:
-        until = min(until, check_at - 1)
+    until = (i // CLOCK_EVERY + 1) * CLOCK_EVERY - 1  # the clock's next reading
+    if max_trips < until:
+        until = max_trips
+    if stop is not None and stop < until:
+        until = stop
+    if i < check_at <= until:
+        until = check_at - 1
     return until
 
 

@@ -14,8 +14,9 @@ and again (issue 25): a loop outside loops is run, and its outputs stored as the
 walk stores a value, by a runner bound once per plan and loop (`root_loop.py`); a run on the
 engine with no trip counts kept only marks its loop "engine" (`ran`); a stacked output of
 plain arrays is stacked at once (`stacked_plainly`, what `rules.stack` does then); an inner
-loop's schedule is one kept with the plan, taken again for every element of the enclosing
-loop (`Schedule.take`).
+loop's run for an element of the enclosing loop takes the path its enclosing schedule
+decided once (inner_run.py), and `inner_output` step by step only when that run is
+recorded, logged, keeps trip counts or carries masks.
 """
 from __future__ import annotations
 
@@ -31,7 +32,6 @@ from ..fuel import DEFAULT_MAX_TRIPS, Fuel
 from ..plan import LoopOut, Recurrence
 from ..reference.machine import Machine
 from ..reference import rules
-from ..reference.rules import stacked_whole
 from .batch import MAX_BATCH_BYTES
 from .compiled import HOT_TRIPS
 from .demand import demand_of, why_not
@@ -40,6 +40,7 @@ from .root import constants, force_root, root_walks, store_inputs
 from .root_loop import root_loop
 from .masked_steps import MasksNeeded
 from .schedule import Schedule
+from .stacking import stacked_plainly
 
 
 @attrs.frozen
@@ -223,13 +224,10 @@ class EngineMachine(Machine):
         element's run of the inner loop, on a schedule of its own that reads the enclosing
         loop's elements at k (`structure/nesting`). The run computes every output of the
         inner loop the enclosing demand needs at k (`Demand.runs`); the others are stored
-        in `outer` beside this one."""
-        found = outer.inner_runs.get(node.loop)
-        if found is None:  # the inner demand and its outputs, asked once per outer schedule
-            demand = demand_of(self.plan, node.loop, outer.d.runs[node.loop])
-            found = outer.inner_runs[node.loop] = (
-                demand, tuple(self.plan.nodes[o] for o in demand.output_order))
-        demand, outs = found
+        in `outer` beside this one. Step by step: an evaluation's usual run takes the path
+        decided once (`InnerRuns.element`, inner_run.py), which makes the same values."""
+        runs = outer.inner_runs[node.loop]  # decided once per outer schedule (inner_run.py)
+        demand, outs = runs.demand, runs.outs
         path = None  # the run's (loop, index) path, made only where trips or records keep it
         if self.trips is not None or self.record is not None:
             path = outer.path + ((outer.d.loop.name, k),)
@@ -319,28 +317,6 @@ class EngineMachine(Machine):
         self.log.append(ScheduleRun(schedule.d.loop.name, schedule.masked,
                                     schedule.batched, schedule.masked_batches,
                                     schedule.compiled, schedule.settled))
-
-
-def stacked_plainly(out, elements):
-    """`output/concat`, `output/reverse` in the usual case, or None: an output without a
-    length input (its length is the trip count) of n >= 1 elements that are all arrays of
-    its dtype -- all defined, of one shape (`structure/shapes` checked each as it was
-    stored) -- stacked by `rules.stacked_whole`, as `rules.stack` stacks them then, without
-    looking at each for a mask. Elements of one dtype and one shape are stacked
-    by `np.array` (not objects or records), which makes what `np.stack` makes of them at a
-    fraction of its cost."""
-    if out.length is not None or elements.__class__ is not list or not elements:
-        return None
-    ndarray = np.ndarray
-    first = elements[0]
-    if first.__class__ is not ndarray:
-        return None
-    dtype, shape, same = first.dtype, first.shape, first.dtype.kind not in "OV"
-    for e in elements:
-        if e.__class__ is not ndarray:
-            return None
-        same = same and e.dtype is dtype and e.shape == shape
-    return stacked_whole(out, np.array(elements) if same else elements)
 
 
 @attrs.frozen

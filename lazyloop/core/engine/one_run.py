@@ -44,7 +44,8 @@ def run(schedule) -> int:
     watch = schedule.watch
     check_at = -1 if watch is None else first_check(watch, count)
     schedule.compiled = True
-    i = bound(0, ordinary_until(0, count, check_at, m.max_trips))  # as `trips` asks first
+    until = ordinary_until(0, count, check_at, m.max_trips)  # as `trips` asks first
+    i = bound(0, until, until == count)  # the last trip asked for: the loop stops there
     if count is not None and i >= count or stopped_by_while(schedule, i):
         return stopped_at(schedule, i)
     return trips(schedule, count, i, bound)

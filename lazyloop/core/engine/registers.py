@@ -227,6 +227,18 @@ class Registers:
             roots += [(r, q + off) for r, off in demand.edges[k] + demand.cond_edges[k]]
         return [k for k in self.high if k in needed]
 
+    def at_the_stop(self, demand) -> list:
+        """Lines after the steady trips when they ran up to the trip the caller stops the
+        loop at (`last`: its COUNT, `trip/count`): only what is read once the loop ended
+        written back (`read_after_the_loop`), every other memo left empty -- nothing reads
+        it before the run is released. None where that is every register, or where a step
+        reads above its trip (an edge of positive offset)."""
+        ended = self.read_after_the_loop(demand) if reads_back_only(demand) else list(self.high)
+        if len(ended) == len(self.high):
+            return []
+        return (["if last and i == until:  # the loop stops here"]
+                + ["    " + line for line in self.write_back(ended)] + ["    return i"])
+
     def write_back(self, members=None):
         """Lines that leave in each memo (of `members`, by default all) what the memo-form
         trips would have that a reader may ask for: the elements of its kept registers, i +
@@ -252,6 +264,14 @@ class Registers:
         the early trips slide all of them, so each holds element i + r)."""
         return [f"if {self.name(k, r)} is not _M: m{self.ids[k]}[i + {r}] = {self.name(k, r)}"
                 for k, hi in self.high.items() for r in range(-self.window, hi + 1)]
+
+
+def reads_back_only(demand) -> bool:
+    """Whether every step reads its inputs at its own trip or before (no edge of positive
+    offset): then what a reader asks once the loop ended is found by walking back from it
+    (`Registers.read_after_the_loop`)."""
+    return all(off <= 0 for edges in (demand.edges, demand.cond_edges)
+               for found in edges.values() for _, off in found)
 
 
 def kept_below(demand, offsets, high) -> dict:

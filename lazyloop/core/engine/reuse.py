@@ -50,3 +50,27 @@ def _shape_derived(members) -> frozenset:
                 found.add(nid)
                 grew = True
     return frozenset(found)
+
+
+def emit_reused(e, depth, k, c, node, level):
+    """The compiled trips' element of a map made from shapes, written by the emitter `e`
+    (compiled.py): its previous element r<c> again while its argument has the same shape
+    (`shape_only`) or its arguments are the same objects (`pure`); else its step, checked,
+    kept with what it read (in p<c>_<n>)."""
+    names = e.arguments(depth, node, level)
+    kept = [f"p{c}_{p}" for p in range(len(names))]
+    if node.kernel.shape_only:
+        (a,), (p,) = names, kept
+        same = f"r{c} is not _M and {a}.__class__ is ND and {a}.shape == {p}"
+        keep = [f"{p} = {a}.shape if {a}.__class__ is ND else _M"]
+    else:
+        same = " and ".join(f"{a} is {p}" for a, p in zip(names, kept))
+        keep = [f"{p} = {a}" for a, p in zip(names, kept)]
+    e.reused_names += kept + [f"r{c}"]
+    e.emit(depth, f"if {same}:")
+    e.emit(depth + 1, f"v{level} = r{c}")
+    e.emit(depth, "else:")
+    e.emit(depth + 1, f"v{level} = f{c}({', '.join(names)})")
+    e.checks.emit(e, depth + 1, k, c, node, f"v{level}")
+    for line in keep + [f"r{c} = v{level}"]:
+        e.emit(depth + 1, line)

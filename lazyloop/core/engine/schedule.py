@@ -43,6 +43,7 @@ from .batch import candidates
 from .branches import chain_step
 from .demand import Demand, NotStatic  # noqa: F401 -- Demand re-exported
 from .fixpoint import watch_for
+from .inner_run import InnerRuns
 from .masked_steps import MasksNeeded
 from .one_run import run
 from .readonly import unmarked_streams
@@ -76,7 +77,7 @@ class Schedule:
         self.d = demand
         self.masked = masked  # carries undefined masks (masked_steps.py)
         self.failures = {}  # (inner loop, index) -> the error its run raised
-        self.inner_runs = {}  # inner loop -> (its demand, its outputs) (`inner_output`)
+        self.inner_runs = {}  # inner loop -> its runs for this loop's elements (inner_run.py)
         self.memo = {k: {} for k in demand.members}
         self.invariants = {}
         self.record = record
@@ -205,19 +206,27 @@ class Schedule:
         outer = self.outer
         if outer is None:
             return self.m.fetch(ref, self.act, self.index)
-        if ref in outer.memo:
-            return outer.get(ref, self.index)
+        memo = outer.memo.get(ref)
+        if memo is not None:  # a stream of the enclosing loop: as `outer.get` reads it
+            k = self.index
+            value = memo.get(k, _MISSING)
+            return outer.steps[ref](k) if value is _MISSING else value
         value = outer.invariants.get(ref, _MISSING)  # held already: the usual case
         return outer.invariant(ref) if value is _MISSING else value
 
     def inner_element(self, node, k):
         """Element k of an inner loop's output: its run for this loop's element k. A run that
         failed is not made twice (the compiled trips hand a failed trip back to `run`)."""
-        failed = self.failures.get((node.loop, k))
-        if failed is not None:
-            raise failed
+        failures = self.failures
+        if failures:
+            failed = failures.get((node.loop, k))
+            if failed is not None:
+                raise failed
+        runs = self.inner_runs.get(node.loop)
+        if runs is None:  # decided once per (this schedule, inner loop)
+            runs = self.inner_runs[node.loop] = InnerRuns(self, node.loop)
         try:
-            return self.m.inner_output(self, node, k)
+            return runs.element(self, node, k)
         except LazyLoopError as error:
             self.failures[(node.loop, k)] = error
             raise
@@ -369,6 +378,7 @@ class Schedule:
         self.plain_steps.clear()
         self.raw.clear()
         self.finishers.clear()
+        self.inner_runs.clear()
         self.bound = self.parts = self.binding = None
 
     def outputs(self, n):
