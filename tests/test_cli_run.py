@@ -95,6 +95,20 @@ def test_a_runaway_loop_ends_at_the_fuel_with_exit_1(tmp_path):
     assert "1000" in done.stderr and "Traceback" not in done.stderr
 
 
+def test_a_closed_output_stops_run_quietly_with_141(tmp_path):
+    # `lazyloop run ... | head`: the reader is gone before run prints (its end of the pipe
+    # closed at once); no traceback, no "internal error", the shell's SIGPIPE status
+    counter_model(str(tmp_path / "m.onnx"))
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    child = subprocess.Popen([sys.executable, "-m", "lazyloop", "run", "m.onnx", "--input",
+                              "M=4"], cwd=tmp_path, env=env, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE)
+    child.stdout.close()
+    said = child.stderr.read().decode()
+    assert child.wait(timeout=300) == 141
+    assert said == ""
+
+
 def test_run_takes_the_fast_path(tmp_path, monkeypatch, capsys):
     # the reference evaluator keeps every element; `run` must evaluate on the fast path
     import lazyloop.core.evaluate as core_evaluate

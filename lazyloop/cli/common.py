@@ -23,12 +23,14 @@ import time
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 EXIT_INTERRUPTED = 130
+EXIT_PIPE = 141  # the reader of the output went away (`| head`): as the shell's SIGPIPE status
 
 EXIT_EPILOG = ("exit status: 0 nothing new found; 1 findings not explained by a registered "
                "ambiguity (check, conformance run), or the model/feeds refused by the "
                "specification or a difference no ambiguity explains (run, explain); 2 usage "
                "or input error (also a file that is not a model); 3 lazyloop itself failed; "
-               "130 interrupted by Ctrl-C (check: when no finding counts)")
+               "130 interrupted by Ctrl-C (check: when no finding counts); 141 the output's "
+               "reader closed it (| head)")
 
 
 class UsageError(Exception):
@@ -171,11 +173,25 @@ def guarded(prog: str, command, *args) -> int:
         return _say(prog, missing_extra(exc), EXIT_USAGE)
     except KeyboardInterrupt:
         return _say(prog, "interrupted", EXIT_INTERRUPTED)
+    except BrokenPipeError:
+        return output_closed()
     except Exception as exc:  # lazyloop itself failed: the one place a traceback is shown
         import traceback
         traceback.print_exc()
         return _say(prog, f"internal error (a bug in lazyloop, please report it): "
                           f"{type(exc).__name__}: {exc}", EXIT_INTERNAL)
+
+
+def output_closed() -> int:
+    """The program reading the output closed it (`lazyloop run ... | head`): not an error of
+    the user's or of lazyloop's; stop quietly, as a program the shell's SIGPIPE ends does.
+    What is still buffered for the closed pipe is dropped, so that Python's own flush at
+    exit does not fail on it again."""
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError):  # no file descriptor behind stdout (a test's capture)
+        pass
+    return EXIT_PIPE
 
 
 def _say(prog, text, status):
