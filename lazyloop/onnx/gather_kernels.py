@@ -14,6 +14,8 @@ value or the error is exactly the reference's.
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 _ndarray = np.ndarray
@@ -34,13 +36,32 @@ def choices_numpy_chooses() -> int:
 
 
 def along_axis(data, indices, axis: int):
-    """`np.take_along_axis(data, indices, axis)` for indices of data's rank: where every
+    """`np.take_along_axis(data, indices, axis)` for indices of data's shape but along the
+    axis: the one indexing take_along_axis builds -- `indices` along the axis, each
+    position's own coordinate (`coordinates`, kept per shape) along the others. Where every
     other axis of the data has length 1, the data's elements in order are the ones along
-    the axis, and the element at each index is that of the flat data (numpy's one indexing,
-    without take_along_axis's building of an index per axis)."""
+    the axis, and the element at each index is that of the flat data."""
     if data.size == data.shape[axis]:
         return data.reshape(-1)[indices]
-    return np.take_along_axis(data, indices, axis)
+    around = coordinates(data.shape, axis)
+    return data[around[:axis] + (indices,) + around[axis + 1:]]
+
+
+@functools.lru_cache(maxsize=256)
+def coordinates(shape: tuple, axis: int) -> tuple:
+    """For an array of `shape`, each position's own coordinate along every axis but `axis`
+    (None there): `np.arange(n)` along that axis, of length 1 along the others, so that
+    with an index array along `axis` they broadcast to the positions' shape. Read-only,
+    kept per shape and axis."""
+    rank = len(shape)
+    around = []
+    for k, n in enumerate(shape):
+        position = None if k == axis else np.arange(n).reshape((1,) * k + (n,)
+                                                               + (1,) * (rank - 1 - k))
+        if position is not None:
+            position.setflags(write=False)
+        around.append(position)
+    return tuple(around)
 
 
 def gather_elements(attributes, slow):
@@ -86,8 +107,9 @@ def gather_nd(attributes, slow):
                 and data.dtype.kind in NUMBERS and indices.dtype.kind == "i"
                 and 1 <= indices.shape[-1] <= data.ndim):
             try:
-                if indices.shape[-1] == 1:  # one column: the data's leading axis
-                    return data[indices[..., 0]]
+                if indices.shape[-1] == 1:  # one column: the data's leading axis, by take
+                    r = data.take(indices[..., 0], 0)  # (fancy indexing's elements)
+                    return r if type(r) is _ndarray else np.array(r)
                 columns = indices.reshape(-1, indices.shape[-1]).T
                 return data[tuple(columns)].reshape(indices.shape[:-1]
                                                     + data.shape[indices.shape[-1]:])

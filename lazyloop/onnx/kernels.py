@@ -154,6 +154,8 @@ def bind(node, opsets: dict, where: str) -> Optional[Kernel]:
         return kernel_of(_bound_call(qlinear_conv(conv_integer_like(node, version, run_params)),
                                      {}, where))
     slow = kernel_of(_bound_reference(kernel, where))
+    if domain == "ai.onnx.ml" and node.op_type in ML_DIRECT:
+        return direct(node.op_type, len(node.input), slow.function, where, kernel) or slow
     if domain not in ("", "ai.onnx"):
         return slow
     sequence = sequence_kernel(node.op_type, attributes_of(kernel), slow.function, where)
@@ -171,6 +173,9 @@ def bind(node, opsets: dict, where: str) -> Optional[Kernel]:
         return with_batched(slow.function, form)
     return attrs.evolve(slow, pure=node.op_type not in RANDOM_OPS)
 
+
+#: ai.onnx.ml ops with a direct binding (`numpy_kernels.direct`)
+ML_DIRECT = frozenset(("ArrayFeatureExtractor",))
 
 #: default-domain ops whose reference kernel draws random values: not `pure`
 RANDOM_OPS = frozenset(("RandomNormal", "RandomNormalLike", "RandomUniform",

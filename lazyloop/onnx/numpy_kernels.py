@@ -30,7 +30,9 @@ from ..core.result_types import (axes_added, cast_to, cast_to_like, chosen_eleme
                                  elementwise_in, expanded, joined_along, matrix_product,
                                  rank_from, reshaped, same_as_argument, shape_vector, sliced,
                                  summed, taken_along)
+from .arithmetic_kernels import RESULT_TYPES
 from .array_kernels import array_kernel
+from .gemm_kernels import matmul
 from .sort_kernels import top_k
 from .split_kernels import split
 
@@ -97,11 +99,6 @@ def sigmoid(slow):
     return single
 
 
-def _matmul():
-    from onnx.reference.ops.op_matmul import numpy_matmul
-    return numpy_matmul
-
-
 # op type -> numpy function whose output must keep the input's dtype (OpRunUnaryNum)
 SAME_DTYPE_UNARY = {"Abs": np.absolute, "Neg": np.negative, "Tanh": np.tanh,
                     "Floor": np.floor, "Ceil": np.ceil, "Sin": np.sin, "Cos": np.cos,
@@ -110,7 +107,8 @@ SAME_DTYPE_UNARY = {"Abs": np.absolute, "Neg": np.negative, "Tanh": np.tanh,
 CAST_BACK_UNARY = {"Exp": np.exp, "Relu": lambda x: np.maximum(x, 0)}
 # op type -> binary numpy function, inputs of one dtype, output of that dtype (OpRunBinaryNum)
 SAME_DTYPE_BINARY = {"Max": np.maximum, "Min": np.minimum}
-# op type -> binary numpy function, inputs of one dtype (OpRunBinary, comparisons)
+# op type -> binary numpy ufunc, inputs of one dtype (OpRunBinary, comparisons): the
+# reference's bound `_run` is the ufunc alone, so the record says so (`Kernel.ufunc`)
 BOOL_BINARY = {"Equal": np.equal, "Less": np.less, "Greater": np.greater,
                "LessOrEqual": np.less_equal, "GreaterOrEqual": np.greater_equal,
                "And": np.logical_and, "Or": np.logical_or, "Xor": np.logical_xor}
@@ -347,6 +345,8 @@ def gemm_type(attributes) -> Callable:
 def array_type(op_type: str, arity: int, attributes: dict) -> Optional[Callable]:
     """The type an array kernel's value has from its arguments' types (`result_types`),
     for the shape and indexing ops exporters write in loop bodies; None for the others."""
+    if op_type in RESULT_TYPES:
+        return RESULT_TYPES[op_type](attributes)
     axis = attributes.get("axis")
     ranked = {"Reshape": reshaped, "Expand": expanded, "Unsqueeze": axes_added,
               "Slice": sliced}
@@ -371,14 +371,19 @@ def attributes_of(kernel) -> dict:
     return {name: getattr(kernel, name) for name in getattr(kernel, "attributes_names_", ())}
 
 
+#: the direct kernels that may return an input itself (`Kernel.passes_input`)
+PASSING = frozenset(("Identity", "Cast", "CastLike", "Where", "Clip"))
+
+
 def direct(op_type: str, arity: int, slow: Callable, where: str,
            kernel=None, batched_form=None) -> Optional[Kernel]:
-    """The direct binding of a default-domain node with `arity` inputs, or None; with its
+    """The direct binding of a default-domain node (or of an ai.onnx.ml one that
+    `kernels.ML_DIRECT` lists) with `arity` inputs, or None; with its
     batched form where one gives the same values (`slow`: the reference kernel's call; the
     ops of `array_kernels` keep `batched_form`, the reference kernel's batched form), and
     the type its value has where its arguments' types say it (`result_types`: a cast's, an
     elementwise op's whose fast path and reference both keep or refuse the dtype)."""
-    single = batched = gives = plain = None
+    single = batched = gives = plain = ufunc = None
     if op_type == "Split" and arity in (1, 2):  # several outputs: a record of its own
         return split(attributes_of(kernel), getattr(kernel, "n_outputs", 0), slow, where)
     if op_type == "TopK" and arity == 2:  # values and indices: a record of its own too
@@ -408,12 +413,12 @@ def direct(op_type: str, arity: int, slow: Callable, where: str,
         single, batched = binary(fct, slow, True), one_dtype(elementwise(fct, same_dtype))
         gives = elementwise_in(lambda dtype: dtype)
     elif arity == 2 and op_type == "MatMul":
-        single, batched = binary(_matmul(), slow, True), matmul_batched(_matmul())
+        single, batched = binary(matmul, slow, True), matmul_batched(matmul)
         gives = matrix_product()
     elif arity == 2 and op_type in BOOL_BINARY:
         fct = BOOL_BINARY[op_type]
         single, batched = binary(fct, slow, False), one_dtype(elementwise(fct))
-        gives = elementwise_in(lambda dtype: BOOL)
+        gives, ufunc = elementwise_in(lambda dtype: BOOL), fct  # the reference's _run: fct
     elif arity == 2 and op_type == "Div":  # floats; integers as the reference truncates
         single = divide(getattr(kernel, "numpy_fct", None), slow)
         batched = one_dtype(elementwise(np.divide, same_dtype))
@@ -436,7 +441,6 @@ def direct(op_type: str, arity: int, slow: Callable, where: str,
             gives = array_type(op_type, arity, attributes_of(kernel))
     if single is None:
         return None
-    return with_single(single, where, reads_only=True,
-                       passes_input=op_type in ("Identity", "Cast", "CastLike", "Where"),
-                       batched=batched, shape_only=op_type == "Shape", gives=gives,
-                       returns_plain=plain)
+    return with_single(single, where, reads_only=True, passes_input=op_type in PASSING,
+                       batched=batched, ufunc=ufunc, shape_only=op_type == "Shape",
+                       gives=gives, returns_plain=plain)

@@ -12,7 +12,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..core.kernel import ELLIPSIS_OUT
+
 _ndarray = np.ndarray
+#: the `out` a reduction is called with: `...` where numpy takes it (its 0-D value then an
+#: array, not a numpy scalar made one after), else None
+AN_ARRAY = ... if ELLIPSIS_OUT else None
 _sum = np.add.reduce  # what np.sum calls for an ndarray: (x, axis, dtype, out, keepdims=)
 _product = np.multiply.reduce  # what np.prod calls for an ndarray
 
@@ -23,7 +28,7 @@ def reduce_sum(attributes, slow):
     if "axes" in attributes:  # ReduceSum 1 and 11: axes as an attribute
         return None
     return reduced(attributes, slow, lambda x, axis, keepdims:  # np.sum of an ndarray is this
-                   _sum(x, axis, x.dtype, None, keepdims=keepdims))
+                   _sum(x, axis, x.dtype, out=AN_ARRAY, keepdims=keepdims))
 
 
 def reduce_mean(attributes, slow):
@@ -43,7 +48,7 @@ def reduce_prod(attributes, slow):
     if "axes" in attributes:  # ReduceProd 1 to 13: axes as an attribute
         return None
     return reduced(attributes, slow, lambda x, axis, keepdims:
-                   _product(x, axis, x.dtype, None, keepdims=keepdims))
+                   _product(x, axis, x.dtype, out=AN_ARRAY, keepdims=keepdims))
 
 
 def extreme(ufunc):
@@ -54,8 +59,8 @@ def extreme(ufunc):
     def binder(attributes, slow):
         if "axes" in attributes:  # opsets 1 to 13: axes as an attribute
             return None
-        return reduced(attributes, slow, lambda x, axis, keepdims:
-                       ufunc.reduce(x, axis, None, None, keepdims=keepdims) if x.size else None)
+        return reduced(attributes, slow, lambda x, axis, keepdims: ufunc.reduce(
+            x, axis, None, out=AN_ARRAY, keepdims=keepdims) if x.size else None)
     return binder
 
 
@@ -64,7 +69,7 @@ def reduce_sum_square(attributes, slow):
     (opsets 1 to 13, as the kernel normalised them: None or a tuple) or an input (18 on,
     `reduced`); a 0-D sum made an array."""
     def square_sum(x, axis, keepdims):  # np.sum of an ndarray is this call
-        return _sum(np.square(x), axis, None, None, keepdims=keepdims)
+        return _sum(np.square(x), axis, None, out=AN_ARRAY, keepdims=keepdims)
     if "axes" not in attributes:
         return reduced(attributes, slow, square_sum)
     axes = attributes["axes"]
@@ -84,18 +89,18 @@ def reduced(attributes, slow, reduce):
     float x; a 0-D result made an array; where `reduce` declines (None) or raises, the
     reference kernel."""
     keepdims = attributes.get("keepdims", 1) != 0
-    noop = attributes.get("noop_with_empty_axes", 0)
+    every = () if attributes.get("noop_with_empty_axes", 0) else None  # no axes, or empty
 
     def single(x, axes=None):
-        r = None
-        if type(x) is _ndarray and (axes is None or type(axes) is _ndarray and axes.ndim == 1):
-            if axes is None or axes.shape[0] == 0:
-                axis = () if noop else None
-            else:
-                axis = tuple(axes.tolist())
-            r = made(reduce, x, axis, keepdims)
-        if r is not None:
-            return r
+        if type(x) is _ndarray and x.dtype.kind in "iuf" and (
+                axes is None or type(axes) is _ndarray and axes.ndim == 1):
+            try:  # `made`, in line: one frame fewer
+                r = reduce(x, tuple(axes.tolist()) if axes is not None and axes.shape[0]
+                           else every, keepdims)
+            except Exception:  # noqa: BLE001 -- the reference kernel reports it
+                r = None
+            if r is not None:
+                return r if type(r) is _ndarray else np.array(r)
         return slow(x)[0] if axes is None else slow(x, axes)[0]
     return single
 

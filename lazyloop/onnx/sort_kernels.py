@@ -23,22 +23,24 @@ from .gather_kernels import along_axis
 
 _ndarray = np.ndarray
 _WHOLE = slice(None)
+INT64 = np.dtype(np.int64)
 
 
 def stable_order(data, axis: int, largest: bool):
     """The indices along `axis` that order `data` as the reference's lexsort orders it,
     smallest or largest first, equal values by ascending index."""
     if not largest:
-        return np.argsort(data, axis=axis, kind="stable")
+        return data.argsort(axis, kind="stable")  # what np.argsort calls
     n = data.shape[axis]
-    backwards = np.argsort(np.flip(data, axis), axis=axis, kind="stable")
-    return np.flip(n - 1 - backwards, axis)
+    flip = (_WHOLE,) * axis + (slice(None, None, -1),)  # np.flip's own index
+    return (n - 1 - data[flip].argsort(axis, kind="stable"))[flip]
 
 
 def top_k(attributes: dict, slow, where: str) -> Optional[Kernel]:
     """TopK 10 and 11 (k a one-element input): the first k of `stable_order` along the
     axis, their values picked from the data, the indices in int64 (what the reference
-    returns; `sorted` = 0 leaves the order to the kernel, and the reference's is sorted)."""
+    returns, not copied again where the sort gives them so; `sorted` = 0 leaves the order to
+    the kernel, and the reference's is sorted)."""
     axis, largest = attributes.get("axis", -1), bool(attributes.get("largest", 1))
     if not isinstance(axis, int):
         return None
@@ -53,7 +55,8 @@ def top_k(attributes: dict, slow, where: str) -> Optional[Kernel]:
                 index = [_WHOLE] * data.ndim
                 index[at] = slice(0, count)
                 order = stable_order(data, at, largest)[tuple(index)]
-                return (along_axis(data, order, at), order.astype(np.int64))
+                return (along_axis(data, order, at),
+                        order if order.dtype == INT64 else order.astype(INT64))
         return slow(data, k)
     call.__qualname__ = f"kernel[{where}]"
     return Kernel(call, reads_only=True, pure=True)
