@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from ..enums import LoopOutput
 from .demand import demand_of
-from .masked_steps import MasksNeeded
+from .one_run import plain_run
 from .stacking import stacker
 
 
@@ -66,18 +66,10 @@ class InnerRuns:
             # imports this module)
             schedule = outer.__class__.take(demand, m, None, k, outer=outer)
             self.kept = schedule.pool  # where its runs are kept from now on
-        try:
-            n = schedule.run()
-            values = self.values(schedule, n, outer, k)
-        except MasksNeeded as need:
-            if need.loop != loop:  # an enclosing loop's: it runs again
-                raise
-            m.masked_loops.add(loop)
-            values = None
-        finally:
-            schedule.release()
-        if values is None:  # the loop runs masked: step by step
+        done = plain_run(schedule, m, loop, self.values)
+        if done is None:  # the loop runs masked: step by step
             return m.inner_output(outer, node, k)
+        n, values = done
         m.ran(loop, None, n, True)
         found = None
         for out, value, store in zip(self.outs, values, self.stores):
@@ -87,11 +79,12 @@ class InnerRuns:
                 store(k, value)
         return found
 
-    def values(self, schedule, n, outer, k) -> list:
+    def values(self, schedule, n) -> list:
         """The run's outputs after n trips, in `outs`' order, as they are stored
         (`Schedule.outputs`, then `output_value`): a last value as it is; the elements of a
         stacked output stacked at once where its `stacker` can, else as the machine stacks
-        them (reading the length input at the enclosing element k)."""
+        them (reading the length input at the enclosing element the run is for)."""
+        outer, k = schedule.outer, schedule.index
         values = []
         for out, source, stack in self.made:
             if stack is None:

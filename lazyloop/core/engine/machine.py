@@ -36,6 +36,7 @@ from .batch import MAX_BATCH_BYTES
 from .compiled import HOT_TRIPS
 from .demand import demand_of, why_not
 from .needed import outputs_to_compute
+from .one_run import plain_run
 from .root import constants, force_root, root_walks, store_inputs
 from .root_loop import root_loop
 from .masked_steps import MasksNeeded
@@ -300,17 +301,8 @@ class EngineMachine(Machine):
         if self.record is not None or self.log is not None or node.loop in self.masked_loops:
             return None
         self.scheduled_loops[node.loop] = demand
-        schedule = Schedule.take(demand, self, act, i, outer=outer, path=path)
-        try:
-            n = schedule.run()
-            return n, schedule.outputs(n)
-        except MasksNeeded as need:
-            if need.loop != node.loop:  # an enclosing loop's: it runs again
-                raise
-            self.masked_loops.add(node.loop)
-            return None
-        finally:
-            schedule.release()
+        return plain_run(Schedule.take(demand, self, act, i, outer=outer, path=path), self,
+                         node.loop, Schedule.outputs)
 
     def note(self, schedule):
         """Add a run that ended (an answer or an error) to `log` (kept: not None)."""

@@ -16,8 +16,26 @@ from ..undefined import Partial
 from .batch import FEWEST_WHOLE, batch_maps
 from .compiled import trip_function
 from .fixpoint import first_check, ordinary_until, settle
+from .masked_steps import MasksNeeded
 
 _MISSING = object()
+
+
+def plain_run(schedule, machine, loop, read):
+    """An evaluation's run of `loop` on `schedule`, a plain one just begun: (n, read(schedule,
+    n)) -- what the caller reads of it once it stopped -- or None when it met an undefined
+    value of `loop` (`MasksNeeded`: the loop is marked to run masked from now on in this
+    evaluation; an enclosing loop's goes up). The schedule is released either way."""
+    try:
+        n = schedule.run()
+        return n, read(schedule, n)
+    except MasksNeeded as need:
+        if need.loop != loop:  # an enclosing loop's: it runs again
+            raise
+        machine.masked_loops.add(loop)
+        return None
+    finally:
+        schedule.release()
 
 
 def run(schedule) -> int:

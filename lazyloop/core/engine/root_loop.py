@@ -19,7 +19,7 @@ import numpy as np
 from ..enums import LoopOutput
 from ..reference.machine import admitted_shapes
 from ..types import TensorType
-from .masked_steps import MasksNeeded
+from .one_run import plain_run
 from .schedule import Schedule, pool_of
 
 
@@ -74,16 +74,7 @@ class RootLoop:
             schedule = self.pool.pop().begin(machine, machine.root, 0)
         except IndexError:  # none kept (yet, or taken by a run under way)
             schedule = Schedule(self.demand, machine, machine.root, 0)
-        try:
-            n = schedule.run()
-            return n, schedule.outputs(n)
-        except MasksNeeded as need:
-            if need.loop != loop:  # pragma: no cover -- no loop encloses this one
-                raise
-            machine.masked_loops.add(loop)
-            return None
-        finally:
-            schedule.release()
+        return plain_run(schedule, machine, loop, Schedule.outputs)
 
 
 def store(machine, out, dtype, shapes, value):
