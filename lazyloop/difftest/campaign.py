@@ -5,11 +5,13 @@ finishing merged tallies into a `Report` (shrinking each signature's first insta
 from __future__ import annotations
 
 import contextlib
+import functools
 import time
 from collections import Counter
 from typing import Optional
 
 import attrs
+import numpy as np
 
 from .backends import formats_of
 from .costs import Costs
@@ -160,6 +162,21 @@ def hypothesis_files_in_temp():
             _KEEPING.pop()
 
 
+def edge_arithmetic(fn):
+    """`fn` under numpy's error state that ignores overflow, invalid operations and division
+    by zero: a campaign's programs make such values on purpose (edge values, narrow integer
+    types wrapping around), lazyloop's answer, the backend's and their comparison take them
+    as they are, and numpy's RuntimeWarnings about them -- pointing into generated trips and
+    kernels -- would only clutter the user's terminal. The error state decides whether numpy
+    warns, never a value; a check that wants them raised sets its own (`strict_numpy`)."""
+    @functools.wraps(fn)
+    def quietly(*args, **kwargs):
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            return fn(*args, **kwargs)
+    return quietly
+
+
+@edge_arithmetic
 @hypothesis_files_in_temp()
 def explore(checker, strategy, seed: int, indices, progress=None, total=None,
             deadline: Optional[float] = None, known=None) -> Tally:
@@ -207,6 +224,7 @@ def explore(checker, strategy, seed: int, indices, progress=None, total=None,
     return tally
 
 
+@edge_arithmetic
 @hypothesis_files_in_temp()
 def finish(tally: Tally, checker, strategy, backend_name: str, seed: int, shrink_it: bool,
            budget: ShrinkBudget = ShrinkBudget(), progress=None) -> Report:

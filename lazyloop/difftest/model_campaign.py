@@ -5,7 +5,6 @@ feeds shrunk and the model kept; one report for all the models."""
 from __future__ import annotations
 
 import attrs
-import numpy as np
 
 from .campaign import add_up, explore, finish
 from .model_feeds import model_format, model_subjects
@@ -21,19 +20,18 @@ def check_models(runner, checker, models, max_examples: int, seed: int, shrink_i
     name = getattr(runner, "name", type(runner).__name__)
     budget = attrs.evolve(budget, model_steps=0)  # the feeds shrink, never the model
     reports = []
-    with np.errstate(over="ignore", invalid="ignore"):  # edge values overflow on purpose
-        for k, path in enumerate(models):
-            strategy = model_subjects(path)
-            indices = range(k * max_examples, (k + 1) * max_examples)
-            tally = explore(checker, strategy, seed, indices, progress, max_examples, deadline,
-                            known)
-            report = finish(tally, checker, strategy, name, seed, shrink_it, budget, progress)
-            report.models = ({"path": path, "format": model_format(path),
-                              "programs": report.generated,
-                              "findings": len(report.disagreements)},)
-            reports.append(report)
-            if report.stopped:
-                break
+    for k, path in enumerate(models):
+        strategy = model_subjects(path)
+        indices = range(k * max_examples, (k + 1) * max_examples)
+        tally = explore(checker, strategy, seed, indices, progress, max_examples, deadline,
+                        known)
+        report = finish(tally, checker, strategy, name, seed, shrink_it, budget, progress)
+        report.models = ({"path": path, "format": model_format(path),
+                          "programs": report.generated,
+                          "findings": len(report.disagreements)},)
+        reports.append(report)
+        if report.stopped:
+            break
     return combined(reports, name, seed)
 
 
