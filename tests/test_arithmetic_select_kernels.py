@@ -333,6 +333,9 @@ def test_shape_keeps_its_last_value_read_only_while_the_shape_stays():
         assert not got.flags.writeable
         seen.append(got)
     assert seen[0] is seen[1] and seen[1] is not seen[5] and seen[5].tolist() == [2, 3]
+    with pytest.raises(ValueError):  # nobody holding one answer may make it writable and
+        seen[5].setflags(write=True)  # change the next: numpy refuses it for this view
+    assert fn(np.zeros((2, 3), np.float32))[0].tolist() == [2, 3]
 
 
 MATMUL_SHAPES = [((1, 4), (4, 4)), ((4,), (4,)), ((4,), (4, 3)), ((2, 4), (4,)), ((), ()),

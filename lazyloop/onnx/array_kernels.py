@@ -304,6 +304,16 @@ def flatten(attributes, slow):
     return single
 
 
+def kept_value(value):
+    """A value a kernel gives again and again: a read-only view of a read-only array, which
+    nobody can make writable again (numpy refuses it for a view of a read-only base), so
+    that no caller holding one answer can change the next."""
+    value.setflags(write=False)
+    view = value.view()
+    view.setflags(write=False)
+    return view
+
+
 def shape(attributes, slow):
     """Shape: `np.array(x.shape, dtype=int64)` -- the node keeps the last one it made,
     read-only as every stream element is, and gives it again while x's shape stays (a
@@ -319,8 +329,7 @@ def shape(attributes, slow):
                 dims = x.shape
                 kept, made = last[0]
                 if dims != kept:
-                    made = np.array(dims, dtype=np.int64)
-                    made.setflags(write=False)
+                    made = kept_value(np.array(dims, dtype=np.int64))
                     last[0] = (dims, made)
                 return made
             return slow(x)[0]
