@@ -207,6 +207,46 @@ def iree_11_constant(fed=False):
         [], [np.array([1, 2], np.uint8)]
 
 
+def iree_12(results=("a", "b", "y"), of_element="Neg"):
+    """A Scan whose body's If (its condition a state fed true and passed on) yields three
+    results: two carried values, a scalar a and a [2] b (then -a, -b; else a, b), and a
+    stacked value of the scan element y (then Neg(e); else 0). It compiles; the call fails
+    ("indirect buffer reference slot 0 is out range of the declared binding capacity").
+    Any two of the three results run, as does y = e (`of_element="Identity"`). From a = 1.5,
+    b = [1.5, 1.5] over x = [-2, -1.75]: two negations leave a and b as they were, y = -x."""
+    shapes = {"a": [], "b": [2]}
+    then, other, then_out, else_out, states, outer = [], [], [], [], [], []
+    for r in results:
+        if r == "y":
+            then.append(h.make_node(of_element, ["e"], ["then_y"]))
+            other.append(const("else_y", 0.0))
+            then_out.append(v("then_y", F, [])), else_out.append(v("else_y", F, []))
+            continue
+        then.append(h.make_node("Neg", [r], ["then_" + r]))
+        other.append(h.make_node("Identity", [r], ["else_" + r]))
+        then_out.append(v("then_" + r, F, shapes[r])), else_out.append(v("else_" + r, F, shapes[r]))
+        states.append(r)
+    nexts = [r if r == "y" else r + "_next" for r in results]
+    choose = h.make_node("If", ["f"], nexts, then_branch=h.make_graph(then, "then", [], then_out),
+                         else_branch=h.make_graph(other, "else", [], else_out))
+    stacked = [v("y", F, [])] if "y" in results else []
+    body = h.make_graph([h.make_node("Identity", ["f"], ["f_next"]), choose], "body",
+                        [v("f", T.BOOL, [])] + [v(r, F, shapes[r]) for r in states]
+                        + [v("e", F, [])],
+                        [v("f_next", T.BOOL, [])] + [v(r + "_next", F, shapes[r]) for r in states]
+                        + stacked)
+    outs = ["f_final"] + [r + "_final" for r in states] + (["ys"] if stacked else [])
+    m = model([h.make_node("Scan", ["f0"] + [r + "0" for r in states] + ["x"], outs, body=body,
+                           num_scan_inputs=1)],
+              [v("f0", T.BOOL, [])] + [v(r + "0", F, shapes[r]) for r in states] + [v("x", F, [2])],
+              [v(r + "_final", F, shapes[r]) for r in states] + ([v("ys", F, [2])] if stacked
+                                                                 else []), 21)
+    start = [np.full(shapes[r], 1.5, np.float32) for r in states]
+    x = np.array([-2, -1.75], np.float32)
+    ys = [-x if of_element == "Neg" else x] if stacked else []
+    return m, [np.array(True)] + start + [x], start + ys
+
+
 if __name__ == "__main__":
     from importlib.metadata import version
     print("iree-base-compiler", version("iree-base-compiler"), "onnxruntime", ort.__version__)
@@ -223,7 +263,12 @@ if __name__ == "__main__":
                        ("IREE-11, int8 (compiles)", lambda: iree_11(np.int8)),
                        ("IREE-11 without a loop: a uint8 constant output", iree_11_constant),
                        ("IREE-11's control: x + a uint8 constant (compiles)",
-                        lambda: iree_11_constant(fed=True))]:
+                        lambda: iree_11_constant(fed=True)),
+                       ("IREE-12", iree_12),
+                       ("IREE-12 without a (runs)", lambda: iree_12(("b", "y"))),
+                       ("IREE-12 without b (runs)", lambda: iree_12(("a", "y"))),
+                       ("IREE-12 without y (runs)", lambda: iree_12(("a", "b"))),
+                       ("IREE-12 with y = e (runs)", lambda: iree_12(of_element="Identity"))]:
         m, feeds, expected = make()
         # onnxruntime dies with SIGFPE on a zero-length Scan over axis 1 (ORT-2, spec/50)
         theirs = "not run (ORT-2)" if name == "IREE-8" else shown(on_ort(m, feeds))
