@@ -207,13 +207,15 @@ def iree_11_constant(fed=False):
         [], [np.array([1, 2], np.uint8)]
 
 
-def iree_12(results=("a", "b", "y"), of_element="Neg"):
+def iree_12(results=("a", "b", "y"), of_element="Neg", nest="scan-if"):
     """A Scan whose body's If (its condition a state fed true and passed on) yields three
     results: two carried values, a scalar a and a [2] b (then -a, -b; else a, b), and a
     stacked value of the scan element y (then Neg(e); else 0). It compiles; the call fails
     ("indirect buffer reference slot 0 is out range of the declared binding capacity").
-    Any two of the three results run, as does y = e (`of_element="Identity"`). From a = 1.5,
-    b = [1.5, 1.5] over x = [-2, -1.75]: two negations leave a and b as they were, y = -x."""
+    Any two of the three results run, as does y = e (`of_element="Identity"`), the If alone
+    (`nest="if"`: -a, -b, -e once) and the Scan with the then branch's ops as its body, no If
+    (`nest="scan"`). From a = 1.5, b = [1.5, 1.5] over x = [-2, -1.75]: two negations leave
+    a and b as they were, y = -x."""
     shapes = {"a": [], "b": [2]}
     then, other, then_out, else_out, states, outer = [], [], [], [], [], []
     for r in results:
@@ -229,20 +231,27 @@ def iree_12(results=("a", "b", "y"), of_element="Neg"):
     nexts = [r if r == "y" else r + "_next" for r in results]
     choose = h.make_node("If", ["f"], nexts, then_branch=h.make_graph(then, "then", [], then_out),
                          else_branch=h.make_graph(other, "else", [], else_out))
+    start = [np.full(shapes[r], 1.5, np.float32) for r in states]
+    x = np.array([-2, -1.75], np.float32)
+    if nest == "if":
+        m = model([choose], [v("f", T.BOOL, [])] + [v(r, F, shapes[r]) for r in states]
+                  + [v("e", F, [])], [v(n, F, shapes.get(r, [])) for n, r in zip(nexts, results)],
+                  21)
+        return m, [np.array(True)] + start + [np.array(x[0])], [-a for a in start] + [np.array(-x[0])]
     stacked = [v("y", F, [])] if "y" in results else []
-    body = h.make_graph([h.make_node("Identity", ["f"], ["f_next"]), choose], "body",
-                        [v("f", T.BOOL, [])] + [v(r, F, shapes[r]) for r in states]
+    flow, named = ([h.make_node("Identity", ["f"], ["f_next"])] + then, "then_{}") \
+        if nest == "scan" else ([h.make_node("Identity", ["f"], ["f_next"]), choose], "{}_next")
+    body = h.make_graph(flow, "body", [v("f", T.BOOL, [])] + [v(r, F, shapes[r]) for r in states]
                         + [v("e", F, [])],
-                        [v("f_next", T.BOOL, [])] + [v(r + "_next", F, shapes[r]) for r in states]
-                        + stacked)
+                        [v("f_next", T.BOOL, [])]
+                        + [v(named.format(r), F, shapes[r]) for r in states]
+                        + ([v("then_y", F, [])] if stacked and nest == "scan" else stacked))
     outs = ["f_final"] + [r + "_final" for r in states] + (["ys"] if stacked else [])
     m = model([h.make_node("Scan", ["f0"] + [r + "0" for r in states] + ["x"], outs, body=body,
                            num_scan_inputs=1)],
               [v("f0", T.BOOL, [])] + [v(r + "0", F, shapes[r]) for r in states] + [v("x", F, [2])],
               [v(r + "_final", F, shapes[r]) for r in states] + ([v("ys", F, [2])] if stacked
                                                                  else []), 21)
-    start = [np.full(shapes[r], 1.5, np.float32) for r in states]
-    x = np.array([-2, -1.75], np.float32)
     ys = [-x if of_element == "Neg" else x] if stacked else []
     return m, [np.array(True)] + start + [x], start + ys
 
@@ -268,7 +277,9 @@ if __name__ == "__main__":
                        ("IREE-12 without a (runs)", lambda: iree_12(("b", "y"))),
                        ("IREE-12 without b (runs)", lambda: iree_12(("a", "y"))),
                        ("IREE-12 without y (runs)", lambda: iree_12(("a", "b"))),
-                       ("IREE-12 with y = e (runs)", lambda: iree_12(of_element="Identity"))]:
+                       ("IREE-12 with y = e (runs)", lambda: iree_12(of_element="Identity")),
+                       ("IREE-12's If alone (runs)", lambda: iree_12(nest="if")),
+                       ("IREE-12 without the If (runs)", lambda: iree_12(nest="scan"))]:
         m, feeds, expected = make()
         # onnxruntime dies with SIGFPE on a zero-length Scan over axis 1 (ORT-2, spec/50)
         theirs = "not run (ORT-2)" if name == "IREE-8" else shown(on_ort(m, feeds))
