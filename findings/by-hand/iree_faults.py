@@ -270,6 +270,7 @@ if __name__ == "__main__":
                        ("IREE-10, uint16 as a state (compiles)", iree_10_state),
                        ("IREE-11", iree_11), ("IREE-11, uint32", lambda: iree_11(np.uint32)),
                        ("IREE-11, int8 (compiles)", lambda: iree_11(np.int8)),
+                       ("IREE-11, float (compiles)", lambda: iree_11(np.float32)),
                        ("IREE-11 without a loop: a uint8 constant output", iree_11_constant),
                        ("IREE-11's control: x + a uint8 constant (compiles)",
                         lambda: iree_11_constant(fed=True)),

@@ -32,7 +32,17 @@ def iree_run(model: onnx.ModelProto, feeds: list):
     except Exception as exc:
         return f"run failed: {type(exc).__name__}: {str(exc).splitlines()[0][:200]}"
     out = out if isinstance(out, (tuple, list)) else (out,)
-    return [np.asarray(o.to_host() if hasattr(o, "to_host") else o) for o in out]
+    return [declared(np.asarray(o.to_host() if hasattr(o, "to_host") else o), d)
+            for o, d in zip(out, model.graph.output)]
+
+
+def declared(value: np.ndarray, output) -> np.ndarray:
+    """The runtime hands unsigned integers back as the signed type of their width (uint8 as
+    int8): the same bits seen as the output's declared type."""
+    dtype = onnx.helper.tensor_dtype_to_np_dtype(output.type.tensor_type.elem_type)
+    if value.dtype.kind + dtype.kind in ("iu", "ui") and value.dtype.itemsize == dtype.itemsize:
+        return value.view(dtype)
+    return value
 
 
 def compile_failure(text: str) -> str:
