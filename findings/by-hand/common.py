@@ -1,9 +1,10 @@
-"""What the by-hand scripts share: building a checked model and running it on onnxruntime,
-with an error shown in one line."""
+"""What the by-hand scripts share: building a checked model and running it on onnxruntime
+or ONNX's reference evaluator, with an error shown in one line."""
 import numpy as np
 import onnx
 import onnxruntime as ort
 from onnx import helper as h
+from onnx.reference import ReferenceEvaluator
 
 
 def value(name, elem, shape):
@@ -33,6 +34,16 @@ def on_ort(m, feeds):
         session = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
         return session.run(None, feeds)
     except Exception as exc:
+        return one_line(exc)
+
+
+def on_reference(m, feeds):
+    """ONNX's reference evaluator's outputs, or its error in one line; feeds as `on_ort`."""
+    if not isinstance(feeds, dict):
+        feeds = dict(zip([i.name for i in m.graph.input], feeds))
+    try:
+        return ReferenceEvaluator(m).run(None, feeds)
+    except Exception as exc:  # noqa: BLE001 -- the engine's error is the answer
         return one_line(exc)
 
 

@@ -2,6 +2,7 @@
 `iree-import-onnx` (with `--opset-version` left alone), `iree.compiler.tools.compile_file`
 for llvm-cpu (float64 kept) and `iree.runtime` on local-sync. Inputs by position."""
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -24,12 +25,32 @@ def iree_run(model: onnx.ModelProto, feeds: list):
             vmfb = tools.compile_file(mlir, target_backends=["llvm-cpu"], extra_args=[
                 "--iree-llvmcpu-target-cpu=host", "--iree-input-demote-f64-to-f32=false"])
         except tools.CompilerToolError as exc:
-            lines = [l for l in str(exc).splitlines() if "error" in l]
-            return "compile failed: " + (lines[0][:300] if lines else str(exc)[:300])
+            return compile_failure(str(exc))
     module = rt.load_vm_flatbuffer(vmfb, driver="local-sync")
     try:
         out = getattr(module, model.graph.name)(*[np.asarray(f) for f in feeds])
     except Exception as exc:
         return f"run failed: {type(exc).__name__}: {str(exc).splitlines()[0][:200]}"
     out = out if isinstance(out, (tuple, list)) else (out,)
-    return [np.asarray(o.to_host() if hasattr(o, "to_host") else o) for o in out]
+    return [declared(np.asarray(o.to_host() if hasattr(o, "to_host") else o), d)
+            for o, d in zip(out, model.graph.output)]
+
+
+def declared(value: np.ndarray, output) -> np.ndarray:
+    """The runtime hands unsigned integers back as the signed type of their width (uint8 as
+    int8): the same bits seen as the output's declared type."""
+    dtype = onnx.helper.tensor_dtype_to_np_dtype(output.type.tensor_type.elem_type)
+    if value.dtype.kind + dtype.kind in ("iu", "ui") and value.dtype.itemsize == dtype.itemsize:
+        return value.view(dtype)
+    return value
+
+
+def compile_failure(text: str) -> str:
+    """iree-compile's failure in one line: its first diagnostic (an `error:` or an `LLVM
+    ERROR` line, not the stack dump's), and the signal when the compiler died of one."""
+    code = next((l.split(":")[1].strip() for l in text.splitlines()
+                 if l.startswith("Error code:")), "")
+    died = {"-6": " (iree-compile died: SIGABRT)", "-11": " (iree-compile died: SIGSEGV)"}
+    lines = [re.sub(r"^\S+\.mlir:\d+:\d+: ", "", l.strip()) for l in text.splitlines()
+             if "error:" in l or l.startswith("LLVM ERROR")]
+    return "compile failed" + died.get(code, "") + ": " + (lines[0] if lines else text)[:300]

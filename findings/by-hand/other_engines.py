@@ -14,9 +14,8 @@ import numpy as np
 import onnx
 import onnxruntime as ort
 from onnx import numpy_helper
-from onnx.reference import ReferenceEvaluator
 
-from common import on_ort, one_line, shown
+from common import on_ort, on_reference, shown
 
 
 def saved(case: str, prefix: str) -> dict:
@@ -62,13 +61,6 @@ def same(want, got, skip) -> bool:
         return np.allclose(g, w, rtol=1e-4 if w.dtype != np.float16 else 1e-2,
                            atol=1e-5 if w.dtype != np.float16 else 1e-2, equal_nan=True)
     return np.array_equal(g, w)
-
-
-def on_reference(model, feeds):
-    try:
-        return ReferenceEvaluator(model).run(None, feeds)
-    except Exception as exc:  # noqa: BLE001 -- the engine's error is the answer
-        return one_line(exc)
 
 
 def judged(case: str, engine: str, result) -> str:
