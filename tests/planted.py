@@ -655,6 +655,27 @@ class OpSwapped:
         return self.inner.run(model, feeds)
 
 
+class ConstantOutputsRefused:
+    """`inner`, except that a model returning a `Constant`'s value through an `Identity` is
+    refused (an engine that cannot return a constant of some dtype: IREE's 8-bit constants,
+    IREE-11) -- a fault of its own, outside the op and the loop."""
+
+    format = "onnx"
+    formats = ("onnx",)
+
+    def __init__(self, inner):
+        self.inner = inner
+        self.name = f"{inner.name}-refusing-constant-outputs"
+
+    def run(self, model, feeds):
+        made = {o for n in model.graph.node if n.op_type == "Constant" for o in n.output}
+        passed = {o for n in model.graph.node if n.op_type == "Identity" and n.input[0] in made
+                  for o in n.output}
+        if passed & {o.name for o in model.graph.output}:
+            raise RuntimeError("cannot return a constant")
+        return self.inner.run(model, feeds)
+
+
 def op_and_loop_faults():
     """Two planted faults: every Loop runs one trip too many, and every Max is a Min."""
     return OpSwapped(inner=dt.TripCountPlusOne(dt.backend("lazyloop")))

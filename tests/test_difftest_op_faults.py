@@ -61,6 +61,18 @@ def test_a_body_op_wrong_alone_is_an_op_fault_whose_case_is_the_op():
     assert "op faults (a body op disagrees alone)" in summary and "[op fault: Max]" in summary
 
 
+def test_an_engine_that_cannot_return_a_constant_still_has_its_op_fault_found():
+    # the control of the op alone feeds lazyloop's answer as an input: an engine refusing
+    # to return a constant (IREE-11's root) would have failed a control made of a Constant,
+    # and the Max it computes as Min would have stayed a loop fault
+    subject = schema_program("Max", 2, ("step", "fixed"))
+    report = one_finding(subject, planted.ConstantOutputsRefused(planted.op_and_loop_faults()))
+    d = report.disagreements[0]
+    assert d.op == "Max" and d.fault == "op"
+    x0, x1 = (d.feeds[i.name] for i in d.model.graph.input)
+    assert np.array_equal(d.actual["y0"], np.minimum(x0, x1))
+
+
 def test_a_fault_of_the_loop_in_a_schema_body_stays_a_loop_fault():
     # every Loop one trip too long: the body's Neg alone agrees, so it is the loop's fault
     subject = schema_program("Neg", 1, ("step",))

@@ -6,7 +6,7 @@ tell them apart, each body call is run alone, outside any loop (`OnnxSchemaRecip
 call as the only node of a model, fed the values it reads on one trip of the program), on
 the same backend, and compared with lazyloop's answer for that one-node model. When the
 backend disagrees there too, and does not on a control of the same outputs without the op
-(each output an `Identity` of a constant holding lazyloop's answer: an engine wrong on any
+(each output an `Identity` of a graph input fed lazyloop's answer: an engine wrong on any
 model, such as one adding 1 to every output, is wrong there too, and its fault is not the
 op's), the finding is an **op fault**: its case is the op alone, its root cause names the op
 (`op:Mod`) and it is grouped apart from the loop faults. Otherwise it stays a loop fault.
@@ -85,17 +85,24 @@ def op_fault(subjects, checker) -> Optional[OpFault]:
 
 
 def control(alone: Subject) -> Subject:
-    """The one-node program's outputs without its op: each an `Identity` of a `Constant`
-    holding lazyloop's answer (same names, types and values), fed nothing."""
+    """The one-node program's outputs without its op: each an `Identity` of a graph input
+    fed lazyloop's answer (same names, types and values). Fed, not a `Constant`: an engine
+    that cannot return a constant of some dtype (IREE's 8-bit constants, IREE-11) would fail
+    the control for a reason of its own and clear the op it got wrong."""
+    import copy
+
     from onnx import helper
 
-    from ..strategies.onnx_ops import constant_node, make_model
+    from ..strategies.onnx_ops import make_model
     model = alone.model()
     expected, _, _ = alone.expectation()
-    nodes = []
+    inputs, nodes, feeds = [], [], {}
     for out in model.graph.output:
-        nodes += [constant_node(f"{out.name}_value", expected[out.name]),
-                  helper.make_node("Identity", [f"{out.name}_value"], [out.name])]
-    graph = helper.make_graph(nodes, "control", [], list(model.graph.output))
+        given = copy.deepcopy(out)
+        given.name = f"{out.name}_value"
+        inputs.append(given)
+        nodes.append(helper.make_node("Identity", [given.name], [out.name]))
+        feeds[given.name] = expected[out.name]
+    graph = helper.make_graph(nodes, "control", inputs, list(model.graph.output))
     opset = next(o.version for o in model.opset_import if o.domain in ("", "ai.onnx"))
-    return Subject(ALONE_KIND, "onnx", ReducedModel.of("onnx", make_model(graph, opset), {}))
+    return Subject(ALONE_KIND, "onnx", ReducedModel.of("onnx", make_model(graph, opset), feeds))
