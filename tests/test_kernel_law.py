@@ -1,0 +1,394 @@
+"""The kernel law (rule: onnx/node): every direct kernel binding is ONNX's reference kernel.
+
+lazyloop binds many ops "directly" (numpy_kernels.direct and the array, gather, sort,
+scatter, reduce, einsum, gemm, arithmetic and select kernels behind it) to skip the reference
+kernel's layers, each claiming to give the reference's value or to leave the case to the
+reference. One law checks every such claim over the schema-driven op catalogue (the valid
+calls of each op at opset 21: signatures, attributes, dtypes): for every call of an op whose
+binding is not the reference kernel's own bound call, on ordinary values, on the edge values
+of each dtype (NaN, infinities, -0.0, the extremes, subnormals) and on empty shapes, the
+binding (`kernels.bind`) and the reference kernel bound alone (`kernels._bound_reference`)
+give the same dtype, shape and bits for every output -- or both refuse, the binding with a
+LazyLoopError. The binding never writes its arguments.
+
+A second law is for the kernels that keep what they derived (their last value, an index or
+a plan per shape): one binding called again and again with the arguments of the op's other
+calls -- alternating shapes, dtypes and constant inputs, its arguments read-only as the
+engine's stream elements are -- gives each call the reference's answer, and writing into a
+value it returned (where that value is writable) changes no later answer.
+
+The default hypothesis profile checks a sample of seeds; the `campaign` profile many more.
+"""
+from __future__ import annotations
+
+import functools
+import warnings
+
+import numpy as np
+import pytest
+
+pytest.importorskip("onnx")
+pytest.importorskip("hypothesis")
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from lazyloop.core.errors import LazyLoopError  # noqa: E402
+from lazyloop.onnx import kernels  # noqa: E402
+from lazyloop.strategies.onnx_op_search import catalogue, signatures  # noqa: E402
+from lazyloop.strategies.onnx_ops import typed_values  # noqa: E402
+
+OPSET = 21
+#: lazyloop's own kernels and readings (spec/30, spec/50: Softsign, the QLinear ops,
+#: NonMaxSuppression's scalar limits, OneHot's float indices): they differ from the
+#: reference kernel on purpose and are tested against their operators' text elsewhere
+OWN_READINGS = frozenset(("Softsign", "QLinearConv", "QLinearMatMul", "NonMaxSuppression",
+                          "OneHot"))
+#: ops whose data inputs size their output (Range's limits): no extreme values for them
+SIZED_BY_VALUES = frozenset(("Range",))
+
+
+# ------------------------------------------------------------------------------------------
+# The two sides: the binding and the reference kernel bound alone
+# ------------------------------------------------------------------------------------------
+
+def node_of(call):
+    return call.node([f"x{k}" if p.role != "none" else "" for k, p in enumerate(call.inputs)],
+                     [f"y{j}" for j in range(len(call.outputs))])
+
+
+def reference_of(call):
+    """The call's reference kernel bound alone: `_bound_reference`, as `kernels.bind` binds
+    every op it has no direct binding for."""
+    node = node_of(call)
+    params = {"log": lambda *a, **k: None, "opsets": {"": call.opset}, "verbose": 0,
+              "new_ops": None, "existing_functions": {}, "evaluator_cls": None}
+    cls = kernels.kernel_class("", call.op, call.opset)
+    return kernels._bound_reference(cls(node, params), f"node {call.op}")
+
+
+def binding_of(call):
+    return kernels.bind(node_of(call), {"": call.opset}, f"node {call.op}")
+
+
+def is_direct(call) -> bool:
+    """Whether `kernels.bind` binds the call to anything but the reference's bound call:
+    found by watching what `_bound_reference` made while binding."""
+    made = []
+    original = kernels._bound_reference
+
+    def watched(kernel, where):
+        made.append(original(kernel, where))
+        return made[-1]
+
+    kernels._bound_reference = watched
+    try:
+        bound = binding_of(call)
+    finally:
+        kernels._bound_reference = original
+    return bool(made) and bound is not made[-1] and bound.function is not made[-1]
+
+
+@functools.lru_cache(maxsize=None)
+def direct_calls():
+    """{op: its catalogue calls bound directly}, lazyloop's own readings aside."""
+    table = {}
+    for op in catalogue(OPSET):
+        if op in OWN_READINGS:
+            continue
+        calls = [c for c in signatures(op, OPSET) if is_direct(c)]
+        if calls:
+            table[op] = tuple(calls)
+    return table
+
+
+# ------------------------------------------------------------------------------------------
+# The values fed: ordinary, edge values, empty
+# ------------------------------------------------------------------------------------------
+
+def edges_of(dtype) -> list:
+    dt = np.dtype(dtype)
+    if dt == np.bool_:
+        return [True, False]
+    if dt.kind == "f":
+        info = np.finfo(dt)
+        return [np.nan, np.inf, -np.inf, -0.0, 0.0, info.max, -info.max, info.tiny,
+                info.smallest_subnormal, -1.5, 0.5, -np.nan]
+    info = np.iinfo(dt)
+    return [info.min, info.max, 0, 1, info.max - 1] + ([-1, info.min + 1]
+                                                       if dt.kind == "i" else [2])
+
+
+def with_edges(x: np.ndarray, offset: int) -> np.ndarray:
+    """`x` with its elements replaced, in turn, by its dtype's edge values (from `offset`)."""
+    edges = edges_of(x.dtype)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        flat = np.array([edges[(k + offset) % len(edges)] for k in range(x.size)], x.dtype)
+    return flat.reshape(x.shape)
+
+
+#: the kinds of values fed to a call's data inputs: the signature's own shapes; the first
+#: axis empty; the first axis 300 times longer (past the sizes where some bindings change
+#: their way, Sigmoid's 256 values); every data input 0-D; the first data input in another
+#: dtype (which most kernels refuse -- the binding must refuse too, or answer as the
+#: reference answers); the constant integer inputs (indices, axes, starts, sizes, k) moved
+#: by a few, to negative and out-of-range values, where the bindings hand over
+VARIANTS = ("ordinary", "edges", "empty", "long", "scalar", "retyped", "moved")
+#: how far a "moved" constant moves, by seed
+MOVES = (-1, 1, -2, 2, -3, -4)
+#: the dtype a "retyped" input takes instead of its own
+OTHER_DTYPE = {"float32": "float64", "float64": "float32", "float16": "float32",
+               "int64": "int32", "int32": "int64", "int8": "uint8", "uint8": "int8",
+               "int16": "int64", "uint16": "uint32", "uint32": "uint64", "uint64": "int64",
+               "bool": "int64"}
+
+
+def shape_for(variant: str, shape: tuple, first: tuple) -> tuple:
+    """A data input's shape in `variant` (`first`: the first data input's shape)."""
+    if variant == "scalar":
+        return ()
+    if not shape or variant not in ("empty", "long") or (variant == "long" and shape != first):
+        return shape
+    return (0 if variant == "empty" else 300 * shape[0],) + tuple(shape[1:])
+
+
+def arguments(call, variant: str, seed: int) -> list:
+    """The call's arguments: its constants as they are, left-out inputs None, data inputs
+    of `variant` for `seed` (copies: every call gets fresh arrays)."""
+    args, first = [], next((p.shape for _, p in call.data), ())
+    for k, p in enumerate(call.inputs):
+        if p.role == "none":
+            args.append(None)
+        elif p.role == "const":
+            value = np.array(p.value, p.dtype)
+            if variant == "moved" and value.dtype.kind == "i":
+                value = value + np.array(MOVES[(seed + k) % len(MOVES)], value.dtype)
+            args.append(value)
+        else:
+            retyped = variant == "retyped" and k == call.data[0][0]
+            x = typed_values(OTHER_DTYPE[p.dtype] if retyped else p.dtype,
+                             shape_for(variant, p.shape, first), p.domain, seed + 5 * k)
+            if variant in ("edges", "long") and call.op not in SIZED_BY_VALUES:
+                x = with_edges(x, seed + 3 * k)
+            args.append(x)
+    return args
+
+
+# ------------------------------------------------------------------------------------------
+# The comparison
+# ------------------------------------------------------------------------------------------
+
+def outcome(fn, args):
+    """("value", outputs as arrays) or ("refused", the exception), numpy's warnings quiet
+    (numpy's error state left as it is: the bindings read it)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            return "value", tuple(kernels.as_value(r) for r in fn(*args))
+        except Exception as exc:  # noqa: BLE001 -- a refusal is an answer here
+            return "refused", exc
+
+
+def bits(x) -> bytes:
+    return np.ascontiguousarray(x).tobytes()
+
+
+def difference(got, want) -> str | None:
+    """What differs between the binding's outcome and the reference's, or None."""
+    if want[0] == "refused":
+        if got[0] == "value":
+            return f"the binding answers where the reference refuses ({want[1]!r})"
+        if not isinstance(got[1], LazyLoopError):
+            return f"the binding refuses with a raw {type(got[1]).__name__}: {got[1]}"
+        return None
+    if got[0] == "refused":
+        return f"the binding refuses ({got[1]}) where the reference answers"
+    if len(got[1]) != len(want[1]):
+        return f"{len(got[1])} outputs, the reference {len(want[1])}"
+    for j, (g, w) in enumerate(zip(got[1], want[1])):
+        if not isinstance(g, np.ndarray) or not isinstance(w, np.ndarray):
+            if type(g) is not type(w):
+                return f"output {j}: a {type(g).__name__}, the reference a {type(w).__name__}"
+            continue
+        if g.dtype != w.dtype or g.shape != w.shape:
+            return f"output {j}: {g.dtype}{g.shape}, the reference {w.dtype}{w.shape}"
+        if g.dtype.kind in "biufc" and bits(g) != bits(w):
+            return f"output {j}: {g!r}, the reference {w!r}"
+        if g.dtype.kind not in "biufc" and not np.array_equal(g, w):
+            return f"output {j}: {g!r}, the reference {w!r}"
+    return None
+
+
+def snapshot(args) -> list:
+    return [None if a is None else (a.dtype, a.shape, bits(a)) for a in args]
+
+
+def law_holds(call, args, bound=None, reference=None) -> None:
+    """The binding's outcome on `args` is the reference kernel's, and leaves `args` as they
+    were (each side gets its own copies)."""
+    bound = bound or binding_of(call)
+    reference = reference or reference_of(call)
+    mine = [None if a is None else a.copy() for a in args]
+    before = snapshot(mine)
+    want = outcome(reference, [None if a is None else a.copy() for a in args])
+    got = outcome(bound.function, mine)
+    problem = difference(got, want)
+    assert problem is None, f"{call!r} on {args!r}: {problem}"
+    assert snapshot(mine) == before, f"{call!r} wrote its arguments"
+
+
+# ------------------------------------------------------------------------------------------
+# The law over every direct binding
+# ------------------------------------------------------------------------------------------
+
+DIRECT_OPS = tuple(direct_calls())
+
+
+def test_the_law_covers_the_direct_bindings():
+    # rule: onnx/node -- the ops bound directly are found by binding, not listed by hand:
+    # the elementwise, array, gather, sort, scatter, reduce, einsum and gemm kernels
+    assert len(DIRECT_OPS) >= 60
+    assert {"Add", "Sigmoid", "Cast", "Slice", "Shape", "Expand", "Einsum", "TopK", "Split",
+            "GatherElements", "ScatterElements", "ReduceSum", "Gemm", "CumSum", "Where",
+            "ArgMax", "Mod"} <= set(DIRECT_OPS)
+    assert not set(DIRECT_OPS) & {"Softmax", "Conv", "LSTM"}  # the reference's own
+
+
+@pytest.mark.parametrize("op", DIRECT_OPS)
+def test_every_call_of_a_direct_binding_is_the_reference(op):
+    # rule: onnx/node -- each catalogue call, on ordinary, edge and empty values
+    for call in direct_calls()[op]:
+        bound, reference = binding_of(call), reference_of(call)
+        for variant in VARIANTS:
+            law_holds(call, arguments(call, variant, 0), bound, reference)
+
+
+ALL_CALLS = tuple(c for op in DIRECT_OPS for c in direct_calls()[op])
+
+
+@settings(max_examples=settings().max_examples * 10)
+@given(st.integers(0, len(ALL_CALLS) - 1), st.sampled_from(VARIANTS), st.integers(1, 40))
+def test_direct_bindings_are_the_reference_on_drawn_seeds(which, variant, seed):
+    # rule: onnx/node -- other values for the same calls: the seed shifts the ordinary
+    # pattern and which edge value lands where
+    call = ALL_CALLS[which]
+    law_holds(call, arguments(call, variant, seed))
+
+
+def test_the_law_fails_on_a_binding_that_is_not_the_reference():
+    # rule: onnx/node -- a planted fault in each way a binding may differ: one bit of a value
+    # (a NaN of the other sign), a dtype, a raw exception, writing an argument
+    call = direct_calls()["Neg"][0]
+    x = np.array([np.nan], np.float32)
+    faults = [lambda a: (np.copysign(np.negative(a), 1.0),),
+              lambda a: (np.negative(a).astype(np.float64),),
+              lambda a: (a[5],), lambda a: (np.negative(a, out=a),)]
+    for fault in faults:
+        with pytest.raises(AssertionError):
+            law_holds(call, [x], kernels.kernel_of(fault), reference_of(call))
+
+
+# ------------------------------------------------------------------------------------------
+# The law over calls in turn: what a binding keeps never leaks into another call's answer
+# ------------------------------------------------------------------------------------------
+
+def servings(op) -> list:
+    """The op's calls one binding serves, in groups: the same attributes, and the same inputs
+    left out (the node is the same; its arguments' shapes, dtypes and constants differ)."""
+    groups = {}
+    for call in direct_calls()[op]:
+        key = (call.attributes, tuple(p.role == "none" for p in call.inputs))
+        groups.setdefault(key, []).append(call)
+    return [calls for calls in groups.values() if len(calls) > 1]
+
+
+def read_only(args) -> list:
+    """The arguments as the engine hands stream elements over: read-only arrays."""
+    for a in args:
+        if a is not None:
+            a.setflags(write=False)
+    return args
+
+
+def scribble(value) -> None:
+    """Write into a returned array, as a careless caller might, where numpy lets it."""
+    if isinstance(value, np.ndarray) and value.flags.writeable and value.size:
+        if value.dtype == np.bool_:
+            np.logical_not(value, out=value)
+        else:
+            value.fill(7)
+
+
+def in_turn(calls, rounds: int = 3):
+    """(call, variant, seed) for each call of `calls` in turn, forwards then backwards,
+    `rounds` times, the variant and seed moving on with each step."""
+    order = (list(calls) + list(reversed(calls))) * rounds
+    return [(c, VARIANTS[i % len(VARIANTS)], i // len(VARIANTS)) for i, c in enumerate(order)]
+
+
+def law_holds_in_turn(calls, bound, reference) -> None:
+    """One binding of the node of `calls`, called on each in turn with read-only arguments,
+    gives each the reference's outcome; every value it returned writable is then written
+    into, and every read-only one must keep the bits it had when it was returned."""
+    kept = []
+    for call, variant, seed in in_turn(calls):
+        args = arguments(call, variant, seed)
+        want = outcome(reference, [None if a is None else a.copy() for a in args])
+        got = outcome(bound.function, read_only([None if a is None else a.copy()
+                                                 for a in args]))
+        problem = difference(got, want)
+        assert problem is None, f"{call!r} ({variant}, seed {seed}) after {len(kept)} " \
+                                f"calls: {problem}"
+        for value in got[1] if got[0] == "value" else ():
+            scribble(value)
+            if isinstance(value, np.ndarray) and not value.flags.writeable:
+                kept.append((call, value, bits(value)))
+    for call, value, was in kept:
+        assert bits(value) == was, f"a value returned for {call!r} changed afterwards"
+
+
+#: the ops whose bindings keep what they derived per shape (their last value, an index, a
+#: plan): each must be served by several calls in turn
+KEEPING = ("Shape", "Expand", "Slice", "Split", "Einsum", "ScatterElements",
+           "GatherElements", "TopK", "Sigmoid")
+
+
+def test_the_keeping_kernels_are_served_in_turn():
+    # rule: onnx/node -- every keeping kernel has several calls of one node to alternate
+    for op in KEEPING:
+        assert sum(len(g) for g in servings(op)) >= 4, op
+
+
+@pytest.mark.parametrize("op", [op for op in DIRECT_OPS if servings(op)])
+def test_a_binding_called_in_turn_keeps_nothing_into_another_call(op):
+    # rule: onnx/node -- alternating shapes, dtypes, constants and kinds of values
+    for calls in servings(op):
+        law_holds_in_turn(calls, binding_of(calls[0]), reference_of(calls[0]))
+
+
+def test_the_law_in_turn_fails_on_a_kept_value_that_leaks():
+    # rule: onnx/node -- planted: a Shape that keeps its value per shape and hands it out
+    # writable (a caller's write reaches the next answer), and an Abs that keeps its last
+    # value per shape (another dtype's, other values)
+    def leaking_shape():
+        kept = {}
+
+        def shape(x):
+            if x.shape not in kept:
+                kept[x.shape] = np.array(x.shape, np.int64)
+            return (kept[x.shape],)
+        return kernels.kernel_of(shape)
+
+    def stale_abs():
+        kept = {}
+
+        def absolute(x):
+            return (kept.setdefault(x.shape, np.absolute(x)),)
+        return kernels.kernel_of(absolute)
+
+    for op, faulty in (("Shape", leaking_shape), ("Abs", stale_abs)):
+        calls = max(servings(op), key=len)
+        with pytest.raises(AssertionError):
+            law_holds_in_turn(calls, faulty(), reference_of(calls[0]))
+        law_holds_in_turn(calls, binding_of(calls[0]), reference_of(calls[0]))
