@@ -364,7 +364,8 @@ def array_type(op_type: str, arity: int, attributes: dict) -> Optional[Callable]
         return joined_along(axis)
     if op_type == "Gather":
         return taken_along(axis or 0)
-    if op_type == "Shape":  # bound only with no start or end (array_kernels.shape)
+    if op_type == "Shape" and attributes.get("start", 0) in (0, None) and \
+            attributes.get("end") is None:  # with a start or an end: a part of the shape
         return shape_vector()
     return None
 
