@@ -34,6 +34,8 @@ from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 from lazyloop.core.errors import LazyLoopError  # noqa: E402
+from lazyloop.core.result_types import contains  # noqa: E402
+from lazyloop.core.types import TensorType  # noqa: E402
 from lazyloop.onnx import kernels  # noqa: E402
 from lazyloop.strategies.onnx_op_search import catalogue, signatures  # noqa: E402
 from lazyloop.strategies.onnx_ops import typed_values  # noqa: E402
@@ -224,18 +226,37 @@ def snapshot(args) -> list:
     return [None if a is None else (a.dtype, a.shape, bits(a)) for a in args]
 
 
+def copies(args) -> list:
+    return [None if a is None else a.copy() for a in args]
+
+
+def first_only(outcome_):
+    return outcome_ if outcome_[0] == "refused" else ("value", outcome_[1][:1])
+
+
 def law_holds(call, args, bound=None, reference=None) -> None:
     """The binding's outcome on `args` is the reference kernel's, and leaves `args` as they
-    were (each side gets its own copies)."""
+    were (each side gets its own copies); so is its one-value form's (`Kernel.single`, what
+    a one-output layer calls), and its value has the type its record says its arguments'
+    types give (`Kernel.gives`: the engine leaves out the check of it)."""
     bound = bound or binding_of(call)
     reference = reference or reference_of(call)
-    mine = [None if a is None else a.copy() for a in args]
+    mine = copies(args)
     before = snapshot(mine)
-    want = outcome(reference, [None if a is None else a.copy() for a in args])
+    want = outcome(reference, copies(args))
     got = outcome(bound.function, mine)
     problem = difference(got, want)
     assert problem is None, f"{call!r} on {args!r}: {problem}"
     assert snapshot(mine) == before, f"{call!r} wrote its arguments"
+    if bound.single is not None:
+        alone = outcome(lambda *a: (bound.single(*a),), copies(args))
+        problem = difference(alone, first_only(want))
+        assert problem is None, f"{call!r} on {args!r}, its one-value form: {problem}"
+    if bound.gives is not None and got[0] == "value" and all(a is not None for a in args):
+        said = bound.gives([TensorType(a.dtype, a.shape) for a in args])
+        value = got[1][0]
+        assert said is None or contains(said, TensorType(value.dtype, value.shape)), \
+            f"{call!r} on {args!r}: a {value.dtype}{value.shape}, its record says {said}"
 
 
 # ------------------------------------------------------------------------------------------
@@ -334,9 +355,8 @@ def law_holds_in_turn(calls, bound, reference) -> None:
     kept = []
     for call, variant, seed in in_turn(calls):
         args = arguments(call, variant, seed)
-        want = outcome(reference, [None if a is None else a.copy() for a in args])
-        got = outcome(bound.function, read_only([None if a is None else a.copy()
-                                                 for a in args]))
+        want = outcome(reference, copies(args))
+        got = outcome(bound.function, read_only(copies(args)))
         problem = difference(got, want)
         assert problem is None, f"{call!r} ({variant}, seed {seed}) after {len(kept)} " \
                                 f"calls: {problem}"
