@@ -11,6 +11,9 @@ binding (`kernels.bind`) and the reference kernel bound alone (`kernels._bound_r
 give the same dtype, shape and bits for every output -- or both refuse, the binding with a
 LazyLoopError. The binding never writes its arguments.
 
+A binding's batched form (`Kernel.batched`, the fast path's map over stacked elements) gives
+each stacked element the binding's own value for it, bit for bit, or says `NotBatchable`.
+
 A second law is for the kernels that keep what they derived (their last value, an index or
 a plan per shape): one binding called again and again with the arguments of the op's other
 calls -- alternating shapes, dtypes and constant inputs, its arguments read-only as the
@@ -35,6 +38,7 @@ from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 from lazyloop.core.errors import LazyLoopError  # noqa: E402
+from lazyloop.core.kernel import NotBatchable  # noqa: E402
 from lazyloop.core.result_types import contains  # noqa: E402
 from lazyloop.core.types import TensorType  # noqa: E402
 from lazyloop.onnx import kernels  # noqa: E402
@@ -473,3 +477,70 @@ def test_the_law_in_turn_fails_on_a_kept_value_that_leaks():
         with pytest.raises(AssertionError):
             law_holds_in_turn(calls, faulty(), reference_of(calls[0]))
         law_holds_in_turn(calls, binding_of(calls[0]), reference_of(calls[0]))
+
+
+# ------------------------------------------------------------------------------------------
+# The batched forms: each stacked element is the binding's own value for it
+# ------------------------------------------------------------------------------------------
+
+@functools.lru_cache(maxsize=None)
+def batched_calls():
+    """The catalogue's calls (any op, lazyloop's own readings aside) whose binding has a
+    batched form, and data inputs to stack."""
+    return tuple(c for op in catalogue(OPSET) if op not in OWN_READINGS
+                 for c in signatures(op, OPSET)
+                 if c.data and binds(c) and binding_of(c).batched is not None)
+
+
+def batch_law_holds(call, variant: str, seed: int, only_first: bool) -> None:
+    """Three elements of the call's data inputs (seeds `seed`..`seed` + 2; the first data
+    input alone stacked where `only_first`), stacked: the batched form gives each element
+    the binding's value for it, or raises NotBatchable (the engine then maps them one by
+    one; anything else it raises would escape)."""
+    bound = binding_of(call)
+    stacked = [k in dict(call.data) and (not only_first or k == call.data[0][0])
+               for k in range(len(call.inputs))]
+    elements = [arguments(call, variant, seed + i) for i in range(3)]
+    elements = [[e[k] if stacked[k] else elements[0][k] for k in range(len(e))]
+                for e in elements]
+    ones = [outcome(bound.function, copies(e)) for e in elements]
+    if any(o[0] == "refused" for o in ones):
+        return  # an element refused: the engine reports it before any batch is made
+    args = [np.stack([e[k] for e in elements]) if stacked[k] else elements[0][k]
+            for k in range(len(stacked))]
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            batch = np.asarray(bound.batched(args, tuple(stacked)))
+    except NotBatchable:
+        return
+    for i, one in enumerate(ones):
+        problem = difference(("value", (np.asarray(batch[i]),)), ("value", one[1][:1]))
+        assert problem is None, f"{call!r} ({variant}, seed {seed}), element {i}: {problem}"
+
+
+BATCHED = batched_calls()
+
+
+def test_the_batched_law_covers_the_batched_forms():
+    # rule: stream/map -- elementwise, layout and MatMul forms among them
+    ops = {c.op for c in BATCHED}
+    assert len(ops) >= 60 and {"Add", "Acos", "Reshape", "Transpose", "Squeeze",
+                               "MatMul", "Cast", "Where"} <= ops
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_every_batched_form_gives_each_element_the_binding_s_value(variant):
+    # rule: stream/map (onnx/node) -- every call with a batched form, all data stacked and
+    # the first alone
+    for call in BATCHED:
+        for only_first in (False, True):
+            batch_law_holds(call, variant, 0, only_first)
+
+
+@settings(max_examples=settings().max_examples * 5)
+@given(st.integers(0, len(BATCHED) - 1), st.sampled_from(VARIANTS), st.integers(1, 40),
+       st.booleans())
+def test_batched_forms_on_drawn_seeds(which, variant, seed, only_first):
+    # rule: stream/map -- other values for the same calls
+    batch_law_holds(BATCHED[which], variant, seed, only_first)
