@@ -413,12 +413,13 @@ def in_turn(calls, rounds: int = 3):
     return [(c, VARIANTS[i % len(VARIANTS)], i // len(VARIANTS)) for i, c in enumerate(order)]
 
 
-def law_holds_in_turn(calls, bound, reference) -> None:
-    """One binding of the node of `calls`, called on each in turn with read-only arguments,
-    gives each the reference's outcome; every value it returned writable is then written
-    into, and every read-only one must keep the bits it had when it was returned."""
+def law_holds_in_turn(steps, bound, reference) -> None:
+    """One binding of a node, called on each (call, variant, seed) of `steps` in turn with
+    read-only arguments, gives each the reference's outcome; every value it returned
+    writable is then written into, and every read-only one must keep the bits it had when
+    it was returned."""
     kept = []
-    for call, variant, seed in in_turn(calls):
+    for call, variant, seed in steps:
         args = arguments(call, variant, seed)
         want = outcome(reference, copies(args))
         got = outcome(bound.function, read_only(copies(args)))
@@ -449,7 +450,17 @@ def test_the_keeping_kernels_are_served_in_turn():
 def test_a_binding_called_in_turn_keeps_nothing_into_another_call(op):
     # rule: onnx/node -- alternating shapes, dtypes, constants and kinds of values
     for calls in servings(op):
-        law_holds_in_turn(calls, binding_of(calls[0]), reference_of(calls[0]))
+        law_holds_in_turn(in_turn(calls), binding_of(calls[0]), reference_of(calls[0]))
+
+
+@settings(max_examples=settings().max_examples * 2)
+@given(st.data())
+def test_a_keeping_binding_called_in_a_drawn_order(data):
+    # rule: onnx/node -- any order of its node's calls, values and seeds
+    calls = data.draw(st.sampled_from([g for op in KEEPING for g in servings(op)]))
+    steps = data.draw(st.lists(st.tuples(st.sampled_from(calls), st.sampled_from(VARIANTS),
+                                         st.integers(0, 12)), min_size=2, max_size=16))
+    law_holds_in_turn(steps, binding_of(calls[0]), reference_of(calls[0]))
 
 
 def test_the_law_in_turn_fails_on_a_kept_value_that_leaks():
@@ -475,8 +486,8 @@ def test_the_law_in_turn_fails_on_a_kept_value_that_leaks():
     for op, faulty in (("Shape", leaking_shape), ("Abs", stale_abs)):
         calls = max(servings(op), key=len)
         with pytest.raises(AssertionError):
-            law_holds_in_turn(calls, faulty(), reference_of(calls[0]))
-        law_holds_in_turn(calls, binding_of(calls[0]), reference_of(calls[0]))
+            law_holds_in_turn(in_turn(calls), faulty(), reference_of(calls[0]))
+        law_holds_in_turn(in_turn(calls), binding_of(calls[0]), reference_of(calls[0]))
 
 
 # ------------------------------------------------------------------------------------------
