@@ -148,3 +148,28 @@ def test_squared_distances_batch_as_numpy_computes_them_row_by_row():
     assert got["D"].tobytes() == want.tobytes()
     batched = batched_streams(machine)
     assert {"Scan(x_last)/diff", "Scan(x_last)/sq", "Scan(x_last)/d"} <= batched, batched
+
+
+@pytest.mark.parametrize("op", ["Acos", "Asin"])
+@pytest.mark.parametrize("mode", ["fast", "compiled"])
+def test_float16_scalars_out_of_the_domain_keep_the_reference_s_nan(op, mode):
+    # rule: stream/map (onnx/node) -- found by the kernel law: numpy's float16 arccos and
+    # arcsin of a value out of [-1, 1] are a positive NaN for a 0-D value and a negative one
+    # in an array, so a Scan of 0-D float16 elements batched as one array gave -NaN where
+    # the reference evaluator, element by element, gives +NaN; such elements are not batched
+    from onnx.reference import ReferenceEvaluator
+    h = TensorProto.FLOAT16
+    body = helper.make_graph([helper.make_node(op, ["e"], ["y"])], "body",
+                             [helper.make_tensor_value_info("e", h, [])],
+                             [helper.make_tensor_value_info("y", h, [])])
+    graph = helper.make_graph(
+        [helper.make_node("Scan", ["x"], ["ys"], body=body, num_scan_inputs=1)], "g",
+        [helper.make_tensor_value_info("x", h, [None])],
+        [helper.make_tensor_value_info("ys", h, [None])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
+    x = np.array([0.5] + [2.0, 0.25, -3.0] * 30 + [0.5], np.float16)
+    with np.errstate(all="ignore"):
+        want = ReferenceEvaluator(model).run(None, {"x": x})[0]
+        got = lo.evaluate(model, {"x": x}, mode=mode)["ys"]
+    assert np.isnan(got[1]) and not np.signbit(want[1])  # by hand: the 0-D value's NaN
+    assert got.dtype == want.dtype and got.tobytes() == want.tobytes()

@@ -379,3 +379,29 @@ def test_a_raw_binary_ufunc_as_a_function_layer_gives_its_first_item_in_every_mo
     for mode in ("reference",) + ENGINE_MODES:
         (got,) = ll.evaluate(net, {"x": values}, mode=mode).values()
         assert np.asarray(got).tolist() == want.tolist(), mode
+
+
+def claimed(kernel, types):
+    return None if kernel.gives is None else kernel.gives(types)
+
+
+def test_shape_with_an_end_and_cumsum_of_a_scalar_claim_no_type_they_do_not_give():
+    # rule: structure/shapes (onnx/node) -- found by the kernel law (tests/test_kernel_law.py):
+    # Shape with end -1 of a (2, 3) value is [2], one entry, where its record claimed the
+    # whole shape's two; CumSum of a 0-D value is the reference's np.cumsum of it, a vector
+    # of one, where its record claimed the 0-D type
+    f32, i64 = np.dtype(np.float32), np.dtype(np.int64)
+    shape = bind(helper.make_node("Shape", ["x"], ["y"], end=-1), {"": 21}, "node Shape")
+    x = np.zeros((2, 3), np.float32)
+    assert shape.function(x)[0].tolist() == [2]
+    said = claimed(shape, [TensorType(f32, (2, 3))])
+    assert said is None or said == TensorType(i64, (1,))
+    cumsum = bind(helper.make_node("CumSum", ["x", "axis"], ["y"]), {"": 21}, "node CumSum")
+    value = cumsum.function(np.array(1.5, np.float32), np.array(0))[0]
+    assert value.shape == (1,) and value.tolist() == [1.5]
+    said = claimed(cumsum, [TensorType(f32, ()), TensorType(i64, ())])
+    assert said is None or said == TensorType(f32, (1,))
+    # where the rank is at least 1 the claims stand: the whole shape, the data's own type
+    whole = bind(helper.make_node("Shape", ["x"], ["y"]), {"": 21}, "node Shape")
+    assert whole.gives([TensorType(f32, (2, 3))]) == TensorType(i64, (2,))
+    assert cumsum.gives([TensorType(f32, (4,)), TensorType(i64, ())]) == TensorType(f32, (4,))

@@ -141,9 +141,16 @@ def remainder_type(attributes):
 
 
 def running_sum_type(attributes):
-    """CumSum of numbers: the data's dtype and shape (the axis input says nothing more)."""
+    """CumSum of numbers of a known rank >= 1: the data's dtype and shape (the axis input
+    says nothing more). Of a 0-D x the reference kernel's `np.cumsum` makes a vector of one,
+    so nothing is said for a rank that may be 0."""
     data = same_as_argument("iuf")
-    return lambda types: data(types[:1]) if len(types) == 2 else None
+
+    def gives(types):
+        if len(types) != 2 or types[0].rank in (None, 0):
+            return None
+        return data(types[:1])
+    return gives
 
 
 #: op type -> (attributes -> `gives`): the type the direct kernel's value, and the

@@ -53,6 +53,18 @@ def only_first_stacked(flags):
         raise NotBatchable("only the data input may be stacked")
 
 
+def not_of_half_scalars(form):
+    """An elementwise form that does not batch float16 0-D elements: numpy computes a 0-D
+    float16 value by another path than an array's, and the two differ -- arcsin and arccos
+    of a value out of [-1, 1] are a positive NaN 0-D and a negative NaN in an array (numpy
+    2.4, found by the kernel law) -- so the stack's bits would not be the elements' own."""
+    def batched(args, flags):
+        if any(f and a.ndim == 1 and a.dtype == np.float16 for a, f in zip(args, flags)):
+            raise NotBatchable("float16 0-D elements: numpy's scalar path is not its arrays'")
+        return form(args, flags)
+    return batched
+
+
 def same_order(slow):
     """Reshape-like: element 0's result shape, then the stack in that shape."""
     def batched(args, flags):
@@ -90,7 +102,7 @@ def batched_form(op_type: str, arity: int, kernel, slow) -> Optional[Callable]:
     """The batched form of a default-domain node's reference kernel, or None."""
     form = None
     if op_type in ELEMENTWISE:
-        form = elementwise(first(slow))
+        form = not_of_half_scalars(elementwise(first(slow)))
     elif op_type in SAME_ORDER:
         form = same_order(slow)
     elif op_type == "Transpose" and arity == 1:

@@ -13,6 +13,7 @@ the reference's or its own, are bound to the list or numpy operation they are
 """
 from __future__ import annotations
 
+import inspect
 from typing import Callable, Optional
 
 import attrs
@@ -154,6 +155,8 @@ def bind(node, opsets: dict, where: str) -> Optional[Kernel]:
         return kernel_of(_bound_call(qlinear_conv(conv_integer_like(node, version, run_params)),
                                      {}, where))
     slow = kernel_of(_bound_reference(kernel, where))
+    if not takes_its_attributes(kernel):  # refused on every call: the reference's refusal
+        return slow
     if domain == "ai.onnx.ml" and node.op_type in ML_DIRECT:
         return direct(node.op_type, len(node.input), slow.function, where, kernel) or slow
     if domain not in ("", "ai.onnx"):
@@ -220,6 +223,20 @@ def public_run_of(kernel):
         if "run" in klass.__dict__:
             return klass
     return object
+
+
+def takes_its_attributes(kernel) -> bool:
+    """Whether the reference kernel's `_run` takes every attribute its `run` would pass it:
+    `OpRun.run` passes all the node's attributes as keywords, so one the op's opset does
+    not define (Shape's `end` before opset 15, Reshape's `allowzero` before 14, Split's
+    `num_outputs` before 18) makes every call fail. Such a node is left to the reference
+    kernel, whose refusal it is (`onnx/node`), not bound directly to an answer."""
+    if public_run_of(kernel).__module__ != "onnx.reference.op_run":
+        return True  # the unary and binary bases pass no attributes
+    parameters = inspect.signature(kernel._run).parameters
+    if any(p.kind is p.VAR_KEYWORD for p in parameters.values()):
+        return True
+    return set(getattr(kernel, "attributes_names_", ())) <= set(parameters)
 
 
 def binary_numpy_function(kernel):

@@ -42,43 +42,46 @@ BOOL = np.dtype(bool)
 
 def _sigmoid():
     from onnx.reference.ops.op_sigmoid import sigmoid
-    exp, copysign, sign, maximum, add, divide = (np.exp, np.copysign, np.sign, np.maximum,
-                                                 np.add, np.divide)
-    absolute, negative, greater, uint8 = np.absolute, np.negative, np.greater, np.uint8
-    constants = {np.dtype(t): (np.array(-1, t), np.array(0, t), np.array(1, t))
+    exp, sign, maximum, minimum, add, divide = (np.exp, np.sign, np.maximum, np.minimum,
+                                                np.add, np.divide)
+    negative, greater, uint8 = np.negative, np.greater, np.uint8
+    constants = {np.dtype(t): (np.array(0, t), np.array(1, t))
                  for t in (np.float16, np.float32, np.float64)}
 
     def one_exp(x):
         """The reference kernel's stable sigmoid -- `1 / (1 + exp(-x))` where x > 0,
-        `exp(x) / (1 + exp(x))` elsewhere -- with one exponential, `e = exp(-|x|)`, which is
-        `exp(-x)` on the first side and `exp(x)` on the other, bit for bit (-|x| is x itself
-        where x <= 0, and -0.0 where x is +0.0: exp gives 1.0 for both). The numerator, 1 or
-        e, is `max(e, x > 0)`: where x > 0, e <= 1 and the maximum is 1; elsewhere e >= 0 and
-        it is e (a NaN stays NaN). A maximum has no branch to mispredict, where a `where`
-        choosing by the signs of fresh values costs several times more. The same values in
-        the same dtype, where the reference computes both exponentials everywhere (a NaN
-        is a NaN, its sign bit that of exp(-|NaN|): the reference's where numpy's exp makes
-        every NaN positive, as its float32 loops do, not always in float16 or float64). The
-        constants -1, 0 and 1 are 0-D arrays of x's own dtype (`constants`): the dtype numpy
-        gives a Python number beside x, without converting one on every call."""
+        `exp(x) / (1 + exp(x))` elsewhere -- with one exponential, `e = exp(min(x, -x))`,
+        which is `exp(-x)` on the first side and `exp(x)` on the other, bit for bit (min(x,
+        -x) is -|x|; where x is +0.0 or -0.0, exp gives 1.0 for either). For a NaN x the
+        exponent is x itself, as on the reference's side for it (x > 0 fails): numpy's
+        minimum returns its first argument where both are NaN, so e is the NaN `exp(x)`
+        makes, its sign bit included (numpy's exp keeps it in float16 and float64, clears it
+        in float32: either way the reference's). The numerator, 1 or e, is `max(e, x > 0)`:
+        where x > 0, e <= 1 and the maximum is 1; elsewhere e >= 0 and it is e (a NaN e is
+        returned as it is, numpy's maximum returning the NaN first argument). A maximum has
+        no branch to mispredict, where a `where` choosing by the signs of fresh values costs
+        several times more. The same values in the same dtype, NaNs' bits included, where
+        the reference computes both exponentials everywhere. The constants 0 and 1 are 0-D
+        arrays of x's own dtype (`constants`): the dtype numpy gives a Python number beside
+        x, without converting one on every call."""
         known = constants.get(x.dtype)
         if known is None:  # not an IEEE float numpy computes natively: the reference's own
             return sigmoid(x)
-        minus_one, zero, one = known
-        if x.size <= FEW_VALUES:  # the same values in six numpy calls rather than eight
-            e = exp(copysign(x, minus_one))  # -|x|: the sign bit set
+        zero, one = known
+        e = exp(minimum(x, negative(x)))  # -|x|; a NaN x itself
+        if x.size <= FEW_VALUES:  # the same values in seven numpy calls rather than eight
             return divide(maximum(e, sign(x)), add(e, one))
-        e = exp(negative(absolute(x)))
         return divide(maximum(e, greater(x, zero).view(uint8)), add(e, one))
     return one_exp
 
 
 #: a Sigmoid of at most this many values takes its numerator as max(e, sign(x)) -- 1 where
-#: x > 0 (e <= 1), e where x < 0 (e >= 0 > -1) and where x is 0 (e = 1 > 0), a NaN staying
-#: NaN -- and -|x| as copysign(x, -1): fewer calls, which is what a small array's cost is
-#: (an LSTM cell's (1, 4) float32: 2.3 -> 1.3 us a call); numpy's sign branches on each
-#: value, which costs more than the two calls it saves on larger arrays (measured, float32:
-#: 256 values 1.9 against 2.3 us, 1000 values 3.4 against 3.3 us, 10000 14.5 against 9.8)
+#: x > 0 (e <= 1), e where x < 0 (e >= 0 > -1) and where x is 0 (e = 1 > 0), a NaN e
+#: returned as it is (numpy's maximum gives its first argument where both are NaN) -- one
+#: call fewer than max(e, x > 0), which is what a small array's cost is; numpy's sign
+#: branches on each value, which costs more than the call it saves on larger arrays
+#: (measured with -|x| as one copysign, float32: 256 values 1.9 against 2.3 us, 1000
+#: values 3.4 against 3.3 us, 10000 14.5 against 9.8)
 FEW_VALUES = 256
 
 
@@ -361,7 +364,8 @@ def array_type(op_type: str, arity: int, attributes: dict) -> Optional[Callable]
         return joined_along(axis)
     if op_type == "Gather":
         return taken_along(axis or 0)
-    if op_type == "Shape":  # bound only with no start or end (array_kernels.shape)
+    if op_type == "Shape" and attributes.get("start", 0) in (0, None) and \
+            attributes.get("end") is None:  # with a start or an end: a part of the shape
         return shape_vector()
     return None
 
