@@ -107,6 +107,26 @@ def test_refusals_are_the_reference_kernels_own():
         bound("MatMul", 2)(np.zeros((2, 3), np.float32), np.zeros((2, 3), np.float32))
 
 
+def test_a_reference_kernel_answering_no_tuple_is_refused_not_read():
+    # rule: onnx/node -- GridSample of an empty batch: the reference's _run answers a bare
+    # array, which its own run refuses; lazyloop refuses it too (never its first row as
+    # the value), naming the node and the rule
+    from onnx import TensorProto
+    g = helper.make_graph([helper.make_node("GridSample", ["x", "grid"], ["y"])], "g",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [0, 1, 3, 3]),
+                           helper.make_tensor_value_info("grid", TensorProto.FLOAT,
+                                                         [0, 2, 2, 2])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 21)])
+    feeds = {"x": np.zeros((0, 1, 3, 3), np.float32),
+             "grid": np.zeros((0, 2, 2, 2), np.float32)}
+    with pytest.raises(TypeError, match="does not return a tuple"):
+        ReferenceEvaluator(model).run(None, feeds)
+    with pytest.raises(EvaluationError) as info:
+        lo.evaluate(model, feeds)
+    assert info.value.rule == "onnx/node" and "not a tuple" in str(info.value)
+
+
 def test_identity_shares_the_element():
     # rule: onnx/node, stream/memo -- elements are read-only, so Identity need not copy
     x = np.arange(3, dtype=np.float32)

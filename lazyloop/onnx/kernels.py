@@ -284,6 +284,16 @@ def _bound_binary(fct, where: str) -> Callable:
                        gives=of_ufunc(fct) if ufunc else None)
 
 
+def not_a_tuple(run, res) -> TypeError:
+    """The reference's refusal of a kernel answering something other than a tuple of outputs
+    (`OpRun.run` checks it: GridSample and Col2Im answer a bare array for an empty batch).
+    Its first element is never read as an answer: for a bare array that is its first row."""
+    owner = getattr(run, "__self__", None)
+    name = type(owner).__name__ if owner is not None else getattr(run, "__name__", "kernel")
+    return TypeError(f"the kernel of {name} answered {type(res).__name__}, not a tuple of "
+                     "outputs (ONNX's reference refuses such an answer)")
+
+
 def _bound_call(run, attributes: dict, where: str) -> Callable:
     def failed(exc):
         return _failed(where, exc)
@@ -296,6 +306,8 @@ def _bound_call(run, attributes: dict, where: str) -> Callable:
                 raise
             except Exception as exc:  # noqa: BLE001 -- reported as a typed error naming the node
                 raise failed(exc) from exc
+            if res.__class__ is not tuple:
+                raise failed(not_a_tuple(run, res))
             for r in res:
                 if type(r) is not _ndarray:
                     return _fix(res)
@@ -308,6 +320,8 @@ def _bound_call(run, attributes: dict, where: str) -> Callable:
                 raise
             except Exception as exc:  # noqa: BLE001
                 raise failed(exc) from exc
+            if res.__class__ is not tuple:
+                raise failed(not_a_tuple(run, res))
             for r in res:
                 if type(r) is not _ndarray:
                     return _fix(res)
