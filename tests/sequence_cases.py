@@ -8,11 +8,14 @@ from __future__ import annotations
 import functools
 
 import numpy as np
+import onnx.helper
 from sequence_law import (ML_OPS, OPSETS, SEQUENCE_OPS, SHAPES, Call, defined, dtypes_for,
-                          positions, sequences, tensor)
+                          element_types, positions, sequences, tensor)
 
-#: SequenceEmpty's dtype attribute: absent, and each element type (TensorProto numbers)
-ELEMENT_TYPE_NUMBERS = (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15)
+#: SequenceEmpty's dtype attribute: each element type its schema allows (as TensorProto
+#: numbers), and numbers that name none (0, 99)
+ELEMENT_TYPE_NUMBERS = tuple(onnx.helper.np_dtype_to_tensor_dtype(d)
+                             for d in element_types("SequenceEmpty", "S")) + (0, 99)
 AXES = (-4, -3, -2, -1, 0, 1, 2, 3)
 SPLIT_SHAPES = ((), (0,), (5,), (4, 3), (2, 0, 3), (3, 1, 2))
 
@@ -62,12 +65,13 @@ def held_values(op: str, parameter: str, seed: int) -> list:
 
 
 def split_values(x: np.ndarray, axis: int, seed: int) -> list:
-    """SplitToSequence's splits for `x` along `axis`: lengths (0-D) from -1 to 7, 1-D
-    lengths that sum to the axis (with zeros among them), that do not, with a negative one,
-    no lengths, in int64 and int32."""
+    """SplitToSequence's splits for `x` along `axis`: lengths (0-D, or a numpy integer
+    scalar) from -1 to 7, 1-D lengths that sum to the axis (with zeros among them), that do
+    not, with a negative one, none, in int64 and int32; float and 2-D ones outside the
+    schema."""
     dim = x.shape[axis] if -x.ndim <= axis < x.ndim else 3
     dtype = (np.int64, np.int32)[seed % 2]
-    found = [np.array(k, dtype) for k in (-1, 0, 1, 2, 3, 7)]
+    found = [np.array(k, dtype) for k in (-1, 0, 1, 2, 3, 7)] + [np.int64(2)]
     lists = [[dim], [0, dim, 0], [1] * dim, [dim // 2, dim - dim // 2], [dim + 1],
              [dim - 1], [-1, dim + 1], []]
     return found + [np.array(k, dtype) for k in lists] + \

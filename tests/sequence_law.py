@@ -19,9 +19,8 @@ import warnings
 import attrs
 import numpy as np
 import onnx.defs
-from kernel_law import bits, edges_of, outcome
+from kernel_law import bits, edges_of, outcome, refusal_difference
 
-from lazyloop.core.errors import LazyLoopError
 from lazyloop.onnx import kernels
 
 #: the opsets each call is made at (where the op is defined there)
@@ -219,16 +218,9 @@ def value_difference(got, want, got_args, want_args, where="the value") -> str |
 def difference(got, want, got_args, want_args) -> str | None:
     """The outcomes (`kernel_law.outcome`) compared: the same values, or both refused (the
     binding with a LazyLoopError)."""
-    if want[0] == "refused":
-        if got[0] == "value":
-            return f"the binding answers {got[1]!r} where the reference refuses ({want[1]!r})"
-        if not isinstance(got[1], LazyLoopError):
-            return f"the binding refuses with a raw {type(got[1]).__name__}: {got[1]}"
-        return None
-    if got[0] == "refused":
-        return f"the binding refuses ({got[1]}) where the reference answers {want[1]!r}"
-    if len(got[1]) != len(want[1]):
-        return f"{len(got[1])} outputs, the reference {len(want[1])}"
+    problem = refusal_difference(got, want)
+    if problem != "":
+        return problem
     for j, (g, w) in enumerate(zip(got[1], want[1])):
         problem = value_difference(g, w, got_args, want_args, f"output {j}")
         if problem:
@@ -264,24 +256,27 @@ def read_only(value):
     return value
 
 
-def law_holds(call, args, bound=None, reference=None) -> None:
-    """The binding's outcome on `args` is the reference's (each side on its own copies), its
-    one-value form's too, and the arguments -- lists and their members -- are as they
-    were."""
-    bound = bound or binding_of(call)
-    reference = reference or reference_of(call)
-    mine, theirs = copies(args), copies(args)
-    before = snapshot(mine)
+def one_call(call, fn, reference, args, mine):
+    """`fn` (the binding's call) on `mine`, a copy of `args`, gives the reference's outcome
+    on another copy, and leaves `mine` -- lists and their members -- as it was; its
+    outcome."""
+    theirs, before = copies(args), snapshot(mine)
     want = outcome(reference, theirs)
-    got = outcome(bound.function, mine)
+    got = outcome(fn, mine)
     problem = difference(got, want, mine, theirs)
     assert problem is None, f"{call!r} on {args!r}: {problem}"
     assert snapshot(mine) == before, f"{call!r} changed its arguments"
+    return got
+
+
+def law_holds(call, args, bound=None, reference=None) -> None:
+    """The binding's outcome on `args` is the reference's, its one-value form's too, and
+    the arguments are left as they were."""
+    bound = bound or binding_of(call)
+    reference = reference or reference_of(call)
     assert bound.single is not None, f"{call!r} is not bound directly"
-    alone = copies(args)
-    single = outcome(lambda *a: (bound.single(*a),), alone)
-    problem = difference(single, want, alone, theirs)
-    assert problem is None, f"{call!r} on {args!r}, its one-value form: {problem}"
+    one_call(call, bound.function, reference, args, copies(args))
+    one_call(call, lambda *a: (bound.single(*a),), reference, args, copies(args))
 
 
 def scribble(value, args) -> None:
@@ -311,14 +306,9 @@ def law_holds_in_turn(call, cases, bound=None, reference=None) -> None:
     bound = bound or binding_of(call)
     reference = reference or reference_of(call)
     kept = []
-    for n, args in enumerate(cases):
-        theirs, mine = copies(args), read_only(copies(args))
-        before = snapshot(mine)
-        want = outcome(reference, theirs)
-        got = outcome(bound.function, mine)
-        problem = difference(got, want, mine, theirs)
-        assert problem is None, f"{call!r} on {args!r} after {n} calls: {problem}"
-        assert snapshot(mine) == before, f"{call!r} changed its arguments"
+    for args in cases:
+        mine = read_only(copies(args))
+        got = one_call(call, bound.function, reference, args, mine)
         for value in got[1] if got[0] == "value" else ():
             kept += [(a, bits(a)) for a in read_only_arrays(value) if a.dtype != object]
             scribble(value, mine)

@@ -151,8 +151,8 @@ def split_to_sequence(attributes, slow):
     one per length of `lengths_of` in order -- and, with no split and keepdims = 0, each
     length-1 piece without the axis, which is the input indexed at that position along it
     (with `...` after it: a 0-D view, as the reference's reshape gives, never the numpy
-    scalar a vector indexed by a position alone is). An input of rank 0, an axis out of range, and splits `lengths_of` does not read, go to
-    the reference kernel."""
+    scalar a vector indexed by a position alone is). An input of rank 0, an axis out of
+    range, and splits `lengths_of` does not read, go to the reference kernel."""
     axis, keepdims = attributes.get("axis", 0), attributes.get("keepdims", 1)
     if not isinstance(axis, int):
         return None
