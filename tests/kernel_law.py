@@ -190,18 +190,27 @@ def bits(x) -> bytes:
     return np.ascontiguousarray(x).tobytes()
 
 
-def difference(got, want) -> str | None:
-    """What differs between the binding's outcome and the reference's, or None."""
+def refusal_difference(got, want) -> str | None:
+    """Where either outcome is a refusal, what differs (both must refuse, the binding with a
+    LazyLoopError), or None; "" where both answer (their values are to compare)."""
     if want[0] == "refused":
         if got[0] == "value":
-            return f"the binding answers where the reference refuses ({want[1]!r})"
+            return f"the binding answers {got[1]!r} where the reference refuses ({want[1]!r})"
         if not isinstance(got[1], LazyLoopError):
             return f"the binding refuses with a raw {type(got[1]).__name__}: {got[1]}"
         return None
     if got[0] == "refused":
-        return f"the binding refuses ({got[1]}) where the reference answers"
+        return f"the binding refuses ({got[1]}) where the reference answers {want[1]!r}"
     if len(got[1]) != len(want[1]):
         return f"{len(got[1])} outputs, the reference {len(want[1])}"
+    return ""
+
+
+def difference(got, want) -> str | None:
+    """What differs between the binding's outcome and the reference's, or None."""
+    problem = refusal_difference(got, want)
+    if problem != "":
+        return problem
     for j, (g, w) in enumerate(zip(got[1], want[1])):
         if not isinstance(g, np.ndarray) or not isinstance(w, np.ndarray):
             if type(g) is not type(w):

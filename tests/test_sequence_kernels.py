@@ -146,6 +146,19 @@ def test_pieces_of_a_read_only_input_stay_read_only():
     assert not any(p.flags.writeable for p in pieces)
 
 
+def test_the_pieces_of_a_vector_without_its_axis_are_0d_arrays():
+    # rule: onnx/sequences -- found by the kernel law (tests/test_sequence_kernel_law.py):
+    # with keepdims = 0 and no split, a vector's pieces were numpy scalars (`x[k]`); the
+    # reference's are 0-D arrays (its reshape of each length-1 slice), views of the input
+    x = np.array([1.5, -0.0, np.nan], np.float32)
+    bound, reference, _ = pair("SplitToSequence", 1, axis=-1, keepdims=0)
+    for pieces in (bound.single(x), reference(x)[0]):
+        assert [type(p) for p in pieces] == [np.ndarray] * 3
+        assert [(p.dtype, p.shape) for p in pieces] == [(np.dtype(np.float32), ())] * 3
+        assert [p.tobytes() for p in pieces] == [np.float32(v).tobytes() for v in x]
+        assert all(p.base is not None for p in pieces)
+
+
 POSITIONS = [np.array(k) for k in range(-4, 4)] + [
     np.array(1, np.int32), np.array(2, np.uint8), np.int64(-1), np.array([1]),
     np.array(1.0), np.array(True)]

@@ -149,9 +149,10 @@ def stacked(axis: int, slow):
 def split_to_sequence(attributes, slow):
     """SplitToSequence: the reference's pieces of the input along `axis` -- views of it,
     one per length of `lengths_of` in order -- and, with no split and keepdims = 0, each
-    length-1 piece without the axis, which is the input indexed at that position along it.
-    An input of rank 0, an axis out of range, and splits `lengths_of` does not read, go to
-    the reference kernel."""
+    length-1 piece without the axis, which is the input indexed at that position along it
+    (with `...` after it: a 0-D view, as the reference's reshape gives, never the numpy
+    scalar a vector indexed by a position alone is). An input of rank 0, an axis out of
+    range, and splits `lengths_of` does not read, go to the reference kernel."""
     axis, keepdims = attributes.get("axis", 0), attributes.get("keepdims", 1)
     if not isinstance(axis, int):
         return None
@@ -163,7 +164,7 @@ def split_to_sequence(attributes, slow):
             lengths = lengths_of(given, x.shape[at])
             if lengths is not None:
                 if given is None and not keepdims:
-                    places = range(x.shape[at])
+                    places = [(k, ...) for k in range(x.shape[at])]
                 else:
                     places, start = [], 0
                     for length in lengths:
@@ -172,7 +173,8 @@ def split_to_sequence(attributes, slow):
                 if at == 0:  # x[place] is x[(place,)]
                     return [x[place] for place in places]
                 lead = (_WHOLE,) * at
-                return [x[lead + (place,)] for place in places]
+                return [x[lead + (place if place.__class__ is tuple else (place,))]
+                        for place in places]
         return slow(x, *split)[0]
     return single
 
