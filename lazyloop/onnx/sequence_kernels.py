@@ -23,6 +23,7 @@ from typing import Callable, Optional
 
 import numpy as np
 
+from ..core.errors import EvaluationError
 from ..core.kernel import Kernel
 from .numpy_kernels import with_single
 
@@ -38,7 +39,7 @@ def integral(x) -> bool:
     return (x.__class__ is _ndarray or isinstance(x, _integer)) and x.dtype.kind in "iu"
 
 
-def sequence_empty(attributes, slow):
+def sequence_empty(attributes, slow, where):
     def single():
         """SequenceEmpty: a new empty list (its `dtype` names the type of the elements the
         list may later hold; no element has it yet)."""
@@ -46,14 +47,14 @@ def sequence_empty(attributes, slow):
     return single
 
 
-def sequence_construct(attributes, slow):
+def sequence_construct(attributes, slow, where):
     def single(*tensors):
         """SequenceConstruct: a new list of the inputs, in order, as they are."""
         return list(tensors)
     return single
 
 
-def sequence_length(attributes, slow):
+def sequence_length(attributes, slow, where):
     def single(seq):
         """SequenceLength: the list's length as a 0-D int64 array (anything but a list:
         the reference refuses it)."""
@@ -63,7 +64,7 @@ def sequence_length(attributes, slow):
     return single
 
 
-def sequence_at(attributes, slow):
+def sequence_at(attributes, slow, where):
     def single(seq, position):
         """SequenceAt: the reference's `seq[position]` itself -- for a list, the element at
         an integer 0-D position (an array or numpy scalar) in [-n, n), negative counting
@@ -80,7 +81,7 @@ def sequence_at(attributes, slow):
     return single
 
 
-def sequence_insert(attributes, slow):
+def sequence_insert(attributes, slow, where):
     def single(seq, tensor, *position):
         """SequenceInsert (lazyloop's kernel, `sequence_insert_kernel`): a new list with the
         tensor itself appended, or inserted before the element at an integer position in
@@ -100,7 +101,7 @@ def sequence_insert(attributes, slow):
     return single
 
 
-def concat_from_sequence(attributes, slow):
+def concat_from_sequence(attributes, slow, where):
     """ConcatFromSequence: with `new_axis` = 0, the reference's `np.concatenate(seq, axis)`,
     the call itself; with `new_axis` = 1, `stacked`. An axis that is not an integer is
     left to the reference."""
@@ -146,7 +147,7 @@ def stacked(axis: int, slow):
     return single
 
 
-def split_to_sequence(attributes, slow):
+def split_to_sequence(attributes, slow, where):
     """SplitToSequence: the reference's pieces of the input along `axis` -- views of it,
     one per length of `lengths_of` in order -- and, with no split and keepdims = 0, each
     length-1 piece without the axis, which is the input indexed at that position along it
@@ -161,6 +162,11 @@ def split_to_sequence(attributes, slow):
         if x.__class__ is _ndarray and -x.ndim <= axis < x.ndim:
             at = axis % x.ndim
             given = split[0] if split else None
+            if given is not None and integral(given):
+                refused = split_refused(given, x.shape[at])
+                if refused:
+                    raise EvaluationError(where, "onnx/sequences", refused,
+                                          "give split lengths as SplitToSequence's text says")
             lengths = lengths_of(given, x.shape[at])
             if lengths is not None:
                 if given is None and not keepdims:
@@ -177,6 +183,26 @@ def split_to_sequence(attributes, slow):
                         for place in places]
         return slow(x, *split)[0]
     return single
+
+
+def split_refused(split, dim: int) -> str:
+    """Why SplitToSequence's operator text refuses an integer `split` of an axis of `dim`
+    elements ("" where it does not): a 0-D split must be positive, a 1-D split's lengths may
+    not be negative and must sum to the axis. ONNX's reference kernel slices such splits
+    anyway (a split [4] of 5 elements gives one piece of 4, -1 an empty list, 0 a
+    ZeroDivisionError) and onnxruntime refuses them: lazyloop refuses them, as the text
+    does. (The text asks both "only positive numbers" and "all values >= 0": a 1-D length
+    of 0 is read as the second says, an empty piece, as onnxruntime reads it.)"""
+    if split.ndim == 0:
+        return "" if int(split) > 0 else f"a scalar split must be positive, not {int(split)}"
+    if split.ndim != 1:
+        return ""  # the reference's refusal of a split of another rank
+    lengths = split.tolist()
+    if min(lengths, default=0) < 0:
+        return f"split {lengths} has a negative length"
+    if sum(lengths) != dim:
+        return f"split {lengths} sums to {sum(lengths)}, not the axis' {dim} elements"
+    return ""
 
 
 def lengths_of(split, dim: int) -> Optional[list]:
@@ -200,7 +226,7 @@ def lengths_of(split, dim: int) -> Optional[list]:
     return lengths
 
 
-def optional(attributes, slow):
+def optional(attributes, slow, where):
     def single(*held):
         """Optional (lazyloop's kernel, `optional_kernel`): the value it holds -- an array
         or a list -- itself, or None for the empty optional."""
@@ -211,7 +237,7 @@ def optional(attributes, slow):
     return single
 
 
-def optional_has_element(attributes, slow):
+def optional_has_element(attributes, slow, where):
     def single(*optional):
         """OptionalHasElement: whether the optional (or the tensor or list standing for
         one) holds a value -- the reference's `np.array(x is not None)`; no input: false."""
@@ -219,7 +245,7 @@ def optional_has_element(attributes, slow):
     return single
 
 
-def optional_get_element(attributes, slow):
+def optional_get_element(attributes, slow, where):
     def single(x):
         """OptionalGetElement: the held array or list itself; the empty optional (None),
         refused by the reference kernel, and other values go to it."""
@@ -229,7 +255,7 @@ def optional_get_element(attributes, slow):
     return single
 
 
-#: op type -> (binder(attributes, slow) -> one-value function or None, whether the function
+#: op type -> (binder(attributes, slow, where) -> one-value function or None, whether the function
 #: only reads its arguments, whether it may return one of them itself)
 SEQUENCE_OPS = {
     "SequenceEmpty": (sequence_empty, True, False),
@@ -253,7 +279,7 @@ def sequence_kernel(op_type: str, attributes: dict, slow: Callable,
     if entry is None:
         return None
     binder, reads_only, passes_input = entry
-    single = binder(attributes, slow)
+    single = binder(attributes, slow, where)
     if single is None:
         return None
     return with_single(single, where, reads_only=reads_only, passes_input=passes_input)
