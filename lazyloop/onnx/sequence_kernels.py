@@ -206,24 +206,19 @@ def split_refused(split, dim: int) -> str:
 
 
 def lengths_of(split, dim: int) -> Optional[list]:
-    """The lengths of SplitToSequence's pieces of an axis of `dim` elements: no split, all
-    1; a 0-D positive integer k, k each and what is left last; a 1-D list of integers >= 0
-    that sum to dim, those. None for any other split (the reference reads those its own
-    way, or refuses them)."""
+    """The lengths of SplitToSequence's pieces of an axis of `dim` elements, for a split
+    `split_refused` let through: no split, all 1; a 0-D integer k (positive), k each and
+    what is left last; a 1-D list of integers (>= 0, summing to dim), those. None for any
+    other split (not integers, another rank: the reference reads those its own way, or
+    refuses them)."""
     if split is None:
         return [1] * dim
     if not integral(split):
         return None
     if split.ndim == 0:
-        length = int(split)
-        if length <= 0:
-            return None
-        count, left = divmod(dim, length)
-        return [length] * count + ([left] if left else [])
-    lengths = split.tolist() if split.ndim == 1 else None
-    if lengths is None or min(lengths, default=0) < 0 or sum(lengths) != dim:
-        return None
-    return lengths
+        count, left = divmod(dim, int(split))
+        return [int(split)] * count + ([left] if left else [])
+    return split.tolist() if split.ndim == 1 else None
 
 
 def optional(attributes, slow, where):
